@@ -1,0 +1,66 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "Ambar",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "AmbarStack", targets: ["AmbarStack"]),
+        .library(name: "SharedStoreIPC", targets: ["SharedStoreIPC"]),
+        .executable(name: "sync-agent", targets: ["SyncAgent"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        .target(
+            name: "AmbarStack",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "SharedStoreIPC",
+            dependencies: [
+                "AmbarStack",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "SyncAgent",
+            dependencies: [
+                "AmbarStack",
+                "SharedStoreIPC",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // A helper executable that tests spawn as a second process on the same store.
+        .executableTarget(
+            name: "ambar-test-helper",
+            dependencies: ["AmbarStack"],
+            path: "Tests/Helpers/ambar-test-helper"
+        ),
+        .executableTarget(
+            name: "ambar-quickbench",
+            dependencies: [
+                "AmbarStack",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
+            path: "Benchmarks/ambar-quickbench"
+        ),
+        .testTarget(
+            name: "AmbarStackTests",
+            dependencies: [
+                "AmbarStack",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,155 @@
+import Foundation
+
+/// An object's values as a store or a parent context holds them: what fills a fault.
+struct ObjectState: Sendable {
+    let id: ManagedObjectID
+    let version: Int64
+    let values: [AttributeValue]
+    let toOne: [ManagedObjectID?]
+    /// Loaded to-many sets (nil where not loaded).
+    var toMany: [Set<ManagedObjectID>?] = []
+    /// Whether the object is deleted (unsaved) in the parent.
+    var isDeleted = false
+
+    init(row: StoreRow) {
+        id = row.id
+        version = row.version
+        values = row.values
+        toOne = row.toOne
+    }
+
+    init(object: ManagedObject) {
+        id = object.objectID
+        version = object.version
+        values = object.values
+        toOne = object.toOne
+        toMany = object.toMany
+        isDeleted = object.lifecycle == .deleted
+    }
+}
+
+/// Faults fetched together with a batch size: firing one loads its whole batch.
+final class FaultBatch {
+    let ids: [ManagedObjectID]
+    let size: Int
+    var position: [ManagedObjectID: Int] = [:]
+
+    init(ids: [ManagedObjectID], size: Int) {
+        self.ids = ids
+        self.size = size
+        for (i, id) in ids.enumerated() { position[id] = i }
+    }
+
+    func batch(containing id: ManagedObjectID) -> ArraySlice<ManagedObjectID> {
+        guard let i = position[id] else { return [id] }
+        let start = (i / size) * size
+        return ids[start..<min(start + size, ids.count)]
+    }
+}
+
+extension ManagedObjectContext {
+    /// The current states of `ids`: from the parent chain where it has them, else from the store.
+    func loadStates(_ ids: [ManagedObjectID]) throws(AmbarError) -> [ManagedObjectID: ObjectState] {
+        var result: [ManagedObjectID: ObjectState] = [:]
+        var missing = ids.filter { !$0.isTemporaryID }
+        if let parent {
+            let known = parent.performAndWait { parent.knownStates(ids) }
+            result = known
+            missing = missing.filter { known[$0] == nil }
+        }
+        if !missing.isEmpty {
+            for row in try persistentStoreCoordinator.store.loadRows(missing) {
+                result[row.id] = ObjectState(row: row)
+            }
+        }
+        return result
+    }
+
+    /// States this context (or its ancestors) hold in memory, for a child. Runs on this queue.
+    func knownStates(_ ids: [ManagedObjectID]) -> [ManagedObjectID: ObjectState] {
+        var result: [ManagedObjectID: ObjectState] = [:]
+        var rest: [ManagedObjectID] = []
+        for id in ids {
+            if let object = state.registered[id], object.hasData {
+                result[id] = ObjectState(object: object)
+            } else {
+                rest.append(id)
+            }
+        }
+        if let parent, !rest.isEmpty {
+            let more = parent.performAndWait { parent.knownStates(rest) }
+            result.merge(more) { a, _ in a }
+        }
+        return result
+    }
+
+    /// Loads the values of a fault (and of the rest of its batch).
+    func fulfillFault(_ object: ManagedObject) {
+        let ids = object.faultBatch.map { Array($0.batch(containing: object.objectID)) } ?? [object.objectID]
+        let wanted = ids.filter { state.registered[$0].map { !$0.hasData } ?? false }
+        do {
+            let states = try loadStates(wanted.isEmpty ? [object.objectID] : wanted)
+            for id in wanted {
+                guard let target = state.registered[id], !target.hasData, let found = states[id] else { continue }
+                target.apply(found)
+            }
+        } catch {
+            Self.logger.error("Loading \(object.objectID.uriString) failed: \(error)")
+        }
+        if !object.hasData {
+            // The row is gone (deleted elsewhere): the object reads as empty, as Core Data's
+            // inaccessible faults do.
+            Self.logger.debug("Fault \(object.objectID.uriString) has no row in the store; it reads as empty.")
+            object.hasData = true
+            object.snapshot = object.values
+        }
+    }
+
+    /// The destinations of a to-many relationship, loading and caching them on first use.
+    ///
+    /// The stored set is overlaid with this context's unsaved changes: objects whose to-one
+    /// inverse was changed in memory, and deleted objects.
+    func loadToMany(_ object: ManagedObject, _ index: Int) -> Set<ManagedObjectID> {
+        if let loaded = object.toMany[index] { return loaded }
+        object.fireFaultIfNeeded()
+        let relationship = object.layout.relationships[index]
+        var base = Set<ManagedObjectID>()
+        if !object.objectID.isTemporaryID && object.lifecycle != .inserted {
+            do {
+                if let parent, let fromParent = parent.performAndWait({ parent.knownToMany(object.objectID, relationship.name) }) {
+                    base = fromParent
+                } else {
+                    base = Set(try persistentStoreCoordinator.store.loadToMany(object.objectID, relationship))
+                }
+            } catch {
+                Self.logger.error("Loading \(object.entityName).\(relationship.name) of \(object.objectID.uriString) failed: \(error)")
+            }
+        }
+        var current = base
+        if case .inverseForeignKey = relationship.mapping, let inverse = relationship.description.inverse {
+            for candidate in state.inserted.values.map({ $0 }) + state.updated.values.map({ $0 }) {
+                guard let i = candidate.layout.relationshipIndex[inverse], candidate.changedRelationships.contains(i)
+                        || candidate.lifecycle == .inserted else { continue }
+                guard candidate.layout.isKind(of: relationship.description.destination) else { continue }
+                if candidate.toOne[i] == object.objectID {
+                    current.insert(candidate.objectID)
+                } else {
+                    current.remove(candidate.objectID)
+                }
+            }
+        }
+        for deleted in state.deleted.values { current.remove(deleted.objectID) }
+        object.toMany[index] = current
+        object.snapshotToMany[index] = base
+        return current
+    }
+
+    /// A to-many set this context (or an ancestor) has loaded, for a child.
+    func knownToMany(_ id: ManagedObjectID, _ relationship: String) -> Set<ManagedObjectID>? {
+        if let object = state.registered[id], let i = object.layout.relationshipIndex[relationship] {
+            return loadToMany(object, i)
+        }
+        if let parent { return parent.performAndWait { parent.knownToMany(id, relationship) } }
+        return nil
+    }
+}

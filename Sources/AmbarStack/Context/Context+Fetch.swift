@@ -1,0 +1,197 @@
+import Foundation
+
+/// A parent's unsaved changes relevant to a child's fetch.
+struct PendingOverlay: Sendable {
+    /// Objects with unsaved changes that match, with their current state.
+    var matching: [ManagedObjectID: ObjectState] = [:]
+    /// Objects that do not match any more (updated away, or deleted).
+    var excluded: Set<ManagedObjectID> = []
+    var isEmpty: Bool { matching.isEmpty && excluded.isEmpty }
+}
+
+extension ManagedObjectContext {
+    /// Fetches the objects `request` describes.
+    ///
+    /// With `includesPendingChanges` (the default) the result reflects the unsaved inserts,
+    /// updates and deletes of this context and of its parents: predicates are evaluated in memory
+    /// on changed objects with the same semantics as in SQL.
+    ///
+    /// - Throws: ``AmbarError/wrongQueue(context:operation:)``, ``AmbarError/unknownEntity(_:)``,
+    ///   ``AmbarError/invalidPredicate(_:)``, ``AmbarError/storage(operation:code:message:)``.
+    public func fetch<T: ManagedObject>(_ request: FetchRequest<T>) throws(AmbarError) -> [T] {
+        try checkQueue("fetch")
+        let objects = try resolvedObjects(request)
+        var result: [T] = []
+        result.reserveCapacity(objects.count)
+        for object in objects {
+            guard let typed = object as? T else {
+                throw .invalidFetchRequest("\(object.entityName) objects are \(type(of: object)), not \(T.self)")
+            }
+            result.append(typed)
+        }
+        return result
+    }
+
+    /// The IDs of the objects `request` describes.
+    public func fetchObjectIDs<T: ManagedObject>(_ request: FetchRequest<T>) throws(AmbarError) -> [ManagedObjectID] {
+        try checkQueue("fetchObjectIDs")
+        if try !hasRelevantPendingChanges(request) {
+            try persistentStoreCoordinator.checkUsable()
+            return try persistentStoreCoordinator.store.fetchIDs(request.storeQuery)
+        }
+        var faults = request
+        faults.fetchBatchSize = max(request.fetchBatchSize, 1)
+        return try resolvedObjects(faults).map(\.objectID)
+    }
+
+    /// The number of objects `request` describes (limit and offset apply).
+    public func count<T: ManagedObject>(for request: FetchRequest<T>) throws(AmbarError) -> Int {
+        try checkQueue("count")
+        if try !hasRelevantPendingChanges(request) {
+            try persistentStoreCoordinator.checkUsable()
+            var query = request.storeQuery
+            query.sortDescriptors = []
+            return try persistentStoreCoordinator.store.count(query)
+        }
+        return try fetchObjectIDs(request).count
+    }
+
+    /// The values of `properties` for each matching object, as dictionaries; with `distinct`, each
+    /// combination once. Reads the store only: unsaved changes are not included.
+    public func fetchValues<T: ManagedObject>(_ request: FetchRequest<T>, properties: [String], distinct: Bool = false) throws(AmbarError) -> [[String: AttributeValue]] {
+        try checkQueue("fetchValues")
+        try persistentStoreCoordinator.checkUsable()
+        return try persistentStoreCoordinator.store.fetchValues(request.storeQuery, properties: properties, distinct: distinct)
+    }
+
+    // MARK: - Implementation
+
+    private func isCandidate(_ object: ManagedObject, _ layout: EntityLayout, includesSubentities: Bool) -> Bool {
+        includesSubentities ? object.layout.isKind(of: layout.name) : object.layout === layout
+    }
+
+    /// Whether this context or a parent has unsaved changes to objects of the request's entity.
+    private func hasRelevantPendingChanges<T>(_ request: FetchRequest<T>) throws(AmbarError) -> Bool {
+        guard request.includesPendingChanges else { return false }
+        if parent != nil { return true }
+        let layout = try persistentStoreCoordinator.model.resolved.layout(request.entityName)
+        let sub = request.includesSubentities
+        return state.inserted.values.contains { isCandidate($0, layout, includesSubentities: sub) }
+            || state.deleted.values.contains { isCandidate($0, layout, includesSubentities: sub) }
+            || state.updated.values.contains { $0.isUpdated && isCandidate($0, layout, includesSubentities: sub) }
+    }
+
+    func resolvedObjects<T>(_ request: FetchRequest<T>) throws(AmbarError) -> [ManagedObject] {
+        try persistentStoreCoordinator.checkUsable()
+        let layout = try persistentStoreCoordinator.model.resolved.layout(request.entityName)
+        let overlay = request.includesPendingChanges && parent != nil
+            ? try parentOverlay(layout, request.includesSubentities, request.predicate) : PendingOverlay()
+        let pending = try hasRelevantPendingChanges(request) && (parent == nil ? true : true)
+        var query = request.storeQuery
+        let windowInMemory = pending && (query.limit != nil || query.offset > 0)
+        if windowInMemory {
+            query.limit = nil
+            query.offset = 0
+        }
+        let store = persistentStoreCoordinator.store
+        var objects: [ManagedObject] = []
+        if request.fetchBatchSize > 0 {
+            let ids = try store.fetchIDs(query)
+            let batch = FaultBatch(ids: ids, size: request.fetchBatchSize)
+            objects.reserveCapacity(ids.count)
+            for id in ids {
+                guard let object = registeredOrFault(for: id) else { continue }
+                if !object.hasData { object.faultBatch = batch }
+                objects.append(object)
+            }
+        } else {
+            let rows = try store.fetchRows(query)
+            objects.reserveCapacity(rows.count)
+            for row in rows {
+                if let existing = state.registered[row.id] {
+                    if !existing.hasData {
+                        existing.load(values: row.values, toOne: row.toOne, version: row.version)
+                        existing.faultFlag = request.returnsObjectsAsFaults
+                    }
+                    objects.append(existing)
+                } else {
+                    guard let object = registeredOrFault(for: row.id) else { continue }
+                    object.load(values: row.values, toOne: row.toOne, version: row.version)
+                    object.faultFlag = request.returnsObjectsAsFaults
+                    objects.append(object)
+                }
+            }
+        }
+        guard pending else { return objects }
+
+        // Overlay the parents' and this context's unsaved changes.
+        var members = Set(objects.map(\.objectID))
+        if !overlay.isEmpty {
+            objects.removeAll { overlay.excluded.contains($0.objectID) }
+            for (id, objectState) in overlay.matching.sorted(by: { PredicateEvaluation.idPrecedes($0.key, $1.key) }) {
+                guard let object = registeredOrFault(for: id) else { continue }
+                if !object.hasData || !object.hasChanges { object.apply(objectState) }
+                if members.insert(id).inserted { objects.append(object) }
+            }
+        }
+        var filtered: [ManagedObject] = []
+        filtered.reserveCapacity(objects.count)
+        for object in objects where object.lifecycle != .deleted && object.lifecycle != .invalidated {
+            if object.isUpdated, let predicate = request.predicate, !(try PredicateEvaluation.evaluate(predicate, on: object)) {
+                continue
+            }
+            filtered.append(object)
+        }
+        members = Set(filtered.map(\.objectID))
+        let changed = Array(state.inserted.values) + state.updated.values.filter(\.isUpdated)
+        for object in changed.sorted(by: { PredicateEvaluation.idPrecedes($0.objectID, $1.objectID) })
+            where !members.contains(object.objectID) && isCandidate(object, layout, includesSubentities: request.includesSubentities) {
+            if let predicate = request.predicate, !(try PredicateEvaluation.evaluate(predicate, on: object)) { continue }
+            filtered.append(object)
+            members.insert(object.objectID)
+        }
+        filtered.sort { PredicateEvaluation.precedes($0, $1, request.sortDescriptors) }
+        if windowInMemory {
+            let start = min(request.fetchOffset, filtered.count)
+            let end = request.fetchLimit > 0 ? min(start + request.fetchLimit, filtered.count) : filtered.count
+            filtered = Array(filtered[start..<end])
+        }
+        return filtered
+    }
+
+    private func parentOverlay(_ layout: EntityLayout, _ includesSubentities: Bool, _ predicate: Predicate?) throws(AmbarError) -> PendingOverlay {
+        guard let parent else { return PendingOverlay() }
+        let name = layout.name
+        return try parent.performAndWait { () throws(AmbarError) -> PendingOverlay in
+            try parent.pendingOverlay(entity: name, includesSubentities: includesSubentities, predicate: predicate)
+        }
+    }
+
+    /// This context's (and its ancestors') unsaved changes relevant to a child's fetch. Runs on
+    /// this context's queue.
+    func pendingOverlay(entity: String, includesSubentities: Bool, predicate: Predicate?) throws(AmbarError) -> PendingOverlay {
+        var overlay = PendingOverlay()
+        if let parent {
+            overlay = try parent.performAndWait { () throws(AmbarError) -> PendingOverlay in
+                try parent.pendingOverlay(entity: entity, includesSubentities: includesSubentities, predicate: predicate)
+            }
+        }
+        let layout = try persistentStoreCoordinator.model.resolved.layout(entity)
+        for object in state.deleted.values where isCandidate(object, layout, includesSubentities: includesSubentities) {
+            overlay.excluded.insert(object.objectID)
+            overlay.matching.removeValue(forKey: object.objectID)
+        }
+        let changed = Array(state.inserted.values) + state.updated.values.filter(\.isUpdated)
+        for object in changed where isCandidate(object, layout, includesSubentities: includesSubentities) {
+            let matches = try predicate.map { p throws(AmbarError) in try PredicateEvaluation.evaluate(p, on: object) } ?? true
+            if matches {
+                overlay.matching[object.objectID] = ObjectState(object: object)
+                overlay.excluded.remove(object.objectID)
+            } else {
+                overlay.excluded.insert(object.objectID)
+                overlay.matching.removeValue(forKey: object.objectID)
+            }
+        }
+        return overlay
+    }
+}

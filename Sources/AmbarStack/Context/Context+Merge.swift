@@ -1,0 +1,216 @@
+import Foundation
+
+extension ManagedObjectContext {
+    /// Merges a save made elsewhere (another context, or another process) into this context, with
+    /// Core Data's semantics:
+    ///
+    /// - registered objects that were updated are re-read; unsaved local edits are kept (under
+    ///   ``MergePolicy/mergeByPropertyStoreTrump``, an edit to a property that the save also changed
+    ///   yields to the saved value);
+    /// - registered objects that were deleted leave the context;
+    /// - inserted objects are announced, not loaded.
+    ///
+    /// Objects that are not registered, and faults, cost nothing. One objects-did-change
+    /// notification follows, with the five sets. Runs on the context's queue (it waits for it when
+    /// called elsewhere).
+    public func mergeChanges(fromContextDidSave note: DidSaveNotification) {
+        performAndWait { mergeOnQueue(note) }
+    }
+
+    /// Merges the same saved-object IDs into several contexts (each on its own queue).
+    public static func mergeChanges(fromRemoteContextSave note: DidSaveNotification, into contexts: [ManagedObjectContext]) {
+        for context in contexts { context.mergeChanges(fromContextDidSave: note) }
+    }
+
+    private func mergeOnQueue(_ note: DidSaveNotification) {
+        var deletedIDs = Set<ManagedObjectID>()
+        var invalidated = Set<ManagedObjectID>()
+        for id in note.deleted {
+            deletedIDs.insert(id)
+            guard let object = state.registered[id] else { continue }
+            detachFromInverses(object)
+            invalidate(object)
+        }
+        var targets: [ManagedObject] = []
+        for id in note.updated {
+            guard let object = state.registered[id], object.hasData, object.lifecycle != .invalidated, object.lifecycle != .inserted else { continue }
+            targets.append(object)
+        }
+        var refreshed = Set<ManagedObjectID>()
+        if !targets.isEmpty {
+            do {
+                let states = try loadStates(targets.map(\.objectID))
+                for object in targets {
+                    guard let fresh = states[object.objectID], !fresh.isDeleted else {
+                        invalidated.insert(object.objectID)
+                        detachFromInverses(object)
+                        invalidate(object)
+                        continue
+                    }
+                    refreshKeepingChanges(object, fresh, storeWins: mergePolicy == .mergeByPropertyStoreTrump)
+                    refreshed.insert(object.objectID)
+                }
+            } catch {
+                Self.logger.error("Merging a save into '\(displayName)' could not read \(targets.count) objects: \(error)")
+            }
+        }
+        postObjectsDidChange(ObjectsDidChangeNotification(
+            context: identifier, inserted: note.inserted, updated: refreshed, deleted: deletedIDs,
+            refreshed: refreshed, invalidated: invalidated, invalidatedAll: false))
+    }
+
+    /// Takes fresh committed values, re-applying local unsaved edits on top.
+    private func refreshKeepingChanges(_ object: ManagedObject, _ fresh: ObjectState, storeWins: Bool) {
+        let localAttributes = object.changedAttributes
+        let localRelationships = object.changedRelationships
+        let oldSnapshot = object.snapshot
+        let oldSnapshotToOne = object.snapshotToOne
+        var values = fresh.values
+        var keptAttributes = Set<Int>()
+        for i in localAttributes where i < values.count {
+            let theyChanged = oldSnapshot.indices.contains(i) && oldSnapshot[i] != fresh.values[i]
+            if storeWins && theyChanged { continue }
+            values[i] = object.values[i]
+            keptAttributes.insert(i)
+        }
+        var toOne = fresh.toOne.isEmpty ? object.toOne : fresh.toOne
+        var keptRelationships = Set<Int>()
+        var keptToMany: [Int: Set<ManagedObjectID>] = [:]
+        for i in localRelationships {
+            if object.layout.relationships[i].isToMany {
+                if let set = object.toMany[i] { keptToMany[i] = set }
+                keptRelationships.insert(i)
+                continue
+            }
+            let theyChanged = oldSnapshotToOne[safe: i] != fresh.toOne[safe: i]
+            if storeWins && theyChanged { continue }
+            toOne[i] = object.toOne[i]
+            keptRelationships.insert(i)
+        }
+        object.values = values
+        object.snapshot = fresh.values
+        object.toOne = toOne
+        object.snapshotToOne = fresh.toOne.isEmpty ? object.snapshotToOne : fresh.toOne
+        object.version = fresh.version
+        for i in object.toMany.indices {
+            if let kept = keptToMany[i] {
+                object.toMany[i] = kept
+            } else {
+                object.toMany[i] = nil
+                object.snapshotToMany[i] = nil
+            }
+        }
+        object.changedAttributes = keptAttributes
+        object.changedRelationships = keptRelationships
+        if keptAttributes.isEmpty && keptRelationships.isEmpty {
+            state.updated.removeValue(forKey: ObjectIdentifier(object))
+        }
+    }
+
+    /// Removes a departing object from the loaded to-many sets that hold it.
+    private func detachFromInverses(_ object: ManagedObject) {
+        guard object.hasData else { return }
+        for relationship in object.layout.relationships where !relationship.isToMany {
+            guard let target = object.toOne[relationship.index], let other = state.registered[target],
+                  let inverse = relationship.description.inverse, let i = other.layout.relationshipIndex[inverse],
+                  other.layout.relationships[i].isToMany else { continue }
+            other.toMany[i]?.remove(object.objectID)
+            other.snapshotToMany[i]?.remove(object.objectID)
+        }
+    }
+
+    /// Re-reads `object`. With `mergeChanges` false it becomes a fault and loses its unsaved
+    /// changes; with true it takes the committed values and keeps its unsaved edits on top.
+    public func refresh(_ object: ManagedObject, mergeChanges: Bool) throws(AmbarError) {
+        try checkQueue("refresh")
+        guard object.managedObjectContext === self, object.lifecycle != .invalidated else {
+            throw .foreignObject(object.objectID, operation: "refresh")
+        }
+        guard object.lifecycle != .inserted else { return }
+        if mergeChanges && object.hasChanges {
+            guard let fresh = try loadStates([object.objectID])[object.objectID] else { throw .objectNotFound(object.objectID) }
+            refreshKeepingChanges(object, fresh, storeWins: false)
+        } else {
+            let key = ObjectIdentifier(object)
+            state.updated.removeValue(forKey: key)
+            if state.deleted.removeValue(forKey: key) != nil { object.lifecycle = .registered }
+            object.turnIntoFault()
+        }
+        postObjectsDidChange(ObjectsDidChangeNotification(
+            context: identifier, inserted: [], updated: [], deleted: [], refreshed: [object.objectID],
+            invalidated: [], invalidatedAll: false))
+    }
+
+    /// Refreshes every registered object: unchanged ones become faults (they re-load on next
+    /// access); changed ones take the committed values and keep their unsaved edits.
+    public func refreshAllObjects() throws(AmbarError) {
+        try checkQueue("refreshAllObjects")
+        var refreshed = Set<ManagedObjectID>()
+        let changed = state.registered.values.filter { $0.hasData && $0.isUpdated }
+        let states = try loadStates(changed.map(\.objectID))
+        for object in state.registered.values where object.hasData && object.lifecycle == .registered {
+            if object.isUpdated, let fresh = states[object.objectID] {
+                refreshKeepingChanges(object, fresh, storeWins: false)
+            } else if !object.isUpdated {
+                object.turnIntoFault()
+            }
+            refreshed.insert(object.objectID)
+        }
+        postObjectsDidChange(ObjectsDidChangeNotification(
+            context: identifier, inserted: [], updated: [], deleted: [], refreshed: refreshed,
+            invalidated: [], invalidatedAll: false))
+    }
+
+    /// Discards every unsaved change: inserted objects leave, deleted ones come back, updated
+    /// ones take their committed values.
+    public func rollback() throws(AmbarError) {
+        try checkQueue("rollback")
+        var removed = Set<ManagedObjectID>(), restored = Set<ManagedObjectID>()
+        for object in Array(state.inserted.values) {
+            removed.insert(object.objectID)
+            invalidate(object)
+        }
+        for object in Array(state.deleted.values) + Array(state.updated.values) where object.lifecycle != .invalidated {
+            object.lifecycle = .registered
+            if !object.snapshot.isEmpty { object.values = object.snapshot }
+            object.toOne = object.snapshotToOne
+            object.toMany = object.snapshotToMany
+            object.changedAttributes.removeAll()
+            object.changedRelationships.removeAll()
+            restored.insert(object.objectID)
+        }
+        state.inserted.removeAll()
+        state.updated.removeAll()
+        state.deleted.removeAll()
+        state.pendingInserted.removeAll()
+        state.pendingUpdated.removeAll()
+        state.pendingDeleted.removeAll()
+        postObjectsDidChange(ObjectsDidChangeNotification(
+            context: identifier, inserted: [], updated: restored, deleted: removed, refreshed: restored,
+            invalidated: removed, invalidatedAll: false))
+    }
+
+    /// Forgets every object: all registered objects become invalid and unsaved changes are lost.
+    public func reset() throws(AmbarError) {
+        try checkQueue("reset")
+        resetOnQueue()
+    }
+
+    func resetOnQueue() {
+        let all = Array(state.registered.values) + Array(state.inserted.values)
+        for object in all {
+            object.lifecycle = .invalidated
+            object.managedObjectContext = nil
+        }
+        state.registered.removeAll()
+        state.inserted.removeAll()
+        state.updated.removeAll()
+        state.deleted.removeAll()
+        state.pendingInserted.removeAll()
+        state.pendingUpdated.removeAll()
+        state.pendingDeleted.removeAll()
+        objectsDidChangeObservers.post(ObjectsDidChangeNotification(
+            context: identifier, inserted: [], updated: [], deleted: [], refreshed: [], invalidated: [],
+            invalidatedAll: true))
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+
+extension ManagedObjectContext {
+    // MARK: - Primitive mutations (no inverse handling)
+
+    private func primitiveSetToOne(_ object: ManagedObject, _ index: Int, _ id: ManagedObjectID?) {
+        object.fireFaultIfNeeded()
+        guard object.toOne[index] != id else { return }
+        object.toOne[index] = id
+        object.changedRelationships.insert(index)
+        objectDidChange(object)
+    }
+
+    private func primitiveAdd(_ object: ManagedObject, _ index: Int, _ id: ManagedObjectID) {
+        object.fireFaultIfNeeded()
+        if object.toMany[index] != nil { object.toMany[index]?.insert(id) }
+        object.changedRelationships.insert(index)
+        objectDidChange(object)
+    }
+
+    private func primitiveRemove(_ object: ManagedObject, _ index: Int, _ id: ManagedObjectID) {
+        object.fireFaultIfNeeded()
+        if object.toMany[index] != nil { object.toMany[index]?.remove(id) }
+        object.changedRelationships.insert(index)
+        objectDidChange(object)
+    }
+
+    private func checkDestination(_ destination: ManagedObject, for object: ManagedObject, _ relationship: ResolvedRelationship) throws(AmbarError) {
+        guard destination.managedObjectContext === self, destination.lifecycle != .invalidated else {
+            throw .foreignObject(destination.objectID, operation: "setting \(object.entityName).\(relationship.name)")
+        }
+        guard destination.layout.isKind(of: relationship.description.destination) else {
+            throw .typeMismatch(
+                entity: object.entityName, property: relationship.name, expected: .string,
+                got: "\(destination.entityName) object (expected \(relationship.description.destination))")
+        }
+    }
+
+    /// The index of `relationship`'s inverse on `destination`, if it has one.
+    private func inverseIndex(_ relationship: ResolvedRelationship, on destination: ManagedObject) -> Int? {
+        relationship.description.inverse.flatMap { destination.layout.relationshipIndex[$0] }
+    }
+
+    // MARK: - Public-facing mutations with inverse maintenance
+
+    func setToOne(_ object: ManagedObject, _ index: Int, _ destination: ManagedObject?) throws(AmbarError) {
+        let relationship = object.layout.relationships[index]
+        if let destination { try checkDestination(destination, for: object, relationship) }
+        object.fireFaultIfNeeded()
+        let old = object.toOne[index]
+        guard old != destination?.objectID else { return }
+        if let old, let oldObject = state.registered[old], let inv = inverseIndex(relationship, on: oldObject) {
+            unlink(oldObject, inv, from: object.objectID)
+        }
+        if let destination, let inv = inverseIndex(relationship, on: destination) {
+            link(destination, inv, to: object)
+        }
+        primitiveSetToOne(object, index, destination?.objectID)
+    }
+
+    func addToMany(_ object: ManagedObject, _ index: Int, _ destination: ManagedObject) throws(AmbarError) {
+        let relationship = object.layout.relationships[index]
+        try checkDestination(destination, for: object, relationship)
+        guard !loadToMany(object, index).contains(destination.objectID) else { return }
+        if let inv = inverseIndex(relationship, on: destination) {
+            link(destination, inv, to: object)
+        }
+        primitiveAdd(object, index, destination.objectID)
+    }
+
+    func removeFromToMany(_ object: ManagedObject, _ index: Int, _ destination: ManagedObject) throws(AmbarError) {
+        let relationship = object.layout.relationships[index]
+        try checkDestination(destination, for: object, relationship)
+        guard loadToMany(object, index).contains(destination.objectID) else { return }
+        if let inv = inverseIndex(relationship, on: destination) {
+            unlink(destination, inv, from: object.objectID)
+        }
+        primitiveRemove(object, index, destination.objectID)
+    }
+
+    /// Makes `target`'s relationship at `index` include `source` (the inverse side of a change).
+    private func link(_ target: ManagedObject, _ index: Int, to source: ManagedObject) {
+        let relationship = target.layout.relationships[index]
+        if relationship.isToMany {
+            if case .joinTable = relationship.mapping { _ = loadToMany(target, index) }
+            primitiveAdd(target, index, source.objectID)
+            return
+        }
+        target.fireFaultIfNeeded()
+        // A to-one inverse: whatever `target` pointed to before loses it.
+        if let previous = target.toOne[index], previous != source.objectID,
+           let previousObject = state.registered[previous],
+           let forward = relationship.description.inverse.flatMap({ previousObject.layout.relationshipIndex[$0] }) {
+            if previousObject.layout.relationships[forward].isToMany {
+                primitiveRemove(previousObject, forward, target.objectID)
+            } else if previousObject.toOne[forward] == target.objectID {
+                primitiveSetToOne(previousObject, forward, nil)
+            }
+        }
+        primitiveSetToOne(target, index, source.objectID)
+    }
+
+    /// Removes `source` from `target`'s relationship at `index` (the inverse side of a change).
+    private func unlink(_ target: ManagedObject, _ index: Int, from source: ManagedObjectID) {
+        let relationship = target.layout.relationships[index]
+        if relationship.isToMany {
+            if case .joinTable = relationship.mapping { _ = loadToMany(target, index) }
+            primitiveRemove(target, index, source)
+        } else {
+            target.fireFaultIfNeeded()
+            if target.toOne[index] == source { primitiveSetToOne(target, index, nil) }
+        }
+    }
+
+    // MARK: - Delete
+
+    /// Deletes `object`, applying its relationships' delete rules (nullify and cascade now; deny
+    /// is checked at save). The deletion reaches the store at the next save.
+    ///
+    /// - Throws: ``AmbarError/wrongQueue(context:operation:)`` or
+    ///   ``AmbarError/foreignObject(_:operation:)`` when the object is not this context's.
+    public func delete(_ object: ManagedObject) throws(AmbarError) {
+        try checkQueue("delete")
+        guard object.managedObjectContext === self, object.lifecycle != .invalidated else {
+            throw .foreignObject(object.objectID, operation: "delete")
+        }
+        var visited = Set<ObjectIdentifier>()
+        deleteApplyingRules(object, &visited)
+    }
+
+    private func deleteApplyingRules(_ object: ManagedObject, _ visited: inout Set<ObjectIdentifier>) {
+        guard object.lifecycle != .deleted, object.lifecycle != .invalidated,
+              visited.insert(ObjectIdentifier(object)).inserted else { return }
+        object.fireFaultIfNeeded()
+        for relationship in object.layout.relationships where relationship.description.deleteRule != .deny {
+            let destinations: [ManagedObject]
+            if relationship.isToMany {
+                destinations = loadToMany(object, relationship.index).compactMap { registeredOrFault(for: $0) }
+            } else {
+                destinations = object.toOne[relationship.index].flatMap { registeredOrFault(for: $0) }.map { [$0] } ?? []
+            }
+            switch relationship.description.deleteRule {
+            case .cascade:
+                for destination in destinations { deleteApplyingRules(destination, &visited) }
+            case .nullify:
+                for destination in destinations where destination.lifecycle != .deleted {
+                    if let inv = inverseIndex(relationship, on: destination) { unlink(destination, inv, from: object.objectID) }
+                }
+            case .noAction, .deny:
+                break
+            }
+        }
+        let key = ObjectIdentifier(object)
+        state.updated.removeValue(forKey: key)
+        if object.lifecycle == .inserted {
+            // Never saved: the object is simply forgotten.
+            state.inserted.removeValue(forKey: key)
+            state.pendingInserted.remove(object.objectID)
+            invalidate(object)
+            return
+        }
+        object.lifecycle = .deleted
+        state.deleted[key] = object
+        state.pendingDeleted.insert(object.objectID)
+    }
+}

@@ -1,0 +1,274 @@
+import Foundation
+
+/// A child's changes, moved into its parent at save.
+struct ChildSavePayload: Sendable {
+    var inserted: [ObjectState] = []
+    var updated: [(state: ObjectState, attributes: [Int], relationships: [Int])] = []
+    var deleted: [ManagedObjectID] = []
+}
+
+extension ManagedObjectContext {
+    /// Saves the context's changes: to the store for a root context (one transaction, conflicts
+    /// resolved by ``mergePolicy``), or into the parent for a child context.
+    ///
+    /// On failure nothing is written and the context keeps all its changes.
+    ///
+    /// - Throws: ``AmbarError/validation(object:property:reason:)``,
+    ///   ``AmbarError/deleteDenied(object:relationship:)``, ``AmbarError/mergeConflict(_:)``,
+    ///   ``AmbarError/constraintViolation(entity:attributes:values:existing:)``,
+    ///   ``AmbarError/saveRefused(context:reason:)``, ``AmbarError/storeDeleted``,
+    ///   ``AmbarError/wrongQueue(context:operation:)``, ``AmbarError/storage(operation:code:message:)``.
+    public func save() throws(AmbarError) {
+        try checkQueue("save")
+        if let reason = saveRefusal { throw .saveRefused(context: displayName, reason: reason) }
+        processPendingChanges()
+        guard hasChanges else { return }
+        try persistentStoreCoordinator.checkUsable()
+        try validateForSave()
+        if parent != nil {
+            try saveIntoParent()
+        } else {
+            try saveToStore()
+        }
+    }
+
+    /// Gives inserted objects permanent IDs now, before they are saved.
+    public func obtainPermanentIDs(for objects: [ManagedObject]) throws(AmbarError) {
+        try checkQueue("obtainPermanentIDs")
+        try persistentStoreCoordinator.checkUsable()
+        var byEntity: [String: [ManagedObject]] = [:]
+        for object in objects where object.objectID.isTemporaryID {
+            guard object.managedObjectContext === self else {
+                throw .foreignObject(object.objectID, operation: "obtainPermanentIDs")
+            }
+            byEntity[object.entityName, default: []].append(object)
+        }
+        let store = persistentStoreCoordinator.store
+        for (entity, list) in byEntity {
+            let keys = try store.allocatePrimaryKeys(entity: entity, count: list.count)
+            for (object, pk) in zip(list, keys) {
+                let id = ManagedObjectID(entityName: entity, storeIdentifier: store.identifier, primaryKey: pk)
+                state.pendingInserted.remove(object.objectID)
+                reregister(object, as: id)
+                state.pendingInserted.insert(id)
+            }
+        }
+    }
+
+    // MARK: - Validation
+
+    private func validateForSave() throws(AmbarError) {
+        for object in state.deleted.values {
+            for relationship in object.layout.relationships where relationship.description.deleteRule == .deny {
+                let hasDestinations = relationship.isToMany
+                    ? !loadToMany(object, relationship.index).filter { state.registered[$0]?.lifecycle != .deleted }.isEmpty
+                    : object.toOne[relationship.index].map { state.registered[$0]?.lifecycle != .deleted } ?? false
+                if hasDestinations { throw .deleteDenied(object: object.objectID, relationship: relationship.name) }
+            }
+        }
+        for object in state.inserted.values { try validate(object) }
+        for object in state.updated.values where object.isUpdated { try validate(object) }
+    }
+
+    private func validate(_ object: ManagedObject) throws(AmbarError) {
+        for (i, attribute) in object.layout.attributes.enumerated() where !attribute.isOptional && object.values[i].isNull {
+            throw .validation(object: object.objectID, property: attribute.name, reason: "a value is required (the attribute is not optional)")
+        }
+        for relationship in object.layout.relationships where !relationship.isToMany && !relationship.description.isOptional {
+            let target = object.toOne[relationship.index]
+            if target == nil || state.registered[target!]?.lifecycle == .deleted {
+                throw .validation(object: object.objectID, property: relationship.name, reason: "a destination is required (the relationship is not optional)")
+            }
+        }
+    }
+
+    // MARK: - Root save
+
+    private func joinChanges(_ object: ManagedObject) -> [JoinChange] {
+        var changes: [JoinChange] = []
+        for i in object.changedRelationships.sorted() {
+            let relationship = object.layout.relationships[i]
+            guard case .joinTable = relationship.mapping, let current = object.toMany[i] else { continue }
+            let before = object.snapshotToMany[i] ?? []
+            for added in current.subtracting(before) {
+                changes.append(JoinChange(owner: object.objectID, relationship: relationship.name, destination: added, isInsert: true))
+            }
+            for removed in before.subtracting(current) {
+                changes.append(JoinChange(owner: object.objectID, relationship: relationship.name, destination: removed, isInsert: false))
+            }
+        }
+        return changes
+    }
+
+    private func saveToStore() throws(AmbarError) {
+        let inserted = state.inserted.values.sorted { PredicateEvaluation.idPrecedes($0.objectID, $1.objectID) }
+        let updated = state.updated.values.filter(\.isUpdated).sorted { PredicateEvaluation.idPrecedes($0.objectID, $1.objectID) }
+        let deleted = state.deleted.values.sorted { PredicateEvaluation.idPrecedes($0.objectID, $1.objectID) }
+        var changes = ChangeSet()
+        changes.mergePolicy = mergePolicy
+        changes.author = transactionAuthor
+        changes.contextName = name
+        changes.inserts.reserveCapacity(inserted.count)
+        for object in inserted {
+            changes.inserts.append(InsertChange(id: object.objectID, values: object.values, toOne: object.toOne))
+            changes.joins += joinChanges(object)
+        }
+        for object in updated {
+            changes.updates.append(UpdateChange(
+                id: object.objectID, expectedVersion: object.version, snapshot: object.snapshot, values: object.values,
+                changedAttributes: object.changedAttributes.sorted(),
+                snapshotToOne: object.snapshotToOne, toOne: object.toOne,
+                changedToOne: object.changedRelationships.filter { !object.layout.relationships[$0].isToMany }.sorted()))
+            changes.joins += joinChanges(object)
+        }
+        for object in deleted where !object.objectID.isTemporaryID {
+            changes.deletes.append(DeleteChange(id: object.objectID, expectedVersion: object.version))
+        }
+        let outcome = try persistentStoreCoordinator.store.save(changes)
+        apply(outcome, inserted: inserted, updated: updated, deleted: deleted)
+        let note = DidSaveNotification(
+            context: identifier, contextName: name, author: transactionAuthor,
+            coordinator: persistentStoreCoordinator.identifier, parent: nil,
+            inserted: outcome.inserted, updated: outcome.updated, deleted: outcome.deleted)
+        didSaveObservers.post(note)
+        persistentStoreCoordinator.didSaveObservers.post(note)
+    }
+
+    private func apply(_ outcome: SaveOutcome, inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]) {
+        var refreshed = Set<ManagedObjectID>()
+        var invalidated = Set<ManagedObjectID>()
+        for object in inserted {
+            if let permanent = outcome.permanentIDs[object.objectID] { reregister(object, as: permanent) }
+            object.lifecycle = .registered
+            if let row = outcome.refreshed[object.objectID] {
+                object.load(values: row.values, toOne: row.toOne, version: row.version)
+                for i in object.toMany.indices { object.toMany[i] = nil; object.snapshotToMany[i] = nil }
+                refreshed.insert(object.objectID)
+            } else {
+                object.commit(version: outcome.versions[object.objectID] ?? 1)
+            }
+        }
+        for object in updated {
+            if outcome.vanished.contains(object.objectID) {
+                invalidated.insert(object.objectID)
+                invalidate(object)
+            } else if let row = outcome.refreshed[object.objectID] {
+                object.load(values: row.values, toOne: row.toOne, version: row.version)
+                for i in object.toMany.indices { object.toMany[i] = nil; object.snapshotToMany[i] = nil }
+                refreshed.insert(object.objectID)
+            } else {
+                object.commit(version: outcome.versions[object.objectID] ?? object.version + 1)
+            }
+        }
+        for object in deleted {
+            if outcome.discardedDeletes.contains(object.objectID), let row = outcome.refreshed[object.objectID] {
+                object.lifecycle = .registered
+                object.load(values: row.values, toOne: row.toOne, version: row.version)
+                refreshed.insert(object.objectID)
+            } else {
+                invalidate(object)
+            }
+        }
+        state.inserted.removeAll()
+        state.updated.removeAll()
+        state.deleted.removeAll()
+        state.pendingInserted.removeAll()
+        state.pendingUpdated.removeAll()
+        state.pendingDeleted.removeAll()
+        if !refreshed.isEmpty || !invalidated.isEmpty {
+            postObjectsDidChange(ObjectsDidChangeNotification(
+                context: identifier, inserted: [], updated: refreshed, deleted: invalidated,
+                refreshed: refreshed, invalidated: invalidated, invalidatedAll: false))
+        }
+    }
+
+    // MARK: - Child save
+
+    private func saveIntoParent() throws(AmbarError) {
+        guard let parent else { return }
+        // Permanent IDs first, so parent and child agree on every object's identity.
+        try obtainPermanentIDs(for: Array(state.inserted.values))
+        var payload = ChildSavePayload()
+        let inserted = Array(state.inserted.values)
+        let updated = state.updated.values.filter(\.isUpdated)
+        let deleted = Array(state.deleted.values)
+        for object in inserted {
+            for i in object.toMany.indices where object.layout.relationships[i].isToMany && object.toMany[i] == nil {
+                object.toMany[i] = []
+            }
+            payload.inserted.append(ObjectState(object: object))
+        }
+        for object in updated {
+            payload.updated.append((ObjectState(object: object), object.changedAttributes.sorted(), object.changedRelationships.sorted()))
+        }
+        payload.deleted = deleted.map(\.objectID)
+        let sent = payload
+        try parent.performAndWait { () throws(AmbarError) in try parent.absorb(sent) }
+        for object in inserted {
+            object.lifecycle = .registered
+            object.commit(version: object.version)
+        }
+        for object in updated { object.commit(version: object.version) }
+        for object in deleted { invalidate(object) }
+        state.inserted.removeAll()
+        state.updated.removeAll()
+        state.deleted.removeAll()
+        let note = DidSaveNotification(
+            context: identifier, contextName: name, author: transactionAuthor,
+            coordinator: persistentStoreCoordinator.identifier, parent: parent.identifier,
+            inserted: Set(inserted.map(\.objectID)), updated: Set(updated.map(\.objectID)), deleted: Set(payload.deleted))
+        didSaveObservers.post(note)
+        parent.childDidSaveObservers.post(note)
+    }
+
+    /// Takes a child's saved changes as this context's own unsaved changes. Runs on this queue.
+    func absorb(_ payload: ChildSavePayload) throws(AmbarError) {
+        for incoming in payload.inserted {
+            guard let object = registeredOrFault(for: incoming.id) else { continue }
+            object.values = incoming.values
+            object.toOne = incoming.toOne
+            object.toMany = incoming.toMany
+            object.snapshot = []
+            object.hasData = true
+            object.faultFlag = false
+            object.lifecycle = .inserted
+            state.inserted[ObjectIdentifier(object)] = object
+            state.pendingInserted.insert(object.objectID)
+        }
+        for (incoming, attributes, relationships) in payload.updated {
+            guard let object = registeredOrFault(for: incoming.id) else { continue }
+            object.fireFaultIfNeeded()
+            for i in attributes where i < object.values.count {
+                object.values[i] = incoming.values[i]
+                object.changedAttributes.insert(i)
+            }
+            for i in relationships where i < object.toOne.count {
+                if object.layout.relationships[i].isToMany {
+                    if let set = incoming.toMany[safe: i] ?? nil {
+                        if object.toMany[i] == nil { _ = loadToMany(object, i) }
+                        object.toMany[i] = set
+                    }
+                } else {
+                    object.toOne[i] = incoming.toOne[i]
+                }
+                object.changedRelationships.insert(i)
+            }
+            objectDidChange(object)
+        }
+        for id in payload.deleted {
+            guard let object = registeredOrFault(for: id) else { continue }
+            let key = ObjectIdentifier(object)
+            if object.lifecycle == .inserted {
+                state.inserted.removeValue(forKey: key)
+                invalidate(object)
+                continue
+            }
+            object.fireFaultIfNeeded()
+            state.updated.removeValue(forKey: key)
+            object.lifecycle = .deleted
+            state.deleted[key] = object
+            state.pendingDeleted.insert(id)
+        }
+        processPendingChanges()
+    }
+}

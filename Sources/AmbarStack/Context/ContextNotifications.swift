@@ -1,0 +1,136 @@
+import Foundation
+import Synchronization
+
+/// Identifies a context without holding it; `Sendable`, so notifications can carry it.
+public struct ContextIdentifier: Sendable, Hashable, CustomStringConvertible {
+    let raw: UInt64
+    private static let counter = Atomic<UInt64>(0)
+    static func next() -> ContextIdentifier { ContextIdentifier(raw: counter.add(1, ordering: .relaxed).newValue) }
+    public var description: String { "context#\(raw)" }
+}
+
+/// Posted after a context saved: what it inserted, updated and deleted.
+///
+/// A root context posts it after its transaction committed (the IDs are permanent); a child
+/// context after its changes moved into its parent.
+public struct DidSaveNotification: Sendable {
+    /// The saving context.
+    public let context: ContextIdentifier
+    /// The saving context's name, if any.
+    public let contextName: String?
+    /// The saving context's transaction author, if any.
+    public let author: String?
+    /// The coordinator of the saving context (of its root, for a child).
+    public let coordinator: CoordinatorIdentifier
+    /// The parent the save went into; `nil` when the save went to the store.
+    public let parent: ContextIdentifier?
+    /// Objects inserted.
+    public let inserted: Set<ManagedObjectID>
+    /// Objects updated.
+    public let updated: Set<ManagedObjectID>
+    /// Objects deleted.
+    public let deleted: Set<ManagedObjectID>
+
+    /// Creates a notification describing a save made elsewhere (for example by another process),
+    /// to pass to ``ManagedObjectContext/mergeChanges(fromContextDidSave:)``.
+    public init(
+        inserted: Set<ManagedObjectID>, updated: Set<ManagedObjectID>, deleted: Set<ManagedObjectID>,
+        author: String? = nil, contextName: String? = nil
+    ) {
+        self.init(
+            context: ContextIdentifier(raw: 0), contextName: contextName, author: author,
+            coordinator: CoordinatorIdentifier(raw: 0), parent: nil,
+            inserted: inserted, updated: updated, deleted: deleted)
+    }
+
+    init(
+        context: ContextIdentifier, contextName: String?, author: String?, coordinator: CoordinatorIdentifier,
+        parent: ContextIdentifier?, inserted: Set<ManagedObjectID>, updated: Set<ManagedObjectID>, deleted: Set<ManagedObjectID>
+    ) {
+        self.context = context
+        self.contextName = contextName
+        self.author = author
+        self.coordinator = coordinator
+        self.parent = parent
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
+    }
+
+    /// Whether nothing was saved.
+    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+}
+
+/// Posted when a context's objects changed: by local edits (coalesced at the end of each
+/// `perform` block, or by ``ManagedObjectContext/processPendingChanges()``), by a merge, a
+/// refresh, a rollback or a reset.
+public struct ObjectsDidChangeNotification: Sendable {
+    /// The context whose objects changed.
+    public let context: ContextIdentifier
+    /// Objects inserted (locally, or saved elsewhere and merged).
+    public let inserted: Set<ManagedObjectID>
+    /// Objects whose values changed.
+    public let updated: Set<ManagedObjectID>
+    /// Objects deleted.
+    public let deleted: Set<ManagedObjectID>
+    /// Registered objects re-read from the store by a merge or refresh.
+    public let refreshed: Set<ManagedObjectID>
+    /// Objects no longer valid in the context (reset, or deleted elsewhere).
+    public let invalidated: Set<ManagedObjectID>
+    /// Whether every object was invalidated (the context was reset).
+    public let invalidatedAll: Bool
+
+    /// Whether nothing changed.
+    public var isEmpty: Bool {
+        inserted.isEmpty && updated.isEmpty && deleted.isEmpty && refreshed.isEmpty && invalidated.isEmpty && !invalidatedAll
+    }
+}
+
+/// A registration for notifications; notifications stop when it is cancelled or released.
+public final class ContextObservation: Sendable {
+    private let cancelAction: Mutex<(@Sendable () -> Void)?>
+
+    init(cancel: @escaping @Sendable () -> Void) {
+        self.cancelAction = Mutex(cancel)
+    }
+
+    /// Stops the notifications.
+    public func cancel() {
+        let action = cancelAction.withLock { action -> (@Sendable () -> Void)? in
+            defer { action = nil }
+            return action
+        }
+        action?()
+    }
+
+    deinit { cancel() }
+}
+
+/// A thread-safe list of callbacks.
+final class ObserverList<Value: Sendable>: Sendable {
+    private let entries = Mutex<[UInt64: @Sendable (Value) -> Void]>([:])
+    private let counter = Atomic<UInt64>(0)
+
+    func add(_ callback: @escaping @Sendable (Value) -> Void) -> ContextObservation {
+        let key = counter.add(1, ordering: .relaxed).newValue
+        entries.withLock { $0[key] = callback }
+        return ContextObservation { [weak self] in
+            _ = self?.entries.withLock { $0.removeValue(forKey: key) }
+        }
+    }
+
+    var isEmpty: Bool { entries.withLock { $0.isEmpty } }
+
+    func post(_ value: Value) {
+        let callbacks = entries.withLock { Array($0.sorted { $0.key < $1.key }.map(\.value)) }
+        for callback in callbacks { callback(value) }
+    }
+
+    /// An async sequence of the values posted from now on, until the consumer stops iterating.
+    func stream() -> AsyncStream<Value> {
+        let (stream, continuation) = AsyncStream<Value>.makeStream(bufferingPolicy: .unbounded)
+        let observation = add { continuation.yield($0) }
+        continuation.onTermination = { _ in observation.cancel() }
+        return stream
+    }
+}

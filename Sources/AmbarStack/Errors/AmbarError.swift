@@ -1,0 +1,115 @@
+import Foundation
+
+/// The one error type AmbarStack throws. Each case says what went wrong and, in its
+/// ``description``, what to do about it.
+public enum AmbarError: Error, Sendable, Equatable {
+    /// The model is not valid; the reason names the entity and property.
+    case invalidModel(String)
+    /// No entity of that name exists in the model.
+    case unknownEntity(String)
+    /// The entity has no property of that name.
+    case unknownProperty(entity: String, property: String)
+    /// A value of the wrong type was given for an attribute.
+    case typeMismatch(entity: String, property: String, expected: AttributeType, got: String)
+    /// An object failed validation at save: the object, the property and why.
+    case validation(object: ManagedObjectID, property: String, reason: String)
+    /// A delete was refused by a `deny` delete rule.
+    case deleteDenied(object: ManagedObjectID, relationship: String)
+    /// A uniqueness constraint was violated.
+    case constraintViolation(entity: String, attributes: [String], values: [AttributeValue], existing: ManagedObjectID?)
+    /// Optimistic locking found objects changed by someone else since they were read.
+    case mergeConflict([MergeConflict])
+    /// The store file could not be opened.
+    case storeCannotOpen(path: String, reason: String)
+    /// The store was created with a different model.
+    case incompatibleModel(storeHash: String, modelHash: String)
+    /// No object with this ID exists (in the context or the store).
+    case objectNotFound(ManagedObjectID)
+    /// An object ID or URI is not valid here (malformed, or of another store).
+    case invalidObjectID(String)
+    /// A method was called off the context's queue.
+    case wrongQueue(context: String, operation: String)
+    /// The object belongs to another context, or to none.
+    case foreignObject(ManagedObjectID, operation: String)
+    /// A predicate or sort cannot be evaluated as written.
+    case invalidPredicate(String)
+    /// A fetch request is not valid.
+    case invalidFetchRequest(String)
+    /// The context refuses to save (temporary or read-only contexts).
+    case saveRefused(context: String, reason: String)
+    /// The store was deleted; the stack cannot save any more.
+    case storeDeleted
+    /// The underlying SQLite call failed.
+    case storage(operation: String, code: Int32, message: String)
+}
+
+extension AmbarError: CustomStringConvertible, LocalizedError {
+    /// A message that says what went wrong and what to do.
+    public var description: String {
+        switch self {
+        case .invalidModel(let reason):
+            return "Invalid model: \(reason). Fix the model definition."
+        case .unknownEntity(let name):
+            return "No entity named '\(name)' in the model. Check the spelling or add the entity to the model."
+        case .unknownProperty(let entity, let property):
+            return "Entity '\(entity)' has no property '\(property)'. Check the spelling or add it to the model."
+        case .typeMismatch(let entity, let property, let expected, let got):
+            return "\(entity).\(property) holds \(expected.rawValue) values; a \(got) value was given. Convert the value first."
+        case .validation(let object, let property, let reason):
+            return "Validation failed for \(object.uriString), property '\(property)': \(reason). Fix the object and save again; nothing was written."
+        case .deleteDenied(let object, let relationship):
+            return "Cannot delete \(object.uriString): its relationship '\(relationship)' has the deny rule and is not empty. Empty it first; nothing was written."
+        case .constraintViolation(let entity, let attributes, let values, let existing):
+            let pairs = zip(attributes, values).map { "\($0)=\($1)" }.joined(separator: ", ")
+            let other = existing.map { " (already held by \($0.uriString))" } ?? ""
+            return "Uniqueness constraint on \(entity)(\(attributes.joined(separator: ", "))) violated by \(pairs)\(other). Use a merge policy that resolves constraints (object or store trump) or change the values; nothing was written."
+        case .mergeConflict(let conflicts):
+            let list = conflicts.map(\.description).joined(separator: "; ")
+            return "Merge conflict on \(conflicts.count) object(s): \(list). Another context or process changed them since they were read. Refresh them, or save with a merge policy other than .error; nothing was written."
+        case .storeCannotOpen(let path, let reason):
+            return "Cannot open the store at \(path): \(reason). Check the path, its permissions and that it is an Ambar SQLite store."
+        case .incompatibleModel(let storeHash, let modelHash):
+            return "The store was created with a different model (store \(storeHash), this program \(modelHash)). Open it with the model it was created with, or migrate it."
+        case .objectNotFound(let id):
+            return "Object \(id.uriString) does not exist (it was deleted or never saved)."
+        case .invalidObjectID(let reason):
+            return "Invalid object ID: \(reason)."
+        case .wrongQueue(let context, let operation):
+            return "\(operation) was called off the queue of context '\(context)'. Wrap the call in context.perform { } or performAndWait { }."
+        case .foreignObject(let id, let operation):
+            return "\(operation): object \(id.uriString) belongs to another context (or none). Use context.object(with: id) to get this context's instance."
+        case .invalidPredicate(let reason):
+            return "Invalid predicate: \(reason)."
+        case .invalidFetchRequest(let reason):
+            return "Invalid fetch request: \(reason)."
+        case .saveRefused(let context, let reason):
+            return "Context '\(context)' does not save: \(reason). Its changes are kept in memory."
+        case .storeDeleted:
+            return "The store was deleted; this stack can no longer save. Create a new stack."
+        case .storage(let operation, let code, let message):
+            return "SQLite failed during \(operation) (code \(code)): \(message). The transaction was rolled back; the context keeps its changes."
+        }
+    }
+
+    /// Same as ``description``.
+    public var errorDescription: String? { description }
+}
+
+/// One object in conflict at save: what the context had read, and what the store holds now.
+public struct MergeConflict: Sendable, Equatable, CustomStringConvertible {
+    /// The object in conflict.
+    public let objectID: ManagedObjectID
+    /// The row version the context had read (its snapshot).
+    public let cachedVersion: Int64
+    /// The row version in the store now; 0 means the row was deleted.
+    public let currentVersion: Int64
+    /// The values the context had read, by attribute name.
+    public let cachedSnapshot: [String: AttributeValue]
+    /// The values in the store now, by attribute name (empty when deleted).
+    public let persistedSnapshot: [String: AttributeValue]
+
+    /// A one-line summary: the object and both versions.
+    public var description: String {
+        "\(objectID.uriString) (read version \(cachedVersion), store version \(currentVersion)\(currentVersion == 0 ? ", deleted" : ""))"
+    }
+}

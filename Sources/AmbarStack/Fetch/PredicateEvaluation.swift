@@ -1,0 +1,207 @@
+import Foundation
+
+/// Evaluates predicates and sort orders on managed objects in memory, with the same semantics as
+/// the SQL a store generates (see ``Predicate``). Must run on the objects' context queue.
+enum PredicateEvaluation {
+    /// Whether `object` matches `predicate`.
+    static func evaluate(_ predicate: Predicate, on object: ManagedObject) throws(AmbarError) -> Bool {
+        switch predicate {
+        case .constant(let b):
+            return b
+        case .and(let parts):
+            for p in parts where !(try evaluate(p, on: object)) { return false }
+            return true
+        case .or(let parts):
+            for p in parts where try evaluate(p, on: object) { return true }
+            return false
+        case .not(let p):
+            return !(try evaluate(p, on: object))
+        case .objectIn(let ids):
+            return ids.contains(object.objectID)
+        case .comparison(let key, let op, let value, let options):
+            let (attribute, current) = try resolveAttribute(key, on: object)
+            let param = try coerce(value, to: attribute, key: key)
+            return compare(current, op, param, attribute.type, options)
+        case .isIn(let key, let values, let options):
+            let (attribute, current) = try resolveAttribute(key, on: object)
+            if current.isNull { return false }
+            for v in values {
+                let param = try coerce(v, to: attribute, key: key)
+                if !param.isNull, compare(current, .equal, param, attribute.type, options) { return true }
+            }
+            return false
+        case .between(let key, let lower, let upper):
+            let (attribute, current) = try resolveAttribute(key, on: object)
+            let lo = try coerce(lower, to: attribute, key: key), hi = try coerce(upper, to: attribute, key: key)
+            return compare(current, .greaterOrEqual, lo, attribute.type, [])
+                && compare(current, .lessOrEqual, hi, attribute.type, [])
+        case .text(let key, let op, let pattern, let options):
+            let (attribute, current) = try resolveAttribute(key, on: object)
+            guard [.string, .uuid, .uri].contains(attribute.type) else {
+                throw .invalidPredicate("'\(key)' is not text; \(op.rawValue) needs a string attribute")
+            }
+            guard case .text(let text) = StoredScalar(current) else { return false }
+            return TextSemantics.matches(op, text, pattern, options)
+        case .relationship(let key, let target):
+            let (holder, rel) = try resolveRelationship(key, on: object, toMany: false)
+            guard let holder else { return target == nil }
+            holder.fireFaultIfNeeded()
+            return holder.toOne[rel.index] == target
+        case .any(let key, let sub):
+            let (holder, rel) = try resolveRelationship(key, on: object, toMany: true)
+            guard let holder else { return false }
+            for destination in holder.destinations(at: rel.index) where try evaluate(sub, on: destination) {
+                return true
+            }
+            return false
+        case .count(let key, let op, let count):
+            let (holder, rel) = try resolveRelationship(key, on: object, toMany: true)
+            let n = holder.map { $0.destinationIDs(at: rel.index).count } ?? 0
+            return compare(.integer(Int64(n)), op, .integer(Int64(count)), .integer64, [])
+        }
+    }
+
+    /// Follows the to-one relationships of `path` up to its last component.
+    private static func walk(_ path: String, from object: ManagedObject) throws(AmbarError) -> (ManagedObject?, String) {
+        let parts = path.split(separator: ".").map(String.init)
+        guard let last = parts.last else { throw .invalidPredicate("empty key path") }
+        var current: ManagedObject? = object
+        var layout = object.layout
+        for name in parts.dropLast() {
+            guard let i = layout.relationshipIndex[name], !layout.relationships[i].isToMany else {
+                throw .invalidPredicate("'\(name)' in key path '\(path)' is not a to-one relationship of '\(layout.name)'")
+            }
+            let destinationName = layout.relationships[i].description.destination
+            current = current?.destination(at: i)
+            guard let next = current?.layout ?? object.managedObjectContext?.layoutIfKnown(destinationName) else {
+                return (nil, last)
+            }
+            layout = next
+        }
+        return (current, last)
+    }
+
+    static func resolveAttribute(_ path: String, on object: ManagedObject) throws(AmbarError) -> (AttributeDescription, AttributeValue) {
+        let (holder, name) = try walk(path, from: object)
+        guard let holder else {
+            // A nil relationship on the way: find the attribute's type from the model.
+            guard let attribute = try attributeDescription(path, from: object.layout, context: object.managedObjectContext) else {
+                throw .invalidPredicate("key path '\(path)' does not end at an attribute")
+            }
+            return (attribute, .null)
+        }
+        guard let i = holder.layout.attributeIndex[name] else {
+            if holder.layout.relationshipIndex[name] != nil {
+                throw .invalidPredicate("'\(path)' is a relationship; compare attributes, or use ToOneKey / ToManyKey")
+            }
+            throw .unknownProperty(entity: holder.layout.name, property: name)
+        }
+        return (holder.layout.attributes[i], holder.attribute(at: i))
+    }
+
+    private static func attributeDescription(_ path: String, from layout: EntityLayout, context: ManagedObjectContext?) throws(AmbarError) -> AttributeDescription? {
+        var layout = layout
+        let parts = path.split(separator: ".").map(String.init)
+        for name in parts.dropLast() {
+            guard let i = layout.relationshipIndex[name], let context,
+                  let next = context.layoutIfKnown(layout.relationships[i].description.destination) else { return nil }
+            layout = next
+        }
+        guard let last = parts.last, let i = layout.attributeIndex[last] else { return nil }
+        return layout.attributes[i]
+    }
+
+    private static func resolveRelationship(_ path: String, on object: ManagedObject, toMany: Bool) throws(AmbarError) -> (ManagedObject?, ResolvedRelationship) {
+        let (holder, name) = try walk(path, from: object)
+        let layout = try holderLayout(path, object)
+        guard let i = layout.relationshipIndex[name], layout.relationships[i].isToMany == toMany else {
+            throw .invalidPredicate("'\(path)' is not a to-\(toMany ? "many" : "one") relationship of '\(layout.name)'")
+        }
+        return (holder, layout.relationships[i])
+    }
+
+    private static func holderLayout(_ path: String, _ object: ManagedObject) throws(AmbarError) -> EntityLayout {
+        var layout = object.layout
+        for name in path.split(separator: ".").map(String.init).dropLast() {
+            guard let i = layout.relationshipIndex[name],
+                  let next = object.managedObjectContext?.layoutIfKnown(layout.relationships[i].description.destination) else {
+                throw .invalidPredicate("'\(name)' in key path '\(path)' is not a to-one relationship of '\(layout.name)'")
+            }
+            layout = next
+        }
+        return layout
+    }
+
+    static func coerce(_ value: AttributeValue, to attribute: AttributeDescription, key: String) throws(AmbarError) -> AttributeValue {
+        guard let coerced = value.coerced(to: attribute.type) else {
+            throw .invalidPredicate("'\(key)' is \(attribute.type.rawValue); cannot compare it with \(value.kindName) \(value)")
+        }
+        return coerced
+    }
+
+    /// Compares with the documented semantics: null-safe equality, false for ordering with nil.
+    static func compare(_ a: AttributeValue, _ op: ComparisonOperator, _ b: AttributeValue, _ type: AttributeType, _ options: TextOptions) -> Bool {
+        switch op {
+        case .equal: return nullSafeEqual(a, b, type, options)
+        case .notEqual: return !nullSafeEqual(a, b, type, options)
+        default:
+            guard !a.isNull, !b.isNull else { return false }
+            let c = order(a, b, type, options)
+            switch op {
+            case .less: return c < 0
+            case .lessOrEqual: return c <= 0
+            case .greater: return c > 0
+            case .greaterOrEqual: return c >= 0
+            default: return false
+            }
+        }
+    }
+
+    private static func nullSafeEqual(_ a: AttributeValue, _ b: AttributeValue, _ type: AttributeType, _ options: TextOptions) -> Bool {
+        if a.isNull || b.isNull { return a.isNull && b.isNull }
+        return order(a, b, type, options) == 0
+    }
+
+    /// Orders two non-null values of an attribute type; nulls (if any) sort first.
+    static func order(_ a: AttributeValue, _ b: AttributeValue, _ type: AttributeType, _ options: TextOptions) -> Int {
+        var x = StoredScalar(a), y = StoredScalar(b)
+        if type == .decimal, case .text(let s) = x, case .text(let t) = y,
+           let c = TextSemantics.compareDecimalText(s, t) {
+            return c
+        }
+        if !options.isEmpty {
+            if case .text(let s) = x { x = .text(TextSemantics.fold(s, options)) }
+            if case .text(let t) = y { y = .text(TextSemantics.fold(t, options)) }
+        }
+        return StoredScalar.order(x, y)
+    }
+
+    /// Whether `a` sorts before `b` under `sorts`, ties broken by primary key.
+    static func precedes(_ a: ManagedObject, _ b: ManagedObject, _ sorts: [SortDescriptor]) -> Bool {
+        for sort in sorts {
+            let va = (try? resolveAttribute(sort.key, on: a)) ?? nil
+            let vb = (try? resolveAttribute(sort.key, on: b)) ?? nil
+            let type = va?.0.type ?? vb?.0.type ?? .string
+            let x = va?.1 ?? .null, y = vb?.1 ?? .null
+            var c: Int
+            if x.isNull || y.isNull {
+                c = x.isNull == y.isNull ? 0 : (x.isNull ? -1 : 1)
+            } else {
+                c = order(x, y, type, sort.options)
+            }
+            if !sort.ascending { c = -c }
+            if c != 0 { return c < 0 }
+        }
+        return idPrecedes(a.objectID, b.objectID)
+    }
+
+    /// Permanent IDs by primary key, then temporary IDs in insertion order.
+    static func idPrecedes(_ a: ManagedObjectID, _ b: ManagedObjectID) -> Bool {
+        switch (a.key, b.key) {
+        case (.permanent(let x), .permanent(let y)): return x == y ? a.entityName < b.entityName : x < y
+        case (.permanent, .temporary): return true
+        case (.temporary, .permanent): return false
+        case (.temporary(let x), .temporary(let y)): return x < y
+        }
+    }
+}

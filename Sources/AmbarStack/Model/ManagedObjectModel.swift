@@ -1,0 +1,87 @@
+import Foundation
+
+/// A model: the set of entities a store holds. Codable, so a store can keep the model it was
+/// created with, and identified by a ``versionHash``.
+///
+/// ```swift
+/// let model = try ManagedObjectModel(entities: [
+///     EntityDescription("Department", properties: [
+///         .attribute("name", .string),
+///         .toMany("employees", "Employee", inverse: "department", deleteRule: .cascade),
+///     ]),
+///     EntityDescription("Employee", properties: [
+///         .attribute("name", .string),
+///         .toOne("department", "Department", inverse: "employees"),
+///     ]),
+/// ], classes: [Employee.self])
+/// ```
+public struct ManagedObjectModel: Sendable, Hashable, Codable {
+    /// The entities, in the order given.
+    public let entities: [EntityDescription]
+    /// A hash of the entities' definitions: equal models have equal hashes.
+    public let versionHash: String
+    let resolved: ResolvedModel
+
+    /// Creates and validates a model.
+    ///
+    /// - Parameters:
+    ///   - entities: the entity definitions.
+    ///   - classes: managed-object subclasses; each is used for the entity its
+    ///     ``ManagedObject/entityName`` names. Entities without a class use ``ManagedObject``.
+    /// - Throws: ``AmbarError/invalidModel(_:)`` naming the entity and property at fault.
+    public init(entities: [EntityDescription], classes: [ManagedObject.Type] = []) throws(AmbarError) {
+        self.entities = entities
+        var classMap: [String: ManagedObject.Type] = [:]
+        for type in classes { classMap[type.entityName] = type }
+        self.resolved = try ResolvedModel(entities: entities, classes: classMap)
+        self.versionHash = Self.hash(of: entities)
+    }
+
+    /// Returns this model with `classes` used for their entities.
+    public func registering(_ classes: [ManagedObject.Type]) throws(AmbarError) -> ManagedObjectModel {
+        var map = resolved.classes
+        for type in classes { map[type.entityName] = type }
+        return try ManagedObjectModel(entities: entities, classes: Array(map.values))
+    }
+
+    /// The entity named `name`, with inherited properties resolved.
+    public func entity(named name: String) -> EntityDescription? {
+        resolved.entities[name]?.description
+    }
+
+    /// The names of all entities.
+    public var entityNames: [String] { entities.map(\.name) }
+
+    enum CodingKeys: String, CodingKey { case entities }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let entities = try container.decode([EntityDescription].self, forKey: .entities)
+        try self.init(entities: entities)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(entities, forKey: .entities)
+    }
+
+    public static func == (lhs: ManagedObjectModel, rhs: ManagedObjectModel) -> Bool {
+        lhs.versionHash == rhs.versionHash && lhs.entities == rhs.entities
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(versionHash) }
+
+    /// FNV-1a over the canonical JSON of the entities sorted by name.
+    static func hash(of entities: [EntityDescription]) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let sorted = entities.sorted { $0.name < $1.name }
+        let bytes = (try? encoder.encode(sorted)) ?? Data(sorted.map(\.name).joined(separator: ",").utf8)
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in bytes {
+            h ^= UInt64(b)
+            h = h &* 0x0000_0100_0000_01b3
+        }
+        return String(h, radix: 16)
+    }
+}

@@ -1,0 +1,152 @@
+import Logging
+
+/// Declares a typed attribute of a ``ManagedObject`` subclass in one line:
+/// `@Managed("name") var name: String`.
+///
+/// Reading a non-optional property whose stored value is `nil` gives the type's
+/// ``AttributeValueConvertible/placeholder`` (the save then fails validation if the attribute is
+/// not optional). Writing a value that does not fit the attribute, or writing off the context's
+/// queue, is not applied and is logged; use ``ManagedObject/setValue(_:forKey:)`` to get the error.
+@propertyWrapper
+public struct Managed<Value: AttributeValueConvertible> {
+    /// The attribute's name in the model.
+    public let key: String
+
+    /// Declares the property for the attribute named `key`.
+    public init(_ key: String) { self.key = key }
+
+    /// Not available: `@Managed` works only inside ``ManagedObject`` subclasses.
+    @available(*, unavailable, message: "@Managed is only available on ManagedObject subclasses")
+    public var wrappedValue: Value {
+        get { Value.placeholder }
+        set {}
+    }
+
+    /// Reads and writes through the enclosing object.
+    public static subscript<Object: ManagedObject>(
+        _enclosingInstance object: Object,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Object, Managed<Value>>
+    ) -> Value {
+        get {
+            let key = object[keyPath: storageKeyPath].key
+            guard let i = object.layout.attributeIndex[key] else {
+                PropertyLog.unknown(object, key)
+                return Value.placeholder
+            }
+            return Value(attributeValue: object.attribute(at: i)) ?? Value.placeholder
+        }
+        set {
+            let key = object[keyPath: storageKeyPath].key
+            do {
+                try object.setValue(newValue.attributeValue, forKey: key)
+            } catch {
+                PropertyLog.failedWrite(object, key, error)
+            }
+        }
+    }
+}
+
+/// Declares a typed to-one relationship of a ``ManagedObject`` subclass in one line:
+/// `@ToOne("department") var department: Department?`. Setting it keeps the inverse in step.
+@propertyWrapper
+public struct ToOne<Destination: ManagedObject> {
+    /// The relationship's name in the model.
+    public let key: String
+
+    /// Declares the property for the to-one relationship named `key`.
+    public init(_ key: String) { self.key = key }
+
+    /// Not available: `@ToOne` works only inside ``ManagedObject`` subclasses.
+    @available(*, unavailable, message: "@ToOne is only available on ManagedObject subclasses")
+    public var wrappedValue: Destination? {
+        get { nil }
+        set {}
+    }
+
+    /// Reads and writes through the enclosing object.
+    public static subscript<Object: ManagedObject>(
+        _enclosingInstance object: Object,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Destination?>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Object, ToOne<Destination>>
+    ) -> Destination? {
+        get {
+            let key = object[keyPath: storageKeyPath].key
+            do {
+                return try object.object(forKey: key) as? Destination
+            } catch {
+                PropertyLog.failedRead(object, key, error)
+                return nil
+            }
+        }
+        set {
+            let key = object[keyPath: storageKeyPath].key
+            do {
+                try object.setObject(newValue, forKey: key)
+            } catch {
+                PropertyLog.failedWrite(object, key, error)
+            }
+        }
+    }
+}
+
+/// Declares a typed to-many relationship of a ``ManagedObject`` subclass in one line:
+/// `@ToMany("employees") var employees: Set<Employee>`. Assigning a set adds and removes the
+/// difference, keeping inverses in step.
+@propertyWrapper
+public struct ToMany<Destination: ManagedObject> {
+    /// The relationship's name in the model.
+    public let key: String
+
+    /// Declares the property for the to-many relationship named `key`.
+    public init(_ key: String) { self.key = key }
+
+    /// Not available: `@ToMany` works only inside ``ManagedObject`` subclasses.
+    @available(*, unavailable, message: "@ToMany is only available on ManagedObject subclasses")
+    public var wrappedValue: Set<Destination> {
+        get { [] }
+        set {}
+    }
+
+    /// Reads and writes through the enclosing object.
+    public static subscript<Object: ManagedObject>(
+        _enclosingInstance object: Object,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Set<Destination>>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Object, ToMany<Destination>>
+    ) -> Set<Destination> {
+        get {
+            let key = object[keyPath: storageKeyPath].key
+            do {
+                return Set(try object.objects(forKey: key).compactMap { $0 as? Destination })
+            } catch {
+                PropertyLog.failedRead(object, key, error)
+                return []
+            }
+        }
+        set {
+            let key = object[keyPath: storageKeyPath].key
+            do {
+                try object.setObjects(Set(newValue.map { $0 as ManagedObject }), forKey: key)
+            } catch {
+                PropertyLog.failedWrite(object, key, error)
+            }
+        }
+    }
+}
+
+/// Logs misuse of typed properties, which cannot throw.
+enum PropertyLog {
+    static let logger = Logger(label: "ambar.stack.properties")
+
+    static func unknown(_ object: ManagedObject, _ key: String) {
+        logger.error("Typed property '\(key)' is not in entity '\(object.entityName)'; check the @Managed key.")
+    }
+
+    static func failedRead(_ object: ManagedObject, _ key: String, _ error: any Error) {
+        logger.error("Reading \(object.entityName).\(key) failed: \(error)")
+    }
+
+    static func failedWrite(_ object: ManagedObject, _ key: String, _ error: any Error) {
+        logger.error("Writing \(object.entityName).\(key) was not applied: \(error)")
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import Synchronization
+
+/// Identifies a coordinator; `Sendable`, so notifications can carry it.
+public struct CoordinatorIdentifier: Sendable, Hashable, CustomStringConvertible {
+    let raw: UInt64
+    private static let counter = Atomic<UInt64>(0)
+    static func next() -> CoordinatorIdentifier { CoordinatorIdentifier(raw: counter.add(1, ordering: .relaxed).newValue) }
+    public var description: String { "coordinator#\(raw)" }
+}
+
+/// Where a coordinator keeps its store.
+public enum StoreDescription: Sendable, Hashable {
+    /// An SQLite file (WAL mode), created if missing. Several coordinators, in this process or
+    /// others, may open the same file.
+    case sqlite(URL)
+    /// A store in memory: nothing is written to disk, and it is gone with the coordinator.
+    case inMemory
+}
+
+/// Connects contexts to one store: its own connections, and its own did-save notifications.
+///
+/// Two coordinators on the same file are two independent connection pools, as in Core Data;
+/// conflicts between them are caught by optimistic locking at save.
+public final class PersistentStoreCoordinator: Sendable {
+    /// The model of the store.
+    public let model: ManagedObjectModel
+    /// Where the store is.
+    public let storeDescription: StoreDescription
+    /// The coordinator's identity in notifications.
+    public let identifier = CoordinatorIdentifier.next()
+    /// A name for logs.
+    public let name: String?
+    let store: any PersistentStore
+    let didSaveObservers = ObserverList<DidSaveNotification>()
+    let deleted = Atomic<Bool>(false)
+
+    /// Opens the store (creating it if needed).
+    ///
+    /// - Throws: ``AmbarError/storeCannotOpen(path:reason:)`` or
+    ///   ``AmbarError/incompatibleModel(storeHash:modelHash:)``.
+    public init(model: ManagedObjectModel, store description: StoreDescription, name: String? = nil) throws(AmbarError) {
+        self.model = model
+        self.storeDescription = description
+        self.name = name
+        switch description {
+        case .sqlite(let url): self.store = try SQLiteStore.open(.file(url), model: model)
+        case .inMemory: self.store = try SQLiteStore.open(.inMemory, model: model)
+        }
+    }
+
+    /// The store's UUID (the authority part of object-ID URIs).
+    public var storeIdentifier: String { store.identifier }
+
+    /// The store's location: a file path, or `:memory:`.
+    public var storeLocation: String { store.location }
+
+    /// Calls `callback` after every save of a root context on this coordinator, on the saving
+    /// context's queue. Hop to your own queue before touching objects.
+    public func observeDidSave(_ callback: @escaping @Sendable (DidSaveNotification) -> Void) -> ContextObservation {
+        didSaveObservers.add(callback)
+    }
+
+    /// The managed-object ID for a URI of this store.
+    ///
+    /// - Throws: ``AmbarError/invalidObjectID(_:)`` when the URI is malformed, names another store
+    ///   or an entity the model does not have.
+    public func managedObjectID(forURIRepresentation uri: URL) throws(AmbarError) -> ManagedObjectID {
+        let id = try ManagedObjectID(uri: uri)
+        try validate(id)
+        return id
+    }
+
+    func validate(_ id: ManagedObjectID) throws(AmbarError) {
+        guard model.resolved.entities[id.entityName] != nil else {
+            throw .invalidObjectID("entity '\(id.entityName)' of \(id.uriString) is not in the model")
+        }
+        guard id.isTemporaryID || id.storeIdentifier == store.identifier else {
+            throw .invalidObjectID("\(id.uriString) belongs to store \(id.storeIdentifier), not \(store.identifier)")
+        }
+    }
+
+    func checkUsable() throws(AmbarError) {
+        if deleted.load(ordering: .acquiring) { throw .storeDeleted }
+    }
+}

@@ -1,0 +1,234 @@
+import GRDB
+
+/// Compiles predicates and sort descriptors to parameterised SQL for an Ambar SQLite store, with
+/// the semantics ``PredicateEvaluation`` implements in memory.
+struct SQLQueryBuilder {
+    /// One FROM scope: a table alias and the joins made for key paths through to-one relationships.
+    final class Scope {
+        let alias: String
+        let layout: EntityLayout
+        var joins: [String] = []
+        var joined: [String: (alias: String, layout: EntityLayout)] = [:]
+
+        init(alias: String, layout: EntityLayout) {
+            self.alias = alias
+            self.layout = layout
+        }
+    }
+
+    let model: ResolvedModel
+    let entityIDs: [String: Int64]
+    private(set) var arguments: [DatabaseValue] = []
+    private var aliasCounter = 0
+
+    init(model: ResolvedModel, entityIDs: [String: Int64]) {
+        self.model = model
+        self.entityIDs = entityIDs
+    }
+
+    mutating func newAlias(_ prefix: String) -> String {
+        aliasCounter += 1
+        return "\(prefix)\(aliasCounter)"
+    }
+
+    /// The `Z_ENT` filter for an entity (and its sub-entities), or nil when the table holds only it.
+    func entityFilter(_ layout: EntityLayout, alias: String, includesSubentities: Bool) -> String? {
+        let rootLayout = model.entities[layout.rootName]
+        let all = rootLayout?.selfAndDescendants.count ?? 1
+        let wanted = includesSubentities ? layout.selfAndDescendants : [layout.name]
+        if wanted.count == all { return nil }
+        let ids = wanted.compactMap { entityIDs[$0] }.map(String.init).joined(separator: ", ")
+        return "\(alias).Z_ENT IN (\(ids))"
+    }
+
+    /// Follows the to-one relationships of `path` (all but the last component), adding joins.
+    mutating func holder(_ path: String, in scope: Scope) throws(AmbarError) -> (alias: String, layout: EntityLayout, last: String) {
+        let parts = path.split(separator: ".").map(String.init)
+        guard let last = parts.last else { throw .invalidPredicate("empty key path") }
+        var alias = scope.alias, layout = scope.layout, prefix = ""
+        for name in parts.dropLast() {
+            guard let i = layout.relationshipIndex[name], !layout.relationships[i].isToMany else {
+                throw .invalidPredicate("'\(name)' in key path '\(path)' is not a to-one relationship of '\(layout.name)'")
+            }
+            prefix += (prefix.isEmpty ? "" : ".") + name
+            let destination = try model.layout(layout.relationships[i].description.destination)
+            if let existing = scope.joined[prefix] {
+                alias = existing.alias
+            } else {
+                let joinAlias = newAlias("j")
+                scope.joins.append("LEFT JOIN \(quoted(destination.rootName)) AS \(joinAlias) ON \(joinAlias).Z_PK = \(alias).\(quoted(name))")
+                scope.joined[prefix] = (joinAlias, destination)
+                alias = joinAlias
+            }
+            layout = destination
+        }
+        return (alias, layout, last)
+    }
+
+    /// The column of the attribute at `path`.
+    mutating func attributeColumn(_ path: String, in scope: Scope) throws(AmbarError) -> (sql: String, attribute: AttributeDescription) {
+        let (alias, layout, last) = try holder(path, in: scope)
+        guard let i = layout.attributeIndex[last] else {
+            if layout.relationshipIndex[last] != nil {
+                throw .invalidPredicate("'\(path)' is a relationship; compare attributes, or use ToOneKey / ToManyKey")
+            }
+            throw .unknownProperty(entity: layout.name, property: last)
+        }
+        return ("\(alias).\(quoted(last))", layout.attributes[i])
+    }
+
+    mutating func bind(_ value: AttributeValue) -> String {
+        arguments.append(SQLiteValues.databaseValue(value))
+        return "?"
+    }
+
+    private func textExpression(_ sql: String, _ options: TextOptions, _ type: AttributeType) -> String {
+        guard !options.isEmpty, [.string, .uuid, .uri].contains(type) else { return sql }
+        return "ambar_fold(\(sql), \(options.rawValue))"
+    }
+
+    /// Compiles a predicate to an SQL boolean expression that is never NULL.
+    mutating func compile(_ predicate: Predicate, in scope: Scope) throws(AmbarError) -> String {
+        switch predicate {
+        case .constant(let b):
+            return b ? "1" : "0"
+        case .and(let parts):
+            if parts.isEmpty { return "1" }
+            var compiled: [String] = []
+            for p in parts { compiled.append(try compile(p, in: scope)) }
+            return "(" + compiled.joined(separator: " AND ") + ")"
+        case .or(let parts):
+            if parts.isEmpty { return "0" }
+            var compiled: [String] = []
+            for p in parts { compiled.append(try compile(p, in: scope)) }
+            return "(" + compiled.joined(separator: " OR ") + ")"
+        case .not(let p):
+            return "NOT \(try compile(p, in: scope))"
+        case .objectIn(let ids):
+            let pks = ids.filter { model.entities[$0.entityName]?.rootName == scope.layout.rootName }.compactMap(\.primaryKey)
+            if pks.isEmpty { return "0" }
+            return "\(scope.alias).Z_PK IN (\(pks.map(String.init).joined(separator: ", ")))"
+        case .comparison(let key, let op, let value, let options):
+            let (column, attribute) = try attributeColumn(key, in: scope)
+            let param = try PredicateEvaluation.coerce(value, to: attribute, key: key)
+            return comparison(column, attribute.type, op, param, options)
+        case .isIn(let key, let values, let options):
+            let (column, attribute) = try attributeColumn(key, in: scope)
+            var params: [AttributeValue] = []
+            for v in values {
+                let p = try PredicateEvaluation.coerce(v, to: attribute, key: key)
+                if !p.isNull { params.append(p) }
+            }
+            if params.isEmpty { return "0" }
+            if attribute.type == .decimal {
+                return "(" + params.map { comparison(column, .decimal, .equal, $0, []) }.joined(separator: " OR ") + ")"
+            }
+            let lhs = textExpression(column, options, attribute.type)
+            let list = params.map { textExpression(bind($0), options, attribute.type) }.joined(separator: ", ")
+            return "(\(column) IS NOT NULL AND \(lhs) IN (\(list)))"
+        case .between(let key, let lower, let upper):
+            let (column, attribute) = try attributeColumn(key, in: scope)
+            let lo = try PredicateEvaluation.coerce(lower, to: attribute, key: key)
+            let hi = try PredicateEvaluation.coerce(upper, to: attribute, key: key)
+            return "(" + comparison(column, attribute.type, .greaterOrEqual, lo, []) + " AND "
+                + comparison(column, attribute.type, .lessOrEqual, hi, []) + ")"
+        case .text(let key, let op, let pattern, let options):
+            let (column, attribute) = try attributeColumn(key, in: scope)
+            guard [.string, .uuid, .uri].contains(attribute.type) else {
+                throw .invalidPredicate("'\(key)' is not text; \(op.rawValue) needs a string attribute")
+            }
+            let p = bind(.string(pattern))
+            return "ambar_text('\(op.rawValue)', \(options.rawValue), \(column), \(p))"
+        case .relationship(let key, let target):
+            let (alias, layout, last) = try holder(key, in: scope)
+            guard let i = layout.relationshipIndex[last], !layout.relationships[i].isToMany else {
+                throw .invalidPredicate("'\(key)' is not a to-one relationship of '\(layout.name)'")
+            }
+            let column = "\(alias).\(quoted(last))"
+            guard let target else { return "\(column) IS NULL" }
+            guard let pk = target.primaryKey else { return "0" }
+            return "(\(column) IS NOT NULL AND \(column) = \(pk))"
+        case .any(let key, let sub):
+            let (from, link, destination) = try toManyLink(key, in: scope)
+            let inner = Scope(alias: from.alias, layout: destination)
+            let condition = try compile(sub, in: inner)
+            return "EXISTS (SELECT 1 FROM \(from.sql) \(inner.joins.joined(separator: " ")) WHERE \(link) AND \(condition))"
+        case .count(let key, let op, let count):
+            let (from, link, _) = try toManyLink(key, in: scope)
+            return "((SELECT COUNT(*) FROM \(from.sql) WHERE \(link)) \(op.sqlOperator) \(count))"
+        }
+    }
+
+    /// The FROM clause and link condition of a to-many relationship's destinations.
+    private mutating func toManyLink(_ key: String, in scope: Scope) throws(AmbarError) -> (from: (sql: String, alias: String), link: String, destination: EntityLayout) {
+        let (alias, layout, last) = try holder(key, in: scope)
+        guard let i = layout.relationshipIndex[last], layout.relationships[i].isToMany else {
+            throw .invalidPredicate("'\(key)' is not a to-many relationship of '\(layout.name)'")
+        }
+        let relationship = layout.relationships[i]
+        let destination = try model.layout(relationship.description.destination)
+        let d = newAlias("d")
+        switch relationship.mapping {
+        case .inverseForeignKey(let destinationRoot, let column):
+            return (("\(quoted(destinationRoot)) AS \(d)", d), "\(d).\(quoted(column)) = \(alias).Z_PK", destination)
+        case .joinTable(let table, let own, let other):
+            let j = newAlias("m")
+            let from = "\(quoted(table)) AS \(j) JOIN \(quoted(destination.rootName)) AS \(d) ON \(d).Z_PK = \(j).\(other)"
+            return ((from, d), "\(j).\(own) = \(alias).Z_PK", destination)
+        case .foreignKey:
+            throw .invalidPredicate("'\(key)' is not a to-many relationship")
+        }
+    }
+
+    private mutating func comparison(_ column: String, _ type: AttributeType, _ op: ComparisonOperator, _ param: AttributeValue, _ options: TextOptions) -> String {
+        if type == .decimal {
+            if param.isNull {
+                switch op {
+                case .equal: return "\(column) IS NULL"
+                case .notEqual: return "\(column) IS NOT NULL"
+                default: return "0"
+                }
+            }
+            let test = "(\(column) IS NOT NULL AND ambar_deccmp(\(column), \(bind(param))) \(op == .notEqual ? "=" : op.sqlOperator) 0)"
+            return op == .notEqual ? "NOT \(test)" : test
+        }
+        let lhs = textExpression(column, options, type)
+        switch op {
+        case .equal:
+            if param.isNull { return "\(column) IS NULL" }
+            return "(\(lhs) IS \(textExpression(bind(param), options, type)))"
+        case .notEqual:
+            if param.isNull { return "\(column) IS NOT NULL" }
+            return "(\(lhs) IS NOT \(textExpression(bind(param), options, type)))"
+        default:
+            if param.isNull { return "0" }
+            return "(\(column) IS NOT NULL AND \(lhs) \(op.sqlOperator) \(textExpression(bind(param), options, type)))"
+        }
+    }
+
+    /// The ORDER BY clause for `sorts`, ties broken by primary key.
+    mutating func orderBy(_ sorts: [SortDescriptor], in scope: Scope) throws(AmbarError) -> String {
+        var terms: [String] = []
+        for sort in sorts {
+            let (column, attribute) = try attributeColumn(sort.key, in: scope)
+            var expression = textExpression(column, sort.options, attribute.type)
+            if attribute.type == .decimal { expression = "\(column) COLLATE ambar_decimal" }
+            terms.append("\(expression) \(sort.ascending ? "ASC" : "DESC")")
+        }
+        terms.append("\(scope.alias).Z_PK ASC")
+        return terms.joined(separator: ", ")
+    }
+}
+
+extension ComparisonOperator {
+    var sqlOperator: String {
+        switch self {
+        case .equal: return "="
+        case .notEqual: return "<>"
+        case .less: return "<"
+        case .lessOrEqual: return "<="
+        case .greater: return ">"
+        case .greaterOrEqual: return ">="
+        }
+    }
+}

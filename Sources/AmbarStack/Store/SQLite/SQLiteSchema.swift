@@ -1,0 +1,81 @@
+import Foundation
+import GRDB
+
+/// Creates and checks the tables of an Ambar SQLite store.
+///
+/// Layout: one table per root entity (sub-entities share it, told apart by `Z_ENT`), with `Z_PK`
+/// (primary key), `Z_ENT` (entity number) and `Z_OPT` (row version, for optimistic locking); a
+/// join table per many-to-many relationship; and the `ambar_*` tables: metadata, entity numbers
+/// and the primary-key allocator.
+enum SQLiteSchema {
+    /// The layout version of the tables this code writes.
+    static let schemaVersion = 1
+
+    /// Creates whatever is missing and returns the store's metadata. Runs inside an IMMEDIATE
+    /// transaction, so concurrent openers in other processes serialize here.
+    static func prepare(_ db: Database, model: ManagedObjectModel) throws -> (uuid: String, entityIDs: [String: Int64]) {
+        try db.execute(sql: """
+            CREATE TABLE IF NOT EXISTS ambar_metadata (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS ambar_entities (name TEXT PRIMARY KEY NOT NULL, id INTEGER NOT NULL UNIQUE);
+            CREATE TABLE IF NOT EXISTS ambar_primarykeys (root TEXT PRIMARY KEY NOT NULL, max_pk INTEGER NOT NULL);
+            """)
+        let existingHash = try String.fetchOne(db, sql: "SELECT value FROM ambar_metadata WHERE key = 'model_hash'")
+        if let existingHash, existingHash != model.versionHash {
+            throw AmbarError.incompatibleModel(storeHash: existingHash, modelHash: model.versionHash)
+        }
+        if existingHash == nil {
+            let modelJSON = String(decoding: try JSONEncoder().encode(model), as: UTF8.self)
+            let uuid = UUID().uuidString
+            let rows: [(String, String)] = [
+                ("store_uuid", uuid), ("model_hash", model.versionHash), ("model", modelJSON),
+                ("schema_version", String(schemaVersion)),
+                ("created_at", ISO8601DateFormatter().string(from: Date())),
+            ]
+            for (key, value) in rows {
+                try db.execute(sql: "INSERT OR REPLACE INTO ambar_metadata (key, value) VALUES (?, ?)", arguments: [key, value])
+            }
+            try createTables(db, model: model)
+        }
+        guard let uuid = try String.fetchOne(db, sql: "SELECT value FROM ambar_metadata WHERE key = 'store_uuid'") else {
+            throw AmbarError.storeCannotOpen(path: db.description, reason: "the store has no UUID in ambar_metadata")
+        }
+        var ids: [String: Int64] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT name, id FROM ambar_entities") {
+            ids[row[0]] = row[1]
+        }
+        return (uuid, ids)
+    }
+
+    private static func createTables(_ db: Database, model: ManagedObjectModel) throws {
+        let resolved = model.resolved
+        var nextID: Int64 = (try Int64.fetchOne(db, sql: "SELECT max(id) FROM ambar_entities") ?? 0) + 1
+        for name in model.entities.map(\.name).sorted() {
+            try db.execute(sql: "INSERT OR IGNORE INTO ambar_entities (name, id) VALUES (?, ?)", arguments: [name, nextID])
+            nextID += 1
+        }
+        for root in resolved.roots {
+            let columns = resolved.rootColumns[root] ?? []
+            var definitions = ["Z_PK INTEGER PRIMARY KEY", "Z_ENT INTEGER NOT NULL", "Z_OPT INTEGER NOT NULL"]
+            definitions += columns.map { "\(quoted($0.name)) \($0.sqlType)" }
+            try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(quoted(root)) (\(definitions.joined(separator: ", ")))")
+            try db.execute(sql: "INSERT OR IGNORE INTO ambar_primarykeys (root, max_pk) VALUES (?, 0)", arguments: [root])
+            if resolved.entities[root]?.selfAndDescendants.count ?? 1 > 1 {
+                try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(quoted("\(root)_Z_ENT")) ON \(quoted(root)) (Z_ENT)")
+            }
+            for column in columns where column.isIndexed {
+                try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(quoted("\(root)_\(column.name)")) ON \(quoted(root)) (\(quoted(column.name)))")
+            }
+            for group in resolved.rootUniqueness[root] ?? [] {
+                let name = "\(root)_unique_\(group.joined(separator: "_"))"
+                let cols = group.map(quoted).joined(separator: ", ")
+                try db.execute(sql: "CREATE UNIQUE INDEX IF NOT EXISTS \(quoted(name)) ON \(quoted(root)) (\(cols))")
+            }
+        }
+        for join in resolved.joinTables {
+            try db.execute(sql: """
+                CREATE TABLE IF NOT EXISTS \(quoted(join.table)) (src INTEGER NOT NULL, dst INTEGER NOT NULL, PRIMARY KEY (src, dst)) WITHOUT ROWID;
+                CREATE INDEX IF NOT EXISTS \(quoted("\(join.table)_dst")) ON \(quoted(join.table)) (dst, src);
+                """)
+        }
+    }
+}

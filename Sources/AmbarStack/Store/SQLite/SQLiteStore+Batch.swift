@@ -1,0 +1,116 @@
+import Foundation
+import GRDB
+
+extension SQLiteStore {
+    /// Inserts rows directly, each a dictionary of attribute values; one transaction.
+    func batchInsert(entity: String, rows: [[String: AttributeValue]], author: String?) throws(AmbarError) -> [ManagedObjectID] {
+        let layout = try model.resolved.layout(entity)
+        guard !layout.description.isAbstract else { throw .invalidFetchRequest("entity '\(entity)' is abstract") }
+        guard let entityID = entityIDs[layout.name] else { throw .unknownEntity(entity) }
+        // Validate everything before writing anything.
+        var prepared: [[DatabaseValue]] = []
+        prepared.reserveCapacity(rows.count)
+        for (n, row) in rows.enumerated() {
+            for key in row.keys where layout.attributeIndex[key] == nil {
+                throw .unknownProperty(entity: entity, property: key)
+            }
+            var values: [DatabaseValue] = []
+            for attribute in layout.attributes {
+                let given = row[attribute.name] ?? attribute.defaultValue
+                guard let value = given.coerced(to: attribute.type) else {
+                    throw .typeMismatch(entity: entity, property: attribute.name, expected: attribute.type, got: given.kindName)
+                }
+                if value.isNull && !attribute.isOptional {
+                    throw .invalidFetchRequest("row \(n) of the batch insert has no value for non-optional '\(entity).\(attribute.name)'")
+                }
+                values.append(SQLiteValues.databaseValue(value))
+            }
+            prepared.append(values)
+        }
+        let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + layout.attributes.map { quoted($0.name) }
+        let sql = "INSERT INTO \(quoted(layout.rootName)) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+        return try write("batch insert") { db in
+            let first = try allocate(db, root: layout.rootName, count: prepared.count)
+            let statement = try db.cachedStatement(sql: sql)
+            var ids: [ManagedObjectID] = []
+            ids.reserveCapacity(prepared.count)
+            for (offset, values) in prepared.enumerated() {
+                let pk = first + Int64(offset)
+                statement.setUncheckedArguments(StatementArguments([pk.databaseValue, entityID.databaseValue, 1.databaseValue] + values))
+                do {
+                    try statement.execute()
+                } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                    throw AmbarError.constraintViolation(entity: entity, attributes: layout.uniquenessConstraints.first ?? [], values: [], existing: nil)
+                }
+                ids.append(ManagedObjectID(entityName: layout.name, storeIdentifier: identifier, primaryKey: pk))
+            }
+            return ids
+        }
+    }
+
+    /// Sets `values` on every object matching the query; bumps their versions; one transaction.
+    func batchUpdate(_ query: StoreQuery, values: [String: AttributeValue], author: String?) throws(AmbarError) -> [ManagedObjectID] {
+        let layout = try model.resolved.layout(query.entity)
+        guard !values.isEmpty else { return [] }
+        var assignments = ["Z_OPT = Z_OPT + 1"]
+        var arguments: [DatabaseValue] = []
+        for (name, value) in values.sorted(by: { $0.key < $1.key }) {
+            guard let i = layout.attributeIndex[name] else { throw .unknownProperty(entity: layout.name, property: name) }
+            let attribute = layout.attributes[i]
+            guard let coerced = value.coerced(to: attribute.type) else {
+                throw .typeMismatch(entity: layout.name, property: name, expected: attribute.type, got: value.kindName)
+            }
+            if coerced.isNull && !attribute.isOptional {
+                throw .invalidFetchRequest("batch update sets non-optional '\(layout.name).\(name)' to nil")
+            }
+            assignments.append("\(quoted(name)) = ?")
+            arguments.append(SQLiteValues.databaseValue(coerced))
+        }
+        let (select, selectArguments, _) = try select({ "\($0).Z_PK, \($0).Z_ENT" }, query)
+        return try write("batch update") { db in
+            let ids = try matchingIDs(db, select, selectArguments)
+            for chunk in chunks(ids.compactMap(\.primaryKey)) {
+                try db.execute(
+                    sql: "UPDATE \(quoted(layout.rootName)) SET \(assignments.joined(separator: ", ")) WHERE Z_PK IN (\(chunk.map(String.init).joined(separator: ",")))",
+                    arguments: StatementArguments(arguments))
+            }
+            return ids
+        }
+    }
+
+    /// Deletes every object matching the query (and their join rows), bypassing delete rules and
+    /// contexts; one transaction.
+    func batchDelete(_ query: StoreQuery, author: String?) throws(AmbarError) -> [ManagedObjectID] {
+        let layout = try model.resolved.layout(query.entity)
+        let (select, selectArguments, _) = try select({ "\($0).Z_PK, \($0).Z_ENT" }, query)
+        return try write("batch delete") { db in
+            let ids = try matchingIDs(db, select, selectArguments)
+            for chunk in chunks(ids.compactMap(\.primaryKey)) {
+                let list = chunk.map(String.init).joined(separator: ",")
+                try db.execute(sql: "DELETE FROM \(quoted(layout.rootName)) WHERE Z_PK IN (\(list))")
+                for join in model.resolved.joinTables {
+                    if join.sourceRoot == layout.rootName {
+                        try db.execute(sql: "DELETE FROM \(quoted(join.table)) WHERE src IN (\(list))")
+                    }
+                    if join.destinationRoot == layout.rootName {
+                        try db.execute(sql: "DELETE FROM \(quoted(join.table)) WHERE dst IN (\(list))")
+                    }
+                }
+            }
+            return ids
+        }
+    }
+
+    private func matchingIDs(_ db: Database, _ sql: String, _ arguments: [DatabaseValue]) throws -> [ManagedObjectID] {
+        var ids: [ManagedObjectID] = []
+        for row in try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)) {
+            guard let name = entityNames[row[1]] else { continue }
+            ids.append(ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: row[0]))
+        }
+        return ids
+    }
+
+    private func chunks(_ pks: [Int64]) -> [[Int64]] {
+        stride(from: 0, to: pks.count, by: 500).map { Array(pks[$0..<min($0 + 500, pks.count)]) }
+    }
+}

@@ -1,0 +1,342 @@
+import Foundation
+import GRDB
+
+extension SQLiteStore {
+    /// Applies a change set in one IMMEDIATE transaction.
+    ///
+    /// Order: primary keys are assigned, inserts that collide on a uniqueness constraint are
+    /// resolved, then deletes, updates (each `WHERE Z_OPT = <version read>`, so a row changed by
+    /// anyone since is caught), inserts and join rows. Conflicts are resolved by the merge policy;
+    /// under `.error` every conflict is collected and the transaction rolled back.
+    func save(_ changes: ChangeSet) throws(AmbarError) -> SaveOutcome {
+        try write("save") { db in
+            var work = SaveWork(store: self, db: db, changes: changes)
+            try work.run()
+            return work.outcome
+        }
+    }
+}
+
+/// The state of one save transaction.
+private struct SaveWork {
+    let store: SQLiteStore
+    let db: Database
+    let changes: ChangeSet
+    var outcome = SaveOutcome()
+    /// Temporary (or merged) IDs and what they resolve to.
+    var idMap: [ManagedObjectID: ManagedObjectID] = [:]
+    /// Inserts to skip because they resolved to an existing row.
+    var skipInsert = Set<ManagedObjectID>()
+    var conflicts: [MergeConflict] = []
+    var deletedInThisSave = Set<ManagedObjectID>()
+
+    init(store: SQLiteStore, db: Database, changes: ChangeSet) {
+        self.store = store
+        self.db = db
+        self.changes = changes
+    }
+
+    var resolved: ResolvedModel { store.model.resolved }
+
+    func resolve(_ id: ManagedObjectID) -> ManagedObjectID { idMap[id] ?? id }
+
+    mutating func run() throws {
+        try assignPrimaryKeys()
+        try resolveUniqueness()
+        for delete in changes.deletes { try apply(delete) }
+        for update in changes.updates { try apply(update) }
+        for insert in changes.inserts where !skipInsert.contains(insert.id) { try apply(insert) }
+        try applyJoins()
+        if !conflicts.isEmpty { throw AmbarError.mergeConflict(conflicts) }
+        for (temporary, permanent) in idMap where temporary != permanent {
+            outcome.permanentIDs[temporary] = permanent
+        }
+    }
+
+    // MARK: Keys and constraints
+
+    mutating func assignPrimaryKeys() throws {
+        var pending: [String: [ManagedObjectID]] = [:]
+        for insert in changes.inserts {
+            guard let layout = resolved.entities[insert.id.entityName] else { throw AmbarError.unknownEntity(insert.id.entityName) }
+            if insert.id.isTemporaryID {
+                pending[layout.rootName, default: []].append(insert.id)
+            } else {
+                idMap[insert.id] = insert.id
+            }
+        }
+        for (root, ids) in pending {
+            let first = try store.allocate(db, root: root, count: ids.count)
+            for (offset, id) in ids.enumerated() {
+                idMap[id] = ManagedObjectID(entityName: id.entityName, storeIdentifier: store.identifier, primaryKey: first + Int64(offset))
+            }
+        }
+    }
+
+    /// Finds inserts whose unique values are already taken (in the store or earlier in this save)
+    /// and applies the merge policy to them.
+    mutating func resolveUniqueness() throws {
+        var seen: [String: ManagedObjectID] = [:]  // constraint key -> insert that claimed it
+        var claimedBy: [ManagedObjectID: InsertChange] = [:]
+        for insert in changes.inserts {
+            guard let layout = resolved.entities[insert.id.entityName], !layout.uniquenessConstraints.isEmpty else { continue }
+            claimedBy[insert.id] = insert
+            for group in layout.uniquenessConstraints {
+                let values = group.compactMap { layout.attributeIndex[$0].map { insert.values[$0] } }
+                if values.contains(where: \.isNull) { continue }
+                let key = layout.rootName + "|" + group.joined(separator: ",") + "|" + values.map { "\(StoredScalar($0))" }.joined(separator: "|")
+                if let earlier = seen[key], let earlierInsert = claimedBy[earlier] {
+                    // Two new objects with the same unique values in one save.
+                    try resolveDuplicate(new: insert, existing: resolve(earlier), existingRow: nil, earlierInsert: earlierInsert, layout: layout, group: group, values: values)
+                    if changes.mergePolicy == .mergeByPropertyObjectTrump || changes.mergePolicy == .overwrite {
+                        seen[key] = insert.id
+                    }
+                    continue
+                }
+                if let row = try existingRow(layout: layout, group: group, values: values) {
+                    try resolveDuplicate(new: insert, existing: row.id, existingRow: row, earlierInsert: nil, layout: layout, group: group, values: values)
+                    continue
+                }
+                seen[key] = insert.id
+            }
+        }
+    }
+
+    func existingRow(layout: EntityLayout, group: [String], values: [AttributeValue]) throws -> StoreRow? {
+        let spec = try store.spec(for: layout)
+        let condition = group.map { "t0.\(quoted($0)) = ?" }.joined(separator: " AND ")
+        let statement = try db.cachedStatement(sql: "SELECT \(spec.selectList("t0")) FROM \(quoted(layout.rootName)) AS t0 WHERE \(condition) LIMIT 1")
+        statement.setUncheckedArguments(StatementArguments(values.map(SQLiteValues.databaseValue)))
+        let cursor = try Row.fetchCursor(statement)
+        guard try cursor.next() != nil else { return nil }
+        return store.readRow(statement.sqliteStatement, spec)
+    }
+
+    mutating func resolveDuplicate(new insert: InsertChange, existing: ManagedObjectID, existingRow: StoreRow?, earlierInsert: InsertChange?, layout: EntityLayout, group: [String], values: [AttributeValue]) throws {
+        switch changes.mergePolicy {
+        case .error:
+            throw AmbarError.constraintViolation(entity: layout.name, attributes: group, values: values, existing: existingRow?.id)
+        case .mergeByPropertyObjectTrump, .overwrite:
+            // The new object's values win: it becomes the existing object, updated.
+            if let existingRow {
+                idMap[insert.id] = existing
+                try overwriteRow(existingRow.id, values: insert.values, toOne: insert.toOne, layout: layout, newVersion: existingRow.version + 1)
+                outcome.versions[existing] = existingRow.version + 1
+                outcome.updated.insert(existing)
+                skipInsert.insert(insert.id)
+            } else if let earlierInsert {
+                // Two new objects in one save: the later one is written, the earlier becomes it.
+                skipInsert.insert(earlierInsert.id)
+                idMap[earlierInsert.id] = resolve(insert.id)
+            }
+        case .mergeByPropertyStoreTrump, .rollback:
+            // The stored (or first) object wins: the new one becomes it, with its values.
+            idMap[insert.id] = existing
+            skipInsert.insert(insert.id)
+            if let existingRow { outcome.refreshed[existing] = existingRow }
+        }
+    }
+
+    // MARK: Rows
+
+    mutating func apply(_ delete: DeleteChange) throws {
+        guard let layout = resolved.entities[delete.id.entityName], let pk = delete.id.primaryKey else { return }
+        try db.execute(sql: "DELETE FROM \(quoted(layout.rootName)) WHERE Z_PK = ? AND Z_OPT = ?", arguments: [pk, delete.expectedVersion])
+        if db.changesCount == 0 {
+            if let current = try currentRow(delete.id) {
+                switch changes.mergePolicy {
+                case .error:
+                    conflicts.append(conflict(delete.id, layout, cached: delete.expectedVersion, snapshot: [], current: current))
+                    return
+                case .rollback:
+                    outcome.discardedDeletes.insert(delete.id)
+                    outcome.refreshed[delete.id] = current
+                    return
+                default:
+                    try db.execute(sql: "DELETE FROM \(quoted(layout.rootName)) WHERE Z_PK = ?", arguments: [pk])
+                }
+            }
+        }
+        deletedInThisSave.insert(delete.id)
+        outcome.deleted.insert(delete.id)
+        try deleteJoinRows(root: layout.rootName, pk: pk)
+    }
+
+    func deleteJoinRows(root: String, pk: Int64) throws {
+        for join in resolved.joinTables {
+            if join.sourceRoot == root {
+                try db.execute(sql: "DELETE FROM \(quoted(join.table)) WHERE src = ?", arguments: [pk])
+            }
+            if join.destinationRoot == root {
+                try db.execute(sql: "DELETE FROM \(quoted(join.table)) WHERE dst = ?", arguments: [pk])
+            }
+        }
+    }
+
+    mutating func apply(_ update: UpdateChange) throws {
+        guard let layout = resolved.entities[update.id.entityName], let pk = update.id.primaryKey else { return }
+        var assignments = ["Z_OPT = ?"]
+        var arguments: [DatabaseValue] = [(update.expectedVersion + 1).databaseValue]
+        for i in update.changedAttributes {
+            assignments.append("\(quoted(layout.attributes[i].name)) = ?")
+            arguments.append(SQLiteValues.databaseValue(update.values[i]))
+        }
+        for i in update.changedToOne {
+            appendToOne(layout.relationships[i], update.toOne[i], &assignments, &arguments)
+        }
+        arguments.append(pk.databaseValue)
+        arguments.append(update.expectedVersion.databaseValue)
+        let sql = "UPDATE \(quoted(layout.rootName)) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?"
+        let statement = try db.cachedStatement(sql: sql)
+        statement.setUncheckedArguments(StatementArguments(arguments))
+        try statement.execute()
+        if db.changesCount == 1 {
+            outcome.versions[update.id] = update.expectedVersion + 1
+            outcome.updated.insert(update.id)
+            return
+        }
+        guard let current = try currentRow(update.id) else {
+            if changes.mergePolicy == .error {
+                conflicts.append(conflict(update.id, layout, cached: update.expectedVersion, snapshot: update.snapshot, current: nil))
+            } else {
+                outcome.vanished.insert(update.id)
+            }
+            return
+        }
+        var merged = current.values
+        var mergedToOne = current.toOne.isEmpty ? Array(repeating: nil, count: layout.relationships.count) : current.toOne
+        switch changes.mergePolicy {
+        case .error:
+            conflicts.append(conflict(update.id, layout, cached: update.expectedVersion, snapshot: update.snapshot, current: current))
+            return
+        case .rollback:
+            outcome.refreshed[update.id] = current
+            return
+        case .overwrite:
+            merged = update.values
+            mergedToOne = update.toOne
+        case .mergeByPropertyObjectTrump:
+            for i in update.changedAttributes { merged[i] = update.values[i] }
+            for i in update.changedToOne { mergedToOne[i] = update.toOne[i] }
+        case .mergeByPropertyStoreTrump:
+            for i in update.changedAttributes where update.snapshot.indices.contains(i) && update.snapshot[i] == current.values[i] {
+                merged[i] = update.values[i]
+            }
+            for i in update.changedToOne where update.snapshotToOne.indices.contains(i) && update.snapshotToOne[i] == current.toOne[safe: i] {
+                mergedToOne[i] = update.toOne[i]
+            }
+        }
+        let version = current.version + 1
+        try overwriteRow(update.id, values: merged, toOne: mergedToOne, layout: layout, newVersion: version)
+        outcome.versions[update.id] = version
+        outcome.updated.insert(update.id)
+        outcome.refreshed[update.id] = StoreRow(id: update.id, version: version, values: merged, toOne: mergedToOne)
+    }
+
+    func overwriteRow(_ id: ManagedObjectID, values: [AttributeValue], toOne: [ManagedObjectID?], layout: EntityLayout, newVersion: Int64) throws {
+        guard let pk = id.primaryKey else { return }
+        var assignments = ["Z_OPT = ?"]
+        var arguments: [DatabaseValue] = [newVersion.databaseValue]
+        for (i, attribute) in layout.attributes.enumerated() {
+            assignments.append("\(quoted(attribute.name)) = ?")
+            arguments.append(SQLiteValues.databaseValue(values[i]))
+        }
+        for rel in layout.relationships where !rel.isToMany {
+            appendToOne(rel, toOne[safe: rel.index] ?? nil, &assignments, &arguments)
+        }
+        arguments.append(pk.databaseValue)
+        try db.execute(sql: "UPDATE \(quoted(layout.rootName)) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ?", arguments: StatementArguments(arguments))
+    }
+
+    /// The columns (and values) that store a to-one relationship.
+    func toOneColumns(_ rel: ResolvedRelationship, _ target: ManagedObjectID?) -> [(column: String, value: DatabaseValue)] {
+        let destination = target.map(resolve)
+        var result = [(quoted(rel.name), destination?.primaryKey?.databaseValue ?? .null)]
+        if let column = rel.entityColumn {
+            result.append((quoted(column), destination.flatMap { store.entityIDs[$0.entityName] }?.databaseValue ?? .null))
+        }
+        return result
+    }
+
+    func appendToOne(_ rel: ResolvedRelationship, _ target: ManagedObjectID?, _ assignments: inout [String], _ arguments: inout [DatabaseValue]) {
+        for (column, value) in toOneColumns(rel, target) {
+            assignments.append("\(column) = ?")
+            arguments.append(value)
+        }
+    }
+
+    mutating func apply(_ insert: InsertChange) throws {
+        guard let layout = resolved.entities[insert.id.entityName], let entityID = store.entityIDs[layout.name] else {
+            throw AmbarError.unknownEntity(insert.id.entityName)
+        }
+        let id = resolve(insert.id)
+        guard let pk = id.primaryKey else { return }
+        var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
+        var arguments: [DatabaseValue] = [pk.databaseValue, entityID.databaseValue, 1.databaseValue]
+        for (i, attribute) in layout.attributes.enumerated() {
+            columns.append(quoted(attribute.name))
+            arguments.append(SQLiteValues.databaseValue(insert.values[i]))
+        }
+        for rel in layout.relationships where !rel.isToMany {
+            for (column, value) in toOneColumns(rel, insert.toOne[safe: rel.index] ?? nil) {
+                columns.append(column)
+                arguments.append(value)
+            }
+        }
+        let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+        let statement = try db.cachedStatement(sql: "INSERT INTO \(quoted(layout.rootName)) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))")
+        statement.setUncheckedArguments(StatementArguments(arguments))
+        do {
+            try statement.execute()
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            // Only a row written by another SQLite client since our check can get here.
+            throw AmbarError.constraintViolation(entity: layout.name, attributes: layout.uniquenessConstraints.first ?? [], values: [], existing: nil)
+        }
+        outcome.versions[id] = 1
+        outcome.inserted.insert(id)
+    }
+
+    mutating func applyJoins() throws {
+        for change in changes.joins {
+            let owner = resolve(change.owner), destination = resolve(change.destination)
+            if deletedInThisSave.contains(owner) || deletedInThisSave.contains(destination) { continue }
+            guard let layout = resolved.entities[owner.entityName],
+                  let i = layout.relationshipIndex[change.relationship],
+                  case .joinTable(let table, let own, _) = layout.relationships[i].mapping,
+                  let ownerPK = owner.primaryKey, let destinationPK = destination.primaryKey else { continue }
+            let (src, dst) = own == "src" ? (ownerPK, destinationPK) : (destinationPK, ownerPK)
+            if change.isInsert {
+                try db.execute(sql: "INSERT OR IGNORE INTO \(quoted(table)) (src, dst) VALUES (?, ?)", arguments: [src, dst])
+            } else {
+                try db.execute(sql: "DELETE FROM \(quoted(table)) WHERE src = ? AND dst = ?", arguments: [src, dst])
+            }
+        }
+    }
+
+    func currentRow(_ id: ManagedObjectID) throws -> StoreRow? {
+        guard let layout = resolved.entities[id.entityName], let pk = id.primaryKey else { return nil }
+        let spec = try store.spec(for: layout)
+        let statement = try db.cachedStatement(sql: "SELECT \(spec.selectList("t0")) FROM \(quoted(layout.rootName)) AS t0 WHERE t0.Z_PK = ?")
+        statement.setUncheckedArguments([pk])
+        let cursor = try Row.fetchCursor(statement)
+        guard try cursor.next() != nil else { return nil }
+        return store.readRow(statement.sqliteStatement, spec)
+    }
+
+    func conflict(_ id: ManagedObjectID, _ layout: EntityLayout, cached: Int64, snapshot: [AttributeValue], current: StoreRow?) -> MergeConflict {
+        func named(_ values: [AttributeValue]) -> [String: AttributeValue] {
+            var result: [String: AttributeValue] = [:]
+            for (i, a) in layout.attributes.enumerated() where i < values.count { result[a.name] = values[i] }
+            return result
+        }
+        return MergeConflict(
+            objectID: id, cachedVersion: cached, currentVersion: current?.version ?? 0,
+            cachedSnapshot: named(snapshot), persistedSnapshot: current.map { named($0.values) } ?? [:])
+    }
+}
+
+extension Array {
+    subscript(safe index: Int) -> Element? {
+        indices.contains(index) ? self[index] : nil
+    }
+}

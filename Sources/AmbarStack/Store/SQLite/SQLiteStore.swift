@@ -1,0 +1,361 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import Logging
+
+/// The SQLite backend: a WAL-mode `DatabasePool` for files (one writer, concurrent readers) or a
+/// `DatabaseQueue` in memory. Write transactions are IMMEDIATE with a busy timeout, so several
+/// processes can share the file without surprise `SQLITE_BUSY` errors.
+final class SQLiteStore: PersistentStore {
+    /// Where to open a store.
+    enum Location: Sendable {
+        case file(URL)
+        case inMemory
+    }
+
+    let identifier: String
+    let model: ManagedObjectModel
+    let location: String
+    let writer: any DatabaseWriter
+    let entityIDs: [String: Int64]
+    let entityNames: [Int64: String]
+    /// How to read a row of each root table.
+    let rowSpecs: [String: RowSpec]
+    static let logger = Logger(label: "ambar.stack.sqlite")
+
+    /// The columns of a root table and where each entity's properties sit in a SELECT of them.
+    struct RowSpec: Sendable {
+        struct EntityMap: Sendable {
+            let layout: EntityLayout
+            let attributePositions: [Int32]
+            let attributeTypes: [AttributeType]
+            /// (relationship index, column position, entity column position, declared destination)
+            let toOne: [(Int, Int32, Int32?, String)]
+        }
+        let columns: [String]
+        let perEntity: [Int64: EntityMap]
+
+        func selectList(_ alias: String) -> String {
+            (["Z_PK", "Z_ENT", "Z_OPT"] + columns.map(quoted)).map { "\(alias).\($0)" }.joined(separator: ", ")
+        }
+    }
+
+    /// Opens (creating if needed) a store for `model`.
+    ///
+    /// - Throws: ``AmbarError/storeCannotOpen(path:reason:)`` when the file cannot be opened or is
+    ///   not an SQLite database, ``AmbarError/incompatibleModel(storeHash:modelHash:)`` when it was
+    ///   created with another model.
+    static func open(_ location: Location, model: ManagedObjectModel, busyTimeout: TimeInterval = 10) throws(AmbarError) -> SQLiteStore {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(busyTimeout)
+        configuration.label = "ambar"
+        let isFile: Bool
+        if case .file = location { isFile = true } else { isFile = false }
+        configuration.prepareDatabase { db in
+            SQLiteFunctions.register(on: db)
+            if isFile && !db.configuration.readonly {
+                // Keep -wal and -shm after close, so read-only processes can always open the store.
+                var flag: CInt = 1
+                let code = withUnsafeMutablePointer(to: &flag) { pointer in
+                    sqlite3_file_control(db.sqliteConnection, nil, SQLITE_FCNTL_PERSIST_WAL, pointer)
+                }
+                guard code == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: code)) }
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            }
+        }
+        let writer: any DatabaseWriter
+        let description: String
+        do {
+            switch location {
+            case .file(let url):
+                description = url.path
+                writer = try DatabasePool(path: url.path, configuration: configuration)
+            case .inMemory:
+                description = ":memory:"
+                writer = try DatabaseQueue(configuration: configuration)
+            }
+        } catch {
+            let path: String
+            if case .file(let url) = location { path = url.path } else { path = ":memory:" }
+            throw .storeCannotOpen(path: path, reason: Self.reason(error))
+        }
+        let prepared: (uuid: String, entityIDs: [String: Int64])
+        do {
+            prepared = try writer.writeWithoutTransaction { db in
+                var result: (String, [String: Int64]) = ("", [:])
+                try db.inTransaction(.immediate) {
+                    result = try SQLiteSchema.prepare(db, model: model)
+                    return .commit
+                }
+                return result
+            }
+        } catch let error as AmbarError {
+            throw error
+        } catch {
+            throw .storeCannotOpen(path: description, reason: Self.reason(error))
+        }
+        return try SQLiteStore(writer: writer, location: description, model: model, uuid: prepared.uuid, entityIDs: prepared.entityIDs)
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        if let db = error as? DatabaseError {
+            if db.resultCode == .SQLITE_NOTADB { return "the file is not an SQLite database (it may be damaged)" }
+            return db.message ?? "\(db)"
+        }
+        return "\(error)"
+    }
+
+    private init(writer: any DatabaseWriter, location: String, model: ManagedObjectModel, uuid: String, entityIDs: [String: Int64]) throws(AmbarError) {
+        self.writer = writer
+        self.location = location
+        self.model = model
+        self.identifier = uuid
+        self.entityIDs = entityIDs
+        var names: [Int64: String] = [:]
+        for (name, id) in entityIDs { names[id] = name }
+        self.entityNames = names
+        var specs: [String: RowSpec] = [:]
+        let resolved = model.resolved
+        for root in resolved.roots {
+            let columns = (resolved.rootColumns[root] ?? []).map(\.name)
+            var position: [String: Int32] = [:]
+            for (i, c) in columns.enumerated() { position[c] = Int32(i + 3) }
+            var perEntity: [Int64: RowSpec.EntityMap] = [:]
+            for name in resolved.entities[root]?.selfAndDescendants ?? [] {
+                guard let layout = resolved.entities[name], let id = entityIDs[name] else {
+                    throw .storeCannotOpen(path: location, reason: "entity '\(name)' has no number in ambar_entities")
+                }
+                let toOne = layout.relationships.filter { !$0.isToMany }.map { rel in
+                    (rel.index, position[rel.name] ?? -1, rel.entityColumn.flatMap { position[$0] }, rel.description.destination)
+                }
+                perEntity[id] = RowSpec.EntityMap(
+                    layout: layout,
+                    attributePositions: layout.attributes.map { position[$0.name] ?? -1 },
+                    attributeTypes: layout.attributes.map(\.type),
+                    toOne: toOne)
+            }
+            specs[root] = RowSpec(columns: columns, perEntity: perEntity)
+        }
+        self.rowSpecs = specs
+    }
+
+    // MARK: - Reading
+
+    func spec(for layout: EntityLayout) throws(AmbarError) -> RowSpec {
+        guard let spec = rowSpecs[layout.rootName] else { throw .unknownEntity(layout.name) }
+        return spec
+    }
+
+    /// Reads the current row of `statement` (selected with ``RowSpec/selectList(_:)``).
+    @inline(__always)
+    func readRow(_ statement: SQLiteStatement, _ spec: RowSpec) -> StoreRow? {
+        let pk = sqlite3_column_int64(statement, 0)
+        let ent = sqlite3_column_int64(statement, 1)
+        guard let map = spec.perEntity[ent] else { return nil }
+        let version = sqlite3_column_int64(statement, 2)
+        var values = [AttributeValue]()
+        values.reserveCapacity(map.attributePositions.count)
+        for (i, position) in map.attributePositions.enumerated() {
+            values.append(SQLiteValues.read(statement, position, map.attributeTypes[i]))
+        }
+        var toOne: [ManagedObjectID?] = []
+        if !map.toOne.isEmpty {
+            toOne = Array(repeating: nil, count: map.layout.relationships.count)
+            for (index, position, entityPosition, destination) in map.toOne where sqlite3_column_type(statement, position) != SQLITE_NULL {
+                var entity = destination
+                if let entityPosition, sqlite3_column_type(statement, entityPosition) != SQLITE_NULL,
+                   let name = entityNames[sqlite3_column_int64(statement, entityPosition)] {
+                    entity = name
+                }
+                toOne[index] = ManagedObjectID(entityName: entity, storeIdentifier: identifier, primaryKey: sqlite3_column_int64(statement, position))
+            }
+        }
+        return StoreRow(
+            id: ManagedObjectID(entityName: map.layout.name, storeIdentifier: identifier, primaryKey: pk),
+            version: version, values: values, toOne: toOne)
+    }
+
+    /// Builds `SELECT <what> FROM <root> … WHERE … ORDER BY … LIMIT …` for a query.
+    func select(_ what: (String) -> String, _ query: StoreQuery, ordered: Bool = true) throws(AmbarError) -> (sql: String, arguments: [DatabaseValue], spec: RowSpec) {
+        let layout = try model.resolved.layout(query.entity)
+        let spec = try spec(for: layout)
+        var builder = SQLQueryBuilder(model: model.resolved, entityIDs: entityIDs)
+        let scope = SQLQueryBuilder.Scope(alias: "t0", layout: layout)
+        var conditions: [String] = []
+        if let filter = builder.entityFilter(layout, alias: "t0", includesSubentities: query.includesSubentities) {
+            conditions.append(filter)
+        }
+        if let predicate = query.predicate { conditions.append(try builder.compile(predicate, in: scope)) }
+        let order = ordered ? try builder.orderBy(query.sortDescriptors, in: scope) : nil
+        var sql = "SELECT \(what("t0")) FROM \(quoted(layout.rootName)) AS t0"
+        if !scope.joins.isEmpty { sql += " " + scope.joins.joined(separator: " ") }
+        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+        if let order { sql += " ORDER BY " + order }
+        if query.limit != nil || query.offset > 0 {
+            sql += " LIMIT \(query.limit ?? -1) OFFSET \(query.offset)"
+        }
+        return (sql, builder.arguments, spec)
+    }
+
+    func read<T>(_ operation: String, _ body: (Database) throws -> T) throws(AmbarError) -> T {
+        do {
+            return try writer.read { db in try body(db) }
+        } catch {
+            throw SQLiteValues.wrap(error, operation)
+        }
+    }
+
+    func fetchRows(_ query: StoreQuery) throws(AmbarError) -> [StoreRow] {
+        let rowSpec = try spec(for: try model.resolved.layout(query.entity))
+        let (sql, arguments, spec) = try select({ rowSpec.selectList($0) }, query)
+        return try read("fetch") { db in
+            let statement = try db.cachedStatement(sql: sql)
+            statement.setUncheckedArguments(StatementArguments(arguments))
+            var rows: [StoreRow] = []
+            let cursor = try Row.fetchCursor(statement)
+            while try cursor.next() != nil {
+                if let row = readRow(statement.sqliteStatement, spec) { rows.append(row) }
+            }
+            return rows
+        }
+    }
+
+    func fetchIDs(_ query: StoreQuery) throws(AmbarError) -> [ManagedObjectID] {
+        let (sql, arguments, _) = try select({ "\($0).Z_PK, \($0).Z_ENT" }, query)
+        return try read("fetch IDs") { db in
+            let statement = try db.cachedStatement(sql: sql)
+            statement.setUncheckedArguments(StatementArguments(arguments))
+            var ids: [ManagedObjectID] = []
+            let cursor = try Row.fetchCursor(statement)
+            while try cursor.next() != nil {
+                let s = statement.sqliteStatement
+                guard let name = entityNames[sqlite3_column_int64(s, 1)] else { continue }
+                ids.append(ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: sqlite3_column_int64(s, 0)))
+            }
+            return ids
+        }
+    }
+
+    func count(_ query: StoreQuery) throws(AmbarError) -> Int {
+        var q = query
+        q.sortDescriptors = []
+        let (sql, arguments, _) = try select({ $0 + ".Z_PK" }, q, ordered: false)
+        return try read("count") { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM (\(sql))", arguments: StatementArguments(arguments)) ?? 0
+        }
+    }
+
+    func fetchValues(_ query: StoreQuery, properties: [String], distinct: Bool) throws(AmbarError) -> [[String: AttributeValue]] {
+        let layout = try model.resolved.layout(query.entity)
+        guard !properties.isEmpty else { throw .invalidFetchRequest("a values fetch needs at least one property") }
+        var attributes: [AttributeDescription] = []
+        for name in properties {
+            guard let i = layout.attributeIndex[name] else { throw .unknownProperty(entity: layout.name, property: name) }
+            attributes.append(layout.attributes[i])
+        }
+        let (inner, arguments, _) = try select({ alias in properties.map { "\(alias).\(quoted($0))" }.joined(separator: ", ") }, query)
+        let sql = distinct
+            ? "SELECT DISTINCT \(properties.map(quoted).joined(separator: ", ")) FROM (\(inner))"
+            : inner
+        return try read("fetch values") { db in
+            let statement = try db.cachedStatement(sql: sql)
+            statement.setUncheckedArguments(StatementArguments(arguments))
+            var result: [[String: AttributeValue]] = []
+            let cursor = try Row.fetchCursor(statement)
+            while try cursor.next() != nil {
+                var dictionary: [String: AttributeValue] = [:]
+                for (i, attribute) in attributes.enumerated() {
+                    dictionary[attribute.name] = SQLiteValues.read(statement.sqliteStatement, Int32(i), attribute.type)
+                }
+                result.append(dictionary)
+            }
+            return result
+        }
+    }
+
+    func loadRows(_ ids: [ManagedObjectID]) throws(AmbarError) -> [StoreRow] {
+        var byRoot: [String: [Int64]] = [:]
+        for id in ids {
+            guard let pk = id.primaryKey, let layout = model.resolved.entities[id.entityName] else { continue }
+            byRoot[layout.rootName, default: []].append(pk)
+        }
+        return try read("load rows") { db in
+            var rows: [StoreRow] = []
+            for (root, pks) in byRoot {
+                guard let spec = rowSpecs[root] else { continue }
+                for chunk in stride(from: 0, to: pks.count, by: 500).map({ Array(pks[$0..<min($0 + 500, pks.count)]) }) {
+                    let sql = "SELECT \(spec.selectList("t0")) FROM \(quoted(root)) AS t0 WHERE t0.Z_PK IN (\(chunk.map(String.init).joined(separator: ",")))"
+                    let statement = try db.makeStatement(sql: sql)
+                    let cursor = try Row.fetchCursor(statement)
+                    while try cursor.next() != nil {
+                        if let row = readRow(statement.sqliteStatement, spec) { rows.append(row) }
+                    }
+                }
+            }
+            return rows
+        }
+    }
+
+    func loadToMany(_ owner: ManagedObjectID, _ relationship: ResolvedRelationship) throws(AmbarError) -> [ManagedObjectID] {
+        guard let pk = owner.primaryKey else { return [] }
+        let destination = try model.resolved.layout(relationship.description.destination)
+        let sql: String
+        switch relationship.mapping {
+        case .inverseForeignKey(let root, let column):
+            sql = "SELECT Z_PK, Z_ENT FROM \(quoted(root)) WHERE \(quoted(column)) = ? ORDER BY Z_PK"
+        case .joinTable(let table, let own, let other):
+            sql = "SELECT d.Z_PK, d.Z_ENT FROM \(quoted(table)) AS j JOIN \(quoted(destination.rootName)) AS d ON d.Z_PK = j.\(other) WHERE j.\(own) = ? ORDER BY d.Z_PK"
+        case .foreignKey:
+            return []
+        }
+        return try read("load relationship") { db in
+            let statement = try db.cachedStatement(sql: sql)
+            statement.setUncheckedArguments([pk])
+            var ids: [ManagedObjectID] = []
+            let cursor = try Row.fetchCursor(statement)
+            while try cursor.next() != nil {
+                let s = statement.sqliteStatement
+                guard let name = entityNames[sqlite3_column_int64(s, 1)] else { continue }
+                ids.append(ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: sqlite3_column_int64(s, 0)))
+            }
+            return ids
+        }
+    }
+
+    // MARK: - Writing helpers
+
+    func write<T>(_ operation: String, _ body: (Database) throws -> T) throws(AmbarError) -> T {
+        do {
+            return try writer.writeWithoutTransaction { db in
+                var result: T?
+                try db.inTransaction(.immediate) {
+                    result = try body(db)
+                    return .commit
+                }
+                guard let result else { throw AmbarError.storage(operation: operation, code: -1, message: "transaction produced no result") }
+                return result
+            }
+        } catch {
+            throw SQLiteValues.wrap(error, operation)
+        }
+    }
+
+    /// Reserves `count` keys in `root` inside the current transaction; returns the first.
+    func allocate(_ db: Database, root: String, count: Int) throws -> Int64 {
+        let maxPK = try Int64.fetchOne(db, sql: """
+            UPDATE ambar_primarykeys
+               SET max_pk = max(max_pk, (SELECT coalesce(max(Z_PK), 0) FROM \(quoted(root)))) + ?
+             WHERE root = ?
+            RETURNING max_pk
+            """, arguments: [count, root])
+        guard let maxPK else { throw AmbarError.unknownEntity(root) }
+        return maxPK - Int64(count) + 1
+    }
+
+    func allocatePrimaryKeys(entity: String, count: Int) throws(AmbarError) -> [Int64] {
+        let layout = try model.resolved.layout(entity)
+        guard count > 0 else { return [] }
+        let first = try write("allocate primary keys") { db in try allocate(db, root: layout.rootName, count: count) }
+        return (0..<Int64(count)).map { first + $0 }
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// Conversions between attribute values and SQLite values.
+enum SQLiteValues {
+    /// The database value stored for an attribute value.
+    static func databaseValue(_ value: AttributeValue) -> DatabaseValue {
+        switch StoredScalar(value) {
+        case .null: return .null
+        case .integer(let v): return v.databaseValue
+        case .real(let d): return d.databaseValue
+        case .text(let s): return s.databaseValue
+        case .blob(let d): return d.databaseValue
+        }
+    }
+
+    /// The database value for a stored scalar.
+    static func databaseValue(_ scalar: StoredScalar) -> DatabaseValue {
+        switch scalar {
+        case .null: return .null
+        case .integer(let v): return v.databaseValue
+        case .real(let d): return d.databaseValue
+        case .text(let s): return s.databaseValue
+        case .blob(let d): return d.databaseValue
+        }
+    }
+
+    /// The stored scalar of a database value.
+    static func scalar(_ value: DatabaseValue) -> StoredScalar {
+        switch value.storage {
+        case .null: return .null
+        case .int64(let v): return .integer(v)
+        case .double(let d): return .real(d)
+        case .string(let s): return .text(s)
+        case .blob(let d): return .blob(d)
+        }
+    }
+
+    /// Reads column `index` of the current row of `statement` as an attribute of `type`.
+    /// Values that do not fit the type (written by another SQLite client) read as `nil`.
+    @inline(__always)
+    static func read(_ statement: SQLiteStatement, _ index: Int32, _ type: AttributeType) -> AttributeValue {
+        let columnType = sqlite3_column_type(statement, index)
+        if columnType == SQLITE_NULL { return .null }
+        switch type {
+        case .string:
+            return .string(text(statement, index))
+        case .integer16, .integer32, .integer64:
+            return .integer(sqlite3_column_int64(statement, index))
+        case .boolean:
+            return .bool(sqlite3_column_int64(statement, index) != 0)
+        case .double, .float:
+            return .double(sqlite3_column_double(statement, index))
+        case .date:
+            return .date(Date(timeIntervalSinceReferenceDate: sqlite3_column_double(statement, index)))
+        case .binary:
+            let count = Int(sqlite3_column_bytes(statement, index))
+            guard count > 0, let bytes = sqlite3_column_blob(statement, index) else { return .data(Data()) }
+            return .data(Data(bytes: bytes, count: count))
+        case .uuid:
+            return UUID(uuidString: text(statement, index)).map { .uuid($0) } ?? .null
+        case .uri:
+            return URL(string: text(statement, index)).map { .url($0) } ?? .null
+        case .decimal:
+            let posix = Locale(identifier: "en_US_POSIX")
+            if columnType == SQLITE_INTEGER { return .decimal(Decimal(sqlite3_column_int64(statement, index))) }
+            return Decimal(string: text(statement, index), locale: posix).map { .decimal($0) } ?? .null
+        }
+    }
+
+    @inline(__always)
+    static func text(_ statement: SQLiteStatement, _ index: Int32) -> String {
+        guard let pointer = sqlite3_column_text(statement, index) else { return "" }
+        let count = Int(sqlite3_column_bytes(statement, index))
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
+    /// Maps any error from GRDB to an ``AmbarError``.
+    static func wrap(_ error: any Error, _ operation: String) -> AmbarError {
+        if let ambar = error as? AmbarError { return ambar }
+        if let db = error as? DatabaseError {
+            return .storage(operation: operation, code: db.extendedResultCode.rawValue, message: db.message ?? "\(db)")
+        }
+        return .storage(operation: operation, code: -1, message: "\(error)")
+    }
+}
+
+/// Quotes an SQL identifier.
+@inline(__always)
+func quoted(_ identifier: String) -> String {
+    "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+}

@@ -1,0 +1,10 @@
+import ArgumentParser
+
+/// `sync-agent`: the agent systemd runs around a shared Ambar store.
+@main
+struct SyncAgentCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync-agent",
+        abstract: "Keeps several processes' object graphs in sync around one shared Ambar store.",
+        subcommands: [DemoCommand.self])
+}
