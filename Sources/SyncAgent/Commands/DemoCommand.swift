@@ -74,23 +74,25 @@ struct DemoCommand: AsyncParsableCommand {
             try importer.save()
         }
         let viewerDigest = try await viewer.perform { () throws(AmbarError) -> Double in
-            try viewer.registeredObjects.reduce(0.0) { sum, item throws(AmbarError) in
-                if case .double(let d) = try item.value(forKey: "score") { return sum + d }
-                return sum
-            }
+            try Self.scoreSum(Array(viewer.registeredObjects))
         }
         let fresh = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: try PersistentStoreCoordinator(model: model, store: .sqlite(storeURL)))
         let freshDigest = try await fresh.perform { () throws(AmbarError) -> Double in
             var request = FetchRequest<ManagedObject>(entityName: "Item", sortDescriptors: [SortDescriptor(key: "uid")])
             request.fetchLimit = 100
-            return try fresh.fetch(request).reduce(0.0) { sum, item throws(AmbarError) in
-                if case .double(let d) = try item.value(forKey: "score") { return sum + d }
-                return sum
-            }
+            return try Self.scoreSum(try fresh.fetch(request))
         }
         let converged = viewerDigest == freshDigest
         print("viewer objects refreshed by merge: \(converged ? "all" : "not all") (digest \(viewerDigest) vs store \(freshDigest))")
         print("converged: \(converged ? "yes" : "no")")
         if !converged { throw ExitCode.failure }
+    }
+
+    private static func scoreSum(_ items: [ManagedObject]) throws(AmbarError) -> Double {
+        var sum = 0.0
+        for item in items {
+            if case .double(let d) = try item.value(forKey: "score") { sum += d }
+        }
+        return sum
     }
 }
