@@ -44,13 +44,34 @@ extension ManagedObjectContext {
             byEntity[object.entityName, default: []].append(object)
         }
         let store = persistentStoreCoordinator.store
+        var map: [ManagedObjectID: ManagedObjectID] = [:]
         for (entity, list) in byEntity {
             let keys = try store.allocatePrimaryKeys(entity: entity, count: list.count)
             for (object, pk) in zip(list, keys) {
                 let id = ManagedObjectID(entityName: entity, storeIdentifier: store.identifier, primaryKey: pk)
+                map[object.objectID] = id
                 state.pendingInserted.remove(object.objectID)
                 reregister(object, as: id)
                 state.pendingInserted.insert(id)
+            }
+        }
+        remapIDs(map, in: Array(state.inserted.values) + Array(state.updated.values) + Array(state.deleted.values))
+    }
+
+    /// Replaces IDs that changed (temporary to permanent) in the relationships of `objects`.
+    /// Only objects with unsaved changes can point at an object that was just inserted.
+    func remapIDs(_ map: [ManagedObjectID: ManagedObjectID], in objects: [ManagedObject]) {
+        guard !map.isEmpty else { return }
+        func remap(_ set: Set<ManagedObjectID>?) -> Set<ManagedObjectID>? {
+            guard let set, set.contains(where: { map[$0] != nil }) else { return set }
+            return Set(set.map { map[$0] ?? $0 })
+        }
+        for object in objects where !object.layout.relationships.isEmpty {
+            for i in object.toOne.indices {
+                if let id = object.toOne[i], let new = map[id] { object.toOne[i] = new }
+                if let id = object.snapshotToOne[i], let new = map[id] { object.snapshotToOne[i] = new }
+                object.toMany[i] = remap(object.toMany[i])
+                object.snapshotToMany[i] = remap(object.snapshotToMany[i])
             }
         }
     }
@@ -137,6 +158,7 @@ extension ManagedObjectContext {
     private func apply(_ outcome: SaveOutcome, inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]) {
         var refreshed = Set<ManagedObjectID>()
         var invalidated = Set<ManagedObjectID>()
+        remapIDs(outcome.permanentIDs, in: inserted + updated + deleted)
         for object in inserted {
             if let permanent = outcome.permanentIDs[object.objectID] { reregister(object, as: permanent) }
             object.lifecycle = .registered
