@@ -49,6 +49,15 @@ public final class PersistentStoreCoordinator: Sendable {
         }
     }
 
+    /// The model an existing SQLite store was created with (every store keeps its model), so tools
+    /// can open a store without knowing its model in advance.
+    ///
+    /// - Throws: ``AmbarError/storeCannotOpen(path:reason:)`` when the file is missing, not an
+    ///   SQLite database, or not an Ambar store.
+    public static func storedModel(at url: URL) throws(AmbarError) -> ManagedObjectModel {
+        try SQLiteStore.storedModel(at: url)
+    }
+
     /// The store's UUID (the authority part of object-ID URIs).
     public var storeIdentifier: String { store.identifier }
 

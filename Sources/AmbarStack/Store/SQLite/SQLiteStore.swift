@@ -97,6 +97,29 @@ final class SQLiteStore: PersistentStore {
         return try SQLiteStore(writer: writer, location: description, model: model, uuid: prepared.uuid, entityIDs: prepared.entityIDs)
     }
 
+    /// Reads the model kept in an existing store's metadata.
+    static func storedModel(at url: URL) throws(AmbarError) -> ManagedObjectModel {
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw .storeCannotOpen(path: url.path, reason: "no such file")
+        }
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(10)
+        do {
+            let queue = try DatabaseQueue(path: url.path, configuration: configuration)
+            guard let json = try queue.read({ db in
+                try String.fetchOne(db, sql: "SELECT value FROM ambar_metadata WHERE key = 'model'")
+            }) else {
+                throw AmbarError.storeCannotOpen(path: url.path, reason: "it has no model in ambar_metadata (not an Ambar store?)")
+            }
+            return try JSONDecoder().decode(ManagedObjectModel.self, from: Data(json.utf8))
+        } catch let error as AmbarError {
+            throw error
+        } catch {
+            throw .storeCannotOpen(path: url.path, reason: Self.reason(error))
+        }
+    }
+
     private static func reason(_ error: any Error) -> String {
         if let db = error as? DatabaseError {
             if db.resultCode == .SQLITE_NOTADB { return "the file is not an SQLite database (it may be damaged)" }
