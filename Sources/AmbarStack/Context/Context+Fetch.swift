@@ -159,7 +159,7 @@ extension ManagedObjectContext {
         return filtered
     }
 
-    private func parentOverlay(_ layout: EntityLayout, _ includesSubentities: Bool, _ predicate: Predicate?) throws(AmbarError) -> PendingOverlay {
+    private func parentOverlay(_ layout: EntityLayout, _ includesSubentities: Bool, _ predicate: ObjectPredicate?) throws(AmbarError) -> PendingOverlay {
         guard let parent else { return PendingOverlay() }
         let name = layout.name
         return try parent.performAndWait { () throws(AmbarError) -> PendingOverlay in
@@ -169,7 +169,7 @@ extension ManagedObjectContext {
 
     /// This context's (and its ancestors') unsaved changes relevant to a child's fetch. Runs on
     /// this context's queue.
-    func pendingOverlay(entity: String, includesSubentities: Bool, predicate: Predicate?) throws(AmbarError) -> PendingOverlay {
+    func pendingOverlay(entity: String, includesSubentities: Bool, predicate: ObjectPredicate?) throws(AmbarError) -> PendingOverlay {
         var overlay = PendingOverlay()
         if let parent {
             overlay = try parent.performAndWait { () throws(AmbarError) -> PendingOverlay in

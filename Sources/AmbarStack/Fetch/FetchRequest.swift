@@ -6,9 +6,9 @@ public struct FetchRequest<T: ManagedObject>: Sendable {
     /// The entity to fetch.
     public var entityName: String
     /// Which objects; `nil` means all.
-    public var predicate: Predicate?
+    public var predicate: ObjectPredicate?
     /// The order; ties are broken by primary key.
-    public var sortDescriptors: [SortDescriptor] = []
+    public var sortDescriptors: [ObjectSortDescriptor] = []
     /// At most this many results (0: no limit).
     public var fetchLimit = 0
     /// Skip this many results first.
@@ -24,14 +24,14 @@ public struct FetchRequest<T: ManagedObject>: Sendable {
     public var includesSubentities = true
 
     /// A request for the entity of `T`.
-    public init(predicate: Predicate? = nil, sortDescriptors: [SortDescriptor] = []) {
+    public init(predicate: ObjectPredicate? = nil, sortDescriptors: [ObjectSortDescriptor] = []) {
         self.entityName = T.entityName
         self.predicate = predicate
         self.sortDescriptors = sortDescriptors
     }
 
     /// A request for the entity named `entityName`.
-    public init(entityName: String, predicate: Predicate? = nil, sortDescriptors: [SortDescriptor] = []) {
+    public init(entityName: String, predicate: ObjectPredicate? = nil, sortDescriptors: [ObjectSortDescriptor] = []) {
         self.entityName = entityName
         self.predicate = predicate
         self.sortDescriptors = sortDescriptors

@@ -1,10 +1,10 @@
 import Foundation
 
 /// Evaluates predicates and sort orders on managed objects in memory, with the same semantics as
-/// the SQL a store generates (see ``Predicate``). Must run on the objects' context queue.
+/// the SQL a store generates (see ``ObjectPredicate``). Must run on the objects' context queue.
 enum PredicateEvaluation {
     /// Whether `object` matches `predicate`.
-    static func evaluate(_ predicate: Predicate, on object: ManagedObject) throws(AmbarError) -> Bool {
+    static func evaluate(_ predicate: ObjectPredicate, on object: ManagedObject) throws(AmbarError) -> Bool {
         switch predicate {
         case .constant(let b):
             return b
@@ -177,7 +177,7 @@ enum PredicateEvaluation {
     }
 
     /// Whether `a` sorts before `b` under `sorts`, ties broken by primary key.
-    static func precedes(_ a: ManagedObject, _ b: ManagedObject, _ sorts: [SortDescriptor]) -> Bool {
+    static func precedes(_ a: ManagedObject, _ b: ManagedObject, _ sorts: [ObjectSortDescriptor]) -> Bool {
         for sort in sorts {
             let va = (try? resolveAttribute(sort.key, on: a)) ?? nil
             let vb = (try? resolveAttribute(sort.key, on: b)) ?? nil

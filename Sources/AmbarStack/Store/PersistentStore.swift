@@ -40,8 +40,8 @@ protocol PersistentStore: AnyObject, Sendable {
 /// What to read: an entity, a predicate, an order and a window.
 struct StoreQuery: Sendable {
     var entity: String
-    var predicate: Predicate?
-    var sortDescriptors: [SortDescriptor] = []
+    var predicate: ObjectPredicate?
+    var sortDescriptors: [ObjectSortDescriptor] = []
     var limit: Int?
     var offset: Int = 0
     var includesSubentities = true

@@ -61,7 +61,7 @@ struct DemoCommand: AsyncParsableCommand {
         print(String(format: "imported %d records in %.2f s: %.0f records/s", count, importSeconds, Double(count) / importSeconds))
 
         try await viewer.perform { () throws(AmbarError) in
-            var request = FetchRequest<ManagedObject>(entityName: "Item", sortDescriptors: [SortDescriptor(key: "uid")])
+            var request = FetchRequest<ManagedObject>(entityName: "Item", sortDescriptors: [ObjectSortDescriptor(key: "uid")])
             request.fetchLimit = 100
             for item in try viewer.fetch(request) { _ = try item.value(forKey: "score") }
         }
@@ -78,7 +78,7 @@ struct DemoCommand: AsyncParsableCommand {
         }
         let fresh = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: try PersistentStoreCoordinator(model: model, store: .sqlite(storeURL)))
         let freshDigest = try await fresh.perform { () throws(AmbarError) -> Double in
-            var request = FetchRequest<ManagedObject>(entityName: "Item", sortDescriptors: [SortDescriptor(key: "uid")])
+            var request = FetchRequest<ManagedObject>(entityName: "Item", sortDescriptors: [ObjectSortDescriptor(key: "uid")])
             request.fetchLimit = 100
             return try Self.scoreSum(try fresh.fetch(request))
         }

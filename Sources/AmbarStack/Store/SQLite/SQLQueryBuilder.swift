@@ -88,7 +88,7 @@ struct SQLQueryBuilder {
     }
 
     /// Compiles a predicate to an SQL boolean expression that is never NULL.
-    mutating func compile(_ predicate: Predicate, in scope: Scope) throws(AmbarError) -> String {
+    mutating func compile(_ predicate: ObjectPredicate, in scope: Scope) throws(AmbarError) -> String {
         switch predicate {
         case .constant(let b):
             return b ? "1" : "0"
@@ -207,7 +207,7 @@ struct SQLQueryBuilder {
     }
 
     /// The ORDER BY clause for `sorts`, ties broken by primary key.
-    mutating func orderBy(_ sorts: [SortDescriptor], in scope: Scope) throws(AmbarError) -> String {
+    mutating func orderBy(_ sorts: [ObjectSortDescriptor], in scope: Scope) throws(AmbarError) -> String {
         var terms: [String] = []
         for sort in sorts {
             let (column, attribute) = try attributeColumn(sort.key, in: scope)

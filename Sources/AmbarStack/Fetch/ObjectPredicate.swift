@@ -47,7 +47,7 @@ public struct TextOptions: OptionSet, Sendable, Hashable, Codable {
 /// matches objects whose name is `nil`); ordering comparisons, text operations and `IN` are false
 /// when the value is `nil`; text compares Unicode scalars exactly unless options say otherwise.
 /// A key path may go through to-one relationships (`"department.name"`).
-public indirect enum Predicate: Sendable, Hashable {
+public indirect enum ObjectPredicate: Sendable, Hashable {
     /// Always true or always false.
     case constant(Bool)
     /// `key op value`.
@@ -63,24 +63,24 @@ public indirect enum Predicate: Sendable, Hashable {
     /// The object is one of `ids`.
     case objectIn([ManagedObjectID])
     /// All must hold.
-    case and([Predicate])
+    case and([ObjectPredicate])
     /// At least one must hold.
-    case or([Predicate])
+    case or([ObjectPredicate])
     /// Must not hold.
-    case not(Predicate)
+    case not(ObjectPredicate)
     /// At least one object of the to-many relationship at `key` matches the sub-predicate, which is
     /// written for the destination entity.
-    case any(key: String, Predicate)
+    case any(key: String, ObjectPredicate)
     /// The number of objects in the to-many relationship at `key` compares to `count`.
     case count(key: String, op: ComparisonOperator, count: Int)
 
     /// A predicate that every object matches.
-    public static var all: Predicate { .constant(true) }
+    public static var all: ObjectPredicate { .constant(true) }
 }
 
-extension Predicate {
+extension ObjectPredicate {
     /// Both must hold.
-    public static func && (lhs: Predicate, rhs: Predicate) -> Predicate {
+    public static func && (lhs: ObjectPredicate, rhs: ObjectPredicate) -> ObjectPredicate {
         switch (lhs, rhs) {
         case (.and(let a), .and(let b)): return .and(a + b)
         case (.and(let a), _): return .and(a + [rhs])
@@ -90,7 +90,7 @@ extension Predicate {
     }
 
     /// At least one must hold.
-    public static func || (lhs: Predicate, rhs: Predicate) -> Predicate {
+    public static func || (lhs: ObjectPredicate, rhs: ObjectPredicate) -> ObjectPredicate {
         switch (lhs, rhs) {
         case (.or(let a), .or(let b)): return .or(a + b)
         case (.or(let a), _): return .or(a + [rhs])
@@ -100,7 +100,7 @@ extension Predicate {
     }
 
     /// Must not hold.
-    public static prefix func ! (p: Predicate) -> Predicate { .not(p) }
+    public static prefix func ! (p: ObjectPredicate) -> ObjectPredicate { .not(p) }
 }
 
 /// A typed key path to an attribute, for building predicates and sort descriptors.
@@ -112,84 +112,84 @@ public struct Key<Value: AttributeValueConvertible>: Sendable, Hashable {
     public init(_ path: String) { self.path = path }
 
     /// `self == value`, comparing text with `options`.
-    public func equals(_ value: Value, options: TextOptions) -> Predicate {
+    public func equals(_ value: Value, options: TextOptions) -> ObjectPredicate {
         .comparison(key: path, op: .equal, value: value.attributeValue, options: options)
     }
 
     /// `self IN values`.
-    public func isIn(_ values: [Value], options: TextOptions = []) -> Predicate {
+    public func isIn(_ values: [Value], options: TextOptions = []) -> ObjectPredicate {
         .isIn(key: path, values: values.map(\.attributeValue), options: options)
     }
 
     /// `lower <= self <= upper`.
-    public func between(_ lower: Value, and upper: Value) -> Predicate {
+    public func between(_ lower: Value, and upper: Value) -> ObjectPredicate {
         .between(key: path, lower: lower.attributeValue, upper: upper.attributeValue)
     }
 
     /// The attribute is `nil`.
-    public var isNil: Predicate { .comparison(key: path, op: .equal, value: .null, options: []) }
+    public var isNil: ObjectPredicate { .comparison(key: path, op: .equal, value: .null, options: []) }
     /// The attribute is not `nil`.
-    public var isNotNil: Predicate { .comparison(key: path, op: .notEqual, value: .null, options: []) }
+    public var isNotNil: ObjectPredicate { .comparison(key: path, op: .notEqual, value: .null, options: []) }
 
     /// An ascending or descending sort on this key.
-    public func sorted(ascending: Bool = true, options: TextOptions = []) -> SortDescriptor {
-        SortDescriptor(key: path, ascending: ascending, options: options)
+    public func sorted(ascending: Bool = true, options: TextOptions = []) -> ObjectSortDescriptor {
+        ObjectSortDescriptor(key: path, ascending: ascending, options: options)
     }
 
-    public static func == (key: Key, value: Value) -> Predicate {
+    public static func == (key: Key, value: Value) -> ObjectPredicate {
         .comparison(key: key.path, op: .equal, value: value.attributeValue, options: [])
     }
-    public static func != (key: Key, value: Value) -> Predicate {
+    public static func != (key: Key, value: Value) -> ObjectPredicate {
         .comparison(key: key.path, op: .notEqual, value: value.attributeValue, options: [])
     }
-    public static func < (key: Key, value: Value) -> Predicate {
+    public static func < (key: Key, value: Value) -> ObjectPredicate {
         .comparison(key: key.path, op: .less, value: value.attributeValue, options: [])
     }
-    public static func <= (key: Key, value: Value) -> Predicate {
+    public static func <= (key: Key, value: Value) -> ObjectPredicate {
         .comparison(key: key.path, op: .lessOrEqual, value: value.attributeValue, options: [])
     }
-    public static func > (key: Key, value: Value) -> Predicate {
+    public static func > (key: Key, value: Value) -> ObjectPredicate {
         .comparison(key: key.path, op: .greater, value: value.attributeValue, options: [])
     }
-    public static func >= (key: Key, value: Value) -> Predicate {
+    public static func >= (key: Key, value: Value) -> ObjectPredicate {
         .comparison(key: key.path, op: .greaterOrEqual, value: value.attributeValue, options: [])
     }
 }
 
 extension Key where Value: StringProtocol {
     /// The text begins with `prefix`.
-    public func beginsWith(_ prefix: String, options: TextOptions = []) -> Predicate {
+    public func beginsWith(_ prefix: String, options: TextOptions = []) -> ObjectPredicate {
         .text(key: path, op: .beginsWith, pattern: prefix, options: options)
     }
     /// The text contains `part`.
-    public func contains(_ part: String, options: TextOptions = []) -> Predicate {
+    public func contains(_ part: String, options: TextOptions = []) -> ObjectPredicate {
         .text(key: path, op: .contains, pattern: part, options: options)
     }
     /// The text ends with `suffix`.
-    public func endsWith(_ suffix: String, options: TextOptions = []) -> Predicate {
+    public func endsWith(_ suffix: String, options: TextOptions = []) -> ObjectPredicate {
         .text(key: path, op: .endsWith, pattern: suffix, options: options)
     }
     /// The text matches `pattern` (`*` any run, `?` one character, `\` escapes).
-    public func like(_ pattern: String, options: TextOptions = []) -> Predicate {
+    public func like(_ pattern: String, options: TextOptions = []) -> ObjectPredicate {
         .text(key: path, op: .like, pattern: pattern, options: options)
     }
 }
 
 extension Key where Value == String? {
     /// The text begins with `prefix` (false when `nil`).
-    public func beginsWith(_ prefix: String, options: TextOptions = []) -> Predicate {
+    public func beginsWith(_ prefix: String, options: TextOptions = []) -> ObjectPredicate {
         .text(key: path, op: .beginsWith, pattern: prefix, options: options)
     }
     /// The text contains `part` (false when `nil`).
-    public func contains(_ part: String, options: TextOptions = []) -> Predicate {
+    public func contains(_ part: String, options: TextOptions = []) -> ObjectPredicate {
         .text(key: path, op: .contains, pattern: part, options: options)
     }
     /// The text ends with `suffix` (false when `nil`).
-    public func endsWith(_ suffix: String, options: TextOptions = []) -> Predicate {
+    public func endsWith(_ suffix: String, options: TextOptions = []) -> ObjectPredicate {
         .text(key: path, op: .endsWith, pattern: suffix, options: options)
     }
     /// The text matches `pattern` (false when `nil`).
-    public func like(_ pattern: String, options: TextOptions = []) -> Predicate {
+    public func like(_ pattern: String, options: TextOptions = []) -> ObjectPredicate {
         .text(key: path, op: .like, pattern: pattern, options: options)
     }
 }
@@ -202,11 +202,11 @@ public struct ToOneKey: Sendable, Hashable {
     public init(_ path: String) { self.path = path }
 
     /// The relationship points to the object with `id` (or is empty when `id` is nil).
-    public static func == (key: ToOneKey, id: ManagedObjectID?) -> Predicate {
+    public static func == (key: ToOneKey, id: ManagedObjectID?) -> ObjectPredicate {
         .relationship(key: key.path, target: id)
     }
     /// The relationship does not point to the object with `id`.
-    public static func != (key: ToOneKey, id: ManagedObjectID?) -> Predicate {
+    public static func != (key: ToOneKey, id: ManagedObjectID?) -> ObjectPredicate {
         .not(.relationship(key: key.path, target: id))
     }
 }
@@ -219,11 +219,22 @@ public struct ToManyKey: Sendable, Hashable {
     public init(_ path: String) { self.path = path }
 
     /// At least one destination matches `predicate` (written for the destination entity).
-    public func any(_ predicate: Predicate) -> Predicate { .any(key: path, predicate) }
+    public func any(_ predicate: ObjectPredicate) -> ObjectPredicate { .any(key: path, predicate) }
     /// No destination matches `predicate`.
-    public func none(_ predicate: Predicate) -> Predicate { .not(.any(key: path, predicate)) }
+    public func none(_ predicate: ObjectPredicate) -> ObjectPredicate { .not(.any(key: path, predicate)) }
     /// The relationship's size compared to `count`.
-    public func count(_ op: ComparisonOperator, _ count: Int) -> Predicate {
+    public func count(_ op: ComparisonOperator, _ count: Int) -> ObjectPredicate {
         .count(key: path, op: op, count: count)
+    }
+}
+
+extension ObjectPredicate {
+    /// Whether `object` matches, evaluated in memory with the same semantics as the store's SQL.
+    /// Call it on the object's context queue.
+    ///
+    /// - Throws: ``AmbarError/invalidPredicate(_:)`` or ``AmbarError/unknownProperty(entity:property:)``
+    ///   when the predicate does not fit the object's entity.
+    public func evaluate(with object: ManagedObject) throws(AmbarError) -> Bool {
+        try PredicateEvaluation.evaluate(self, on: object)
     }
 }

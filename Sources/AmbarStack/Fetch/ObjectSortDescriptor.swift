@@ -2,7 +2,7 @@
 ///
 /// Ordering is the same in SQL and in memory: `nil` sorts first when ascending, text compares its
 /// Unicode scalars (or folded, with options), and ties are broken by primary key.
-public struct SortDescriptor: Sendable, Hashable {
+public struct ObjectSortDescriptor: Sendable, Hashable {
     /// The key path sorted on (an attribute, optionally behind to-one relationships).
     public var key: String
     /// Whether smaller values come first.
