@@ -32,7 +32,7 @@ public struct EntityDescription: Codable, Sendable, Hashable {
     /// Creates an entity description from a list of properties (see ``PropertyDescription``).
     public init(
         _ name: String, parent: String? = nil, isAbstract: Bool = false,
-        properties: [PropertyDescription], uniquenessConstraints: [[String]] = []
+        properties: [PropertyDescription] = [], uniquenessConstraints: [[String]] = []
     ) {
         var attributes: [AttributeDescription] = []
         var relationships: [RelationshipDescription] = []
