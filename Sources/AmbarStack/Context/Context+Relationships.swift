@@ -153,9 +153,12 @@ extension ManagedObjectContext {
         let key = ObjectIdentifier(object)
         state.updated.removeValue(forKey: key)
         if object.lifecycle == .inserted {
-            // Never saved: the object is simply forgotten.
+            // Never saved: the object is simply forgotten. Observers that were told of the insert
+            // are told of the delete.
             state.inserted.removeValue(forKey: key)
-            state.pendingInserted.remove(object.objectID)
+            if state.pendingInserted.remove(object.objectID) == nil {
+                state.pendingDeleted.insert(object.objectID)
+            }
             invalidate(object)
             return
         }

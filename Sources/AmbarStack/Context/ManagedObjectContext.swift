@@ -343,9 +343,14 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Records that `object` changed (called by objects on every mutation).
     func objectDidChange(_ object: ManagedObject) {
-        if object.lifecycle == .registered {
+        switch object.lifecycle {
+        case .registered:
             state.updated[ObjectIdentifier(object)] = object
             state.pendingUpdated.insert(object.objectID)
+        case .inserted:
+            state.pendingUpdated.insert(object.objectID)
+        case .deleted, .invalidated:
+            break
         }
     }
 

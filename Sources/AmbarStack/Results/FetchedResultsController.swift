@@ -1,0 +1,249 @@
+import Foundation
+
+/// A position in a results controller: a section and a row in it.
+public struct ResultsIndexPath: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The section.
+    public let section: Int
+    /// The row within the section.
+    public let row: Int
+
+    /// Creates an index path.
+    public init(row: Int, section: Int) {
+        self.row = row
+        self.section = section
+    }
+
+    public static func < (a: ResultsIndexPath, b: ResultsIndexPath) -> Bool {
+        (a.section, a.row) < (b.section, b.row)
+    }
+
+    public var description: String { "[\(section), \(row)]" }
+}
+
+/// One change a results controller reports.
+public enum ResultsChange: Sendable, Hashable {
+    /// An object entered the results at this (new) position.
+    case insert(ManagedObjectID, at: ResultsIndexPath)
+    /// An object left the results from this (old) position.
+    case delete(ManagedObjectID, at: ResultsIndexPath)
+    /// An object changed and moved in the order.
+    case move(ManagedObjectID, from: ResultsIndexPath, to: ResultsIndexPath)
+    /// An object changed in place (its old position).
+    case update(ManagedObjectID, at: ResultsIndexPath)
+    /// A section appeared at this (new) index.
+    case insertSection(String, at: Int)
+    /// A section disappeared from this (old) index.
+    case deleteSection(String, at: Int)
+}
+
+/// A section of a results controller.
+public struct ResultsSection<T: ManagedObject> {
+    /// The section's name: the value of the section key path, rendered as text ("" when nil).
+    public let name: String
+    /// The section's objects, in order.
+    public let objects: [T]
+}
+
+/// Keeps the results of a fetch request current as its context changes — by local edits, saves
+/// and merges (from other contexts or other processes) — and reports what changed, with index
+/// paths and section changes.
+///
+/// It reacts to objects-did-change notifications by evaluating the request's predicate in
+/// memory on the changed objects only; it never refetches everything. Create it, call
+/// ``performFetch()`` and read it on the context's queue.
+public final class FetchedResultsController<T: ManagedObject> {
+    /// The request whose results are kept.
+    public let fetchRequest: FetchRequest<T>
+    /// The context the results live in.
+    public let context: ManagedObjectContext
+    /// The key path that groups results into sections (sort on it first), if any.
+    public let sectionNameKeyPath: String?
+    /// Called on the context's queue with the changes, in the order a table view applies them:
+    /// section deletes, object deletes, section inserts, object inserts, moves, updates.
+    public var onChange: (([ResultsChange]) -> Void)?
+
+    /// The results, in order.
+    public private(set) var fetchedObjects: [T] = []
+    /// The results grouped by section.
+    public private(set) var sections: [ResultsSection<T>] = []
+    private var observation: ContextObservation?
+
+    /// Creates a controller for `request` in `context`; nothing is fetched until ``performFetch()``.
+    public init(fetchRequest: FetchRequest<T>, context: ManagedObjectContext, sectionNameKeyPath: String? = nil) {
+        self.fetchRequest = fetchRequest
+        self.context = context
+        self.sectionNameKeyPath = sectionNameKeyPath
+    }
+
+    deinit { observation?.cancel() }
+
+    /// Fetches the results and starts tracking changes.
+    ///
+    /// - Throws: whatever the fetch throws (``AmbarError``).
+    public func performFetch() throws(AmbarError) {
+        try context.checkQueue("performFetch")
+        fetchedObjects = try context.fetch(fetchRequest)
+        rebuildSections()
+        if observation == nil {
+            let box = UncheckedBox(self)
+            observation = context.observeObjectsDidChange { note in
+                box.value?.contextDidChange(note)
+            }
+        }
+    }
+
+    /// The object at `indexPath`, if it is in range.
+    public func object(at indexPath: ResultsIndexPath) -> T? {
+        guard sections.indices.contains(indexPath.section),
+              sections[indexPath.section].objects.indices.contains(indexPath.row) else { return nil }
+        return sections[indexPath.section].objects[indexPath.row]
+    }
+
+    /// Where `object` is in the results, if it is.
+    public func indexPath(for object: T) -> ResultsIndexPath? {
+        positions()[object.objectID]
+    }
+
+    // MARK: - Tracking
+
+    private func sectionName(_ object: ManagedObject) -> String {
+        guard let keyPath = sectionNameKeyPath,
+              let (_, value) = try? PredicateEvaluation.resolveAttribute(keyPath, on: object) else { return "" }
+        switch value {
+        case .null: return ""
+        case .string(let s): return s
+        default: return value.description
+        }
+    }
+
+    private func rebuildSections() {
+        var result: [ResultsSection<T>] = []
+        var currentName: String?
+        var current: [T] = []
+        for object in fetchedObjects {
+            let name = sectionName(object)
+            if name != currentName, let open = currentName {
+                result.append(ResultsSection(name: open, objects: current))
+                current = []
+            }
+            currentName = name
+            current.append(object)
+        }
+        if let open = currentName { result.append(ResultsSection(name: open, objects: current)) }
+        sections = result
+    }
+
+    private func positions() -> [ManagedObjectID: ResultsIndexPath] {
+        var map: [ManagedObjectID: ResultsIndexPath] = [:]
+        for (s, section) in sections.enumerated() {
+            for (r, object) in section.objects.enumerated() { map[object.objectID] = ResultsIndexPath(row: r, section: s) }
+        }
+        return map
+    }
+
+    private func isCandidate(_ id: ManagedObjectID) -> Bool {
+        guard let layout = context.layoutIfKnown(id.entityName) else { return false }
+        return fetchRequest.includesSubentities ? layout.isKind(of: fetchRequest.entityName) : layout.name == fetchRequest.entityName
+    }
+
+    fileprivate func contextDidChange(_ note: ObjectsDidChangeNotification) {
+        if note.invalidatedAll {
+            let old = sections, oldPositions = positions()
+            fetchedObjects = (try? context.fetch(fetchRequest)) ?? []
+            rebuildSections()
+            report(old: old, oldPositions: oldPositions, changed: Set(oldPositions.keys).union(fetchedObjects.map(\.objectID)))
+            return
+        }
+        let gone = note.deleted.union(note.invalidated)
+        let changed = note.inserted.union(note.updated).union(note.refreshed).subtracting(gone).filter(isCandidate)
+        let oldMembers = Set(fetchedObjects.map(\.objectID))
+        guard !changed.isEmpty || !gone.isDisjoint(with: oldMembers) else { return }
+
+        // Objects for the changed IDs: registered ones directly, the rest (merged inserts) in one
+        // fetch by ID.
+        var candidates: [T] = []
+        var unknown: [ManagedObjectID] = []
+        for id in changed {
+            if let object = context.registeredObject(for: id) {
+                if let typed = object as? T, typed.lifecycle != .deleted, typed.lifecycle != .invalidated { candidates.append(typed) }
+            } else {
+                unknown.append(id)
+            }
+        }
+        if !unknown.isEmpty {
+            var byID = fetchRequest
+            byID.predicate = .objectIn(unknown)
+            byID.sortDescriptors = []
+            byID.fetchLimit = 0
+            byID.fetchOffset = 0
+            candidates += (try? context.fetch(byID)) ?? []
+        }
+        var matching: [T] = []
+        for object in candidates {
+            let matches = (try? fetchRequest.predicate.map { p throws(AmbarError) in try PredicateEvaluation.evaluate(p, on: object) } ?? true) ?? false
+            if matches { matching.append(object) }
+        }
+
+        let old = sections, oldPositions = positions()
+        let touched = changed.union(gone)
+        var next = fetchedObjects.filter { !touched.contains($0.objectID) }
+        let sorts = fetchRequest.sortDescriptors
+        for object in matching {
+            var low = 0, high = next.count
+            while low < high {
+                let mid = (low + high) / 2
+                if PredicateEvaluation.precedes(next[mid], object, sorts) { low = mid + 1 } else { high = mid }
+            }
+            next.insert(object, at: low)
+        }
+        fetchedObjects = next
+        rebuildSections()
+        report(old: old, oldPositions: oldPositions, changed: changed)
+    }
+
+    private func report(old: [ResultsSection<T>], oldPositions: [ManagedObjectID: ResultsIndexPath], changed: Set<ManagedObjectID>) {
+        guard let onChange else { return }
+        let newPositions = positions()
+        let oldNames = old.map(\.name), newNames = sections.map(\.name)
+        var changes: [ResultsChange] = []
+        for (i, name) in oldNames.enumerated() where !newNames.contains(name) { changes.append(.deleteSection(name, at: i)) }
+        for (id, path) in oldPositions.sorted(by: { $0.value < $1.value }) where newPositions[id] == nil {
+            changes.append(.delete(id, at: path))
+        }
+        for (i, name) in newNames.enumerated() where !oldNames.contains(name) { changes.append(.insertSection(name, at: i)) }
+        for (id, path) in newPositions.sorted(by: { $0.value < $1.value }) where oldPositions[id] == nil {
+            changes.append(.insert(id, at: path))
+        }
+        // A changed object that stayed: a move when its index path (or section) changed, as Core
+        // Data reports it; otherwise an update.
+        var moves: [ResultsChange] = [], updates: [ResultsChange] = []
+        for id in changed {
+            guard let from = oldPositions[id], let to = newPositions[id] else { continue }
+            let sectionChanged = old[from.section].name != sections[to.section].name
+            if sectionChanged || from != to {
+                moves.append(.move(id, from: from, to: to))
+            } else {
+                updates.append(.update(id, at: from))
+            }
+        }
+        changes += moves.sorted { ($0.sortKey) < ($1.sortKey) }
+        changes += updates.sorted { ($0.sortKey) < ($1.sortKey) }
+        if !changes.isEmpty { onChange(changes) }
+    }
+}
+
+extension ResultsChange {
+    fileprivate var sortKey: ResultsIndexPath {
+        switch self {
+        case .insert(_, let p), .delete(_, let p), .update(_, let p), .move(_, _, let p): return p
+        case .insertSection(_, let i), .deleteSection(_, let i): return ResultsIndexPath(row: 0, section: i)
+        }
+    }
+}
+
+/// Holds a queue-confined object weakly so a `@Sendable` callback that runs on that same queue
+/// can reach it.
+final class UncheckedBox<Value: AnyObject>: @unchecked Sendable {
+    weak var value: Value?
+    init(_ value: Value) { self.value = value }
+}

@@ -1,0 +1,131 @@
+import AmbarStack
+import Foundation
+import XCTest
+
+final class FetchedResultsControllerTests: StoreTestCase {
+    private func makeController(_ context: ManagedObjectContext, sections: Bool = false) throws -> (FetchedResultsController<Employee>, Collector<[ResultsChange]>) {
+        let request = FetchRequest<Employee>(
+            predicate: Key<Double>("salary") >= 10,
+            sortDescriptors: sections ? [Key<String>("department.name").sorted(), Key<Double>("salary").sorted()] : [Key<Double>("salary").sorted()])
+        let controller = FetchedResultsController(fetchRequest: request, context: context, sectionNameKeyPath: sections ? "department.name" : nil)
+        let log = Collector<[ResultsChange]>()
+        controller.onChange = { log.append($0) }
+        try controller.performFetch()
+        return (controller, log)
+    }
+
+    func testLocalChangesReportedInOrder() throws {
+        let low = try seedEmployee("Low", salary: 10)
+        let mid = try seedEmployee("Mid", salary: 20)
+        let high = try seedEmployee("High", salary: 30)
+        _ = try seedEmployee("Poor", salary: 1)
+        let context = privateContext()
+        try context.performAndWait {
+            let (controller, log) = try makeController(context)
+            XCTAssertEqual(controller.fetchedObjects.map(\.name), ["Low", "Mid", "High"])
+
+            let new = try context.insert(Employee.self)
+            new.name = "New"
+            new.salary = 25
+            context.processPendingChanges()
+            XCTAssertEqual(log.all.last, [.insert(new.objectID, at: ResultsIndexPath(row: 2, section: 0))])
+
+            (context.registeredObject(for: low) as? Employee)?.salary = 40   // moves to the end
+            context.processPendingChanges()
+            XCTAssertEqual(log.all.last, [.move(low, from: ResultsIndexPath(row: 0, section: 0), to: ResultsIndexPath(row: 3, section: 0))])
+
+            (context.registeredObject(for: mid) as? Employee)?.name = "Middle"  // stays in place
+            context.processPendingChanges()
+            XCTAssertEqual(log.all.last, [.update(mid, at: ResultsIndexPath(row: 0, section: 0))])
+
+            (context.registeredObject(for: high) as? Employee)?.salary = 5  // no longer matches
+            context.processPendingChanges()
+            XCTAssertEqual(log.all.last, [.delete(high, at: ResultsIndexPath(row: 2, section: 0))])
+
+            try context.delete(try XCTUnwrap(context.registeredObject(for: mid)))
+            context.processPendingChanges()
+            XCTAssertEqual(log.all.last, [.delete(mid, at: ResultsIndexPath(row: 0, section: 0))])
+            XCTAssertEqual(controller.fetchedObjects.map(\.name), ["New", "Low"])
+            XCTAssertEqual(controller.indexPath(for: new), ResultsIndexPath(row: 0, section: 0))
+        }
+    }
+
+    func testSectionsAppearAndDisappear() throws {
+        let context = privateContext()
+        try context.performAndWait {
+            let a = try context.insert(Department.self)
+            a.name = "A"
+            let b = try context.insert(Department.self)
+            b.name = "B"
+            let e = try context.insert(Employee.self)
+            e.name = "E"
+            e.salary = 10
+            e.department = a
+            try context.save()
+            let (controller, log) = try makeController(context, sections: true)
+            XCTAssertEqual(controller.sections.map(\.name), ["A"])
+            e.department = b
+            context.processPendingChanges()
+            XCTAssertEqual(controller.sections.map(\.name), ["B"])
+            XCTAssertEqual(log.all.last, [.deleteSection("A", at: 0), .insertSection("B", at: 0),
+                                          .move(e.objectID, from: ResultsIndexPath(row: 0, section: 0), to: ResultsIndexPath(row: 0, section: 0))])
+        }
+    }
+
+    func testMergedSavesFromAnotherContextReachTheController() throws {
+        let id = try seedEmployee("Kept", salary: 10)
+        let doomed = try seedEmployee("Doomed", salary: 20)
+        let viewer = privateContext("viewer")
+        let (controller, log) = try viewer.performAndWait { try makeController(viewer) }
+        let writer = privateContext("writer")
+        let saves = Collector<DidSaveNotification>()
+        let observation = writer.observeDidSave { saves.append($0) }
+        defer { observation.cancel() }
+        let newID: ManagedObjectID = try writer.performAndWait {
+            (try writer.existingObject(with: id) as? Employee)?.salary = 50
+            try writer.delete(try writer.existingObject(with: doomed))
+            let n = try writer.insert(Employee.self)
+            n.name = "Arrived"
+            n.salary = 15
+            try writer.save()
+            return n.objectID
+        }
+        viewer.mergeChanges(fromContextDidSave: try XCTUnwrap(saves.all.first))
+        try viewer.performAndWait {
+            XCTAssertEqual(controller.fetchedObjects.map(\.name), ["Arrived", "Kept"])
+            let changes = try XCTUnwrap(log.all.last)
+            XCTAssertTrue(changes.contains(.delete(doomed, at: ResultsIndexPath(row: 1, section: 0))), "\(changes)")
+            XCTAssertTrue(changes.contains(.insert(newID, at: ResultsIndexPath(row: 0, section: 0))), "\(changes)")
+            XCTAssertTrue(changes.contains(.move(id, from: ResultsIndexPath(row: 0, section: 0), to: ResultsIndexPath(row: 1, section: 0))), "\(changes)")
+        }
+    }
+
+    func testRandomEditsKeepResultsEqualToAFreshFetch() throws {
+        var rng = SeededRandom(seed: 42)
+        for i in 0..<20 { _ = try seedEmployee("S\(i)", salary: Double(Int.random(in: 0...40, using: &rng))) }
+        let context = privateContext()
+        try context.performAndWait {
+            let (controller, log) = try makeController(context)
+            for step in 0..<200 {
+                let all = try context.fetch(FetchRequest<Employee>())
+                switch Int.random(in: 0..<4, using: &rng) {
+                case 0:
+                    let e = try context.insert(Employee.self)
+                    e.name = "N\(step)"
+                    e.salary = Double(Int.random(in: 0...40, using: &rng))
+                case 1:
+                    if let e = all.randomElement(using: &rng) { e.salary = Double(Int.random(in: 0...40, using: &rng)) }
+                case 2:
+                    if let e = all.randomElement(using: &rng) { try context.delete(e) }
+                default:
+                    if step % 10 == 0 { try context.save() }
+                }
+                context.processPendingChanges()
+                let fresh = try context.fetch(controller.fetchRequest).map(\.objectID)
+                XCTAssertEqual(controller.fetchedObjects.map(\.objectID), fresh, "step \(step)")
+                if controller.fetchedObjects.map(\.objectID) != fresh { return }
+            }
+            XCTAssertGreaterThan(log.all.count, 50)
+        }
+    }
+}
