@@ -234,6 +234,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             context: identifier, inserted: state.pendingInserted,
             updated: state.pendingUpdated.subtracting(state.pendingInserted).subtracting(state.pendingDeleted),
             deleted: state.pendingDeleted, refreshed: [], invalidated: [], invalidatedAll: false)
+        for id in state.pendingInserted { state.registered[id]?.insertAnnounced = true }
         state.pendingInserted.removeAll()
         state.pendingUpdated.removeAll()
         state.pendingDeleted.removeAll()
@@ -348,7 +349,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
             state.updated[ObjectIdentifier(object)] = object
             state.pendingUpdated.insert(object.objectID)
         case .inserted:
-            state.pendingUpdated.insert(object.objectID)
+            // Edits to an insert not yet announced are part of its insert notification.
+            if object.insertAnnounced { state.pendingUpdated.insert(object.objectID) }
         case .deleted, .invalidated:
             break
         }

@@ -2,7 +2,7 @@ import Foundation
 
 /// A value as SQLite stores and compares it. Predicates are evaluated on this form both in SQL and
 /// in memory, which is what makes their results identical.
-enum StoredScalar: Sendable, Equatable {
+enum StoredScalar: Sendable, Hashable {
     case null
     case integer(Int64)
     case real(Double)

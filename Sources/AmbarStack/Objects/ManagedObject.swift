@@ -50,6 +50,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var hasData = false
     var faultFlag = true
     var lifecycle = Lifecycle.registered
+    /// Whether an objects-did-change notification has announced this (inserted) object.
+    var insertAnnounced = false
     /// Faults fetched together, loaded together (fetch batch size).
     var faultBatch: FaultBatch?
 
@@ -260,12 +262,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         try context.removeFromToMany(self, i, object)
     }
 
-    func checkMutable(_ operation: String) throws(AmbarError) {
+    func checkMutable(_ operation: @autoclosure () -> String) throws(AmbarError) {
         guard let context = managedObjectContext, lifecycle != .invalidated else {
-            throw .foreignObject(objectID, operation: operation)
+            throw .foreignObject(objectID, operation: operation())
         }
         guard context.isOnQueue else {
-            throw .wrongQueue(context: context.displayName, operation: operation)
+            throw .wrongQueue(context: context.displayName, operation: operation())
         }
     }
 

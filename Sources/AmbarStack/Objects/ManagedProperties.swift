@@ -39,7 +39,10 @@ public struct Managed<Value: AttributeValueConvertible> {
         set {
             let key = object[keyPath: storageKeyPath].key
             do {
-                try object.setValue(newValue.attributeValue, forKey: key)
+                guard let i = object.layout.attributeIndex[key] else {
+                    throw AmbarError.unknownProperty(entity: object.entityName, property: key)
+                }
+                try object.setAttribute(newValue.attributeValue, at: i)
             } catch {
                 PropertyLog.failedWrite(object, key, error)
             }

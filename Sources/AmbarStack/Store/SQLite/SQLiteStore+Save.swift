@@ -74,42 +74,77 @@ private struct SaveWork {
     }
 
     /// Finds inserts whose unique values are already taken (in the store or earlier in this save)
-    /// and applies the merge policy to them.
+    /// and applies the merge policy to them. Existing rows are looked up in batches.
     mutating func resolveUniqueness() throws {
-        var seen: [String: ManagedObjectID] = [:]  // constraint key -> insert that claimed it
-        var claimedBy: [ManagedObjectID: InsertChange] = [:]
+        // Constraint groups per root table, and the inserts they apply to.
+        var groups: [String: [[String]: [InsertChange]]] = [:]
         for insert in changes.inserts {
             guard let layout = resolved.entities[insert.id.entityName], !layout.uniquenessConstraints.isEmpty else { continue }
-            claimedBy[insert.id] = insert
             for group in layout.uniquenessConstraints {
-                let values = group.compactMap { layout.attributeIndex[$0].map { insert.values[$0] } }
-                if values.contains(where: \.isNull) { continue }
-                let key = layout.rootName + "|" + group.joined(separator: ",") + "|" + values.map { "\(StoredScalar($0))" }.joined(separator: "|")
-                if let earlier = seen[key], let earlierInsert = claimedBy[earlier] {
-                    // Two new objects with the same unique values in one save.
-                    try resolveDuplicate(new: insert, existing: resolve(earlier), existingRow: nil, earlierInsert: earlierInsert, layout: layout, group: group, values: values)
-                    if changes.mergePolicy == .mergeByPropertyObjectTrump || changes.mergePolicy == .overwrite {
-                        seen[key] = insert.id
+                groups[layout.rootName, default: [:]][group, default: []].append(insert)
+            }
+        }
+        for (root, byGroup) in groups.sorted(by: { $0.key < $1.key }) {
+            guard let rootLayout = resolved.entities[root] else { continue }
+            for (group, inserts) in byGroup.sorted(by: { $0.key.joined(separator: ",") < $1.key.joined(separator: ",") }) {
+                let keys: [[StoredScalar]?] = inserts.map { insert in
+                    guard let layout = resolved.entities[insert.id.entityName] else { return nil }
+                    let values = group.compactMap { layout.attributeIndex[$0].map { StoredScalar(insert.values[$0]) } }
+                    return values.count == group.count && !values.contains(.null) ? values : nil
+                }
+                let existing = try existingRows(rootLayout, group: group, keys: keys.compactMap { $0 })
+                var claimed: [[StoredScalar]: InsertChange] = [:]
+                for (insert, key) in zip(inserts, keys) {
+                    guard let key, let layout = resolved.entities[insert.id.entityName] else { continue }
+                    let values = group.compactMap { layout.attributeIndex[$0].map { insert.values[$0] } }
+                    if let earlier = claimed[key] {
+                        // Two new objects with the same unique values in one save.
+                        try resolveDuplicate(new: insert, existing: resolve(earlier.id), existingRow: nil, earlierInsert: earlier, layout: layout, group: group, values: values)
+                        if changes.mergePolicy == .mergeByPropertyObjectTrump || changes.mergePolicy == .overwrite {
+                            claimed[key] = insert
+                        }
+                    } else if let row = existing[key] {
+                        try resolveDuplicate(new: insert, existing: row.id, existingRow: row, earlierInsert: nil, layout: layout, group: group, values: values)
+                    } else {
+                        claimed[key] = insert
                     }
-                    continue
                 }
-                if let row = try existingRow(layout: layout, group: group, values: values) {
-                    try resolveDuplicate(new: insert, existing: row.id, existingRow: row, earlierInsert: nil, layout: layout, group: group, values: values)
-                    continue
-                }
-                seen[key] = insert.id
             }
         }
     }
 
-    func existingRow(layout: EntityLayout, group: [String], values: [AttributeValue]) throws -> StoreRow? {
-        let spec = try store.spec(for: layout)
-        let condition = group.map { "t0.\(quoted($0)) = ?" }.joined(separator: " AND ")
-        let statement = try db.cachedStatement(sql: "SELECT \(spec.selectList("t0")) FROM \(quoted(layout.rootName)) AS t0 WHERE \(condition) LIMIT 1")
-        statement.setUncheckedArguments(StatementArguments(values.map(SQLiteValues.databaseValue)))
-        let cursor = try Row.fetchCursor(statement)
-        guard try cursor.next() != nil else { return nil }
-        return store.readRow(statement.sqliteStatement, spec)
+    /// The stored rows holding any of `keys` for a uniqueness group, by key.
+    func existingRows(_ rootLayout: EntityLayout, group: [String], keys: [[StoredScalar]]) throws -> [[StoredScalar]: StoreRow] {
+        guard !keys.isEmpty else { return [:] }
+        let spec = try store.spec(for: rootLayout)
+        var result: [[StoredScalar]: StoreRow] = [:]
+        func collect(_ statement: Statement) throws {
+            let cursor = try Row.fetchCursor(statement)
+            while try cursor.next() != nil {
+                guard let row = store.readRow(statement.sqliteStatement, spec),
+                      let layout = resolved.entities[row.id.entityName] else { continue }
+                let key = group.compactMap { layout.attributeIndex[$0].map { StoredScalar(row.values[$0]) } }
+                result[key] = row
+            }
+        }
+        if group.count == 1 {
+            let column = "t0.\(quoted(group[0]))"
+            for start in stride(from: 0, to: keys.count, by: 500) {
+                let chunk = keys[start..<min(start + 500, keys.count)]
+                let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                let statement = try db.cachedStatement(sql: "SELECT \(spec.selectListT0) FROM \(quoted(rootLayout.rootName)) AS t0 WHERE \(column) IN (\(placeholders))")
+                statement.setUncheckedArguments(StatementArguments(chunk.map { SQLiteValues.databaseValue($0[0]) }))
+                try collect(statement)
+            }
+        } else {
+            let condition = group.map { "t0.\(quoted($0)) = ?" }.joined(separator: " AND ")
+            let statement = try db.cachedStatement(sql: "SELECT \(spec.selectListT0) FROM \(quoted(rootLayout.rootName)) AS t0 WHERE \(condition) LIMIT 1")
+            for key in keys {
+                statement.setUncheckedArguments(StatementArguments(key.map(SQLiteValues.databaseValue)))
+                try collect(statement)
+            }
+        }
+        return result
     }
 
     mutating func resolveDuplicate(new insert: InsertChange, existing: ManagedObjectID, existingRow: StoreRow?, earlierInsert: InsertChange?, layout: EntityLayout, group: [String], values: [AttributeValue]) throws {
@@ -266,28 +301,20 @@ private struct SaveWork {
     }
 
     mutating func apply(_ insert: InsertChange) throws {
-        guard let layout = resolved.entities[insert.id.entityName], let entityID = store.entityIDs[layout.name] else {
+        guard let layout = resolved.entities[insert.id.entityName], let plan = store.insertPlans[layout.name] else {
             throw AmbarError.unknownEntity(insert.id.entityName)
         }
         let id = resolve(insert.id)
         guard let pk = id.primaryKey else { return }
-        var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
-        var arguments: [DatabaseValue] = [pk.databaseValue, entityID.databaseValue, 1.databaseValue]
-        for (i, attribute) in layout.attributes.enumerated() {
-            columns.append(quoted(attribute.name))
-            arguments.append(SQLiteValues.databaseValue(insert.values[i]))
+        var arguments: [DatabaseValue] = [pk.databaseValue, plan.entityID.databaseValue, 1.databaseValue]
+        arguments.reserveCapacity(3 + insert.values.count + plan.toOne.count * 2)
+        for value in insert.values { arguments.append(SQLiteValues.databaseValue(value)) }
+        for rel in plan.toOne {
+            for (_, value) in toOneColumns(rel, insert.toOne[safe: rel.index] ?? nil) { arguments.append(value) }
         }
-        for rel in layout.relationships where !rel.isToMany {
-            for (column, value) in toOneColumns(rel, insert.toOne[safe: rel.index] ?? nil) {
-                columns.append(column)
-                arguments.append(value)
-            }
-        }
-        let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-        let statement = try db.cachedStatement(sql: "INSERT INTO \(quoted(layout.rootName)) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))")
-        statement.setUncheckedArguments(StatementArguments(arguments))
+        let statement = try db.cachedStatement(sql: plan.sql)
         do {
-            try statement.execute()
+            try statement.execute(arguments: StatementArguments(arguments))
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             // Only a row written by another SQLite client since our check can get here.
             throw AmbarError.constraintViolation(entity: layout.name, attributes: layout.uniquenessConstraints.first ?? [], values: [], existing: nil)

@@ -34,11 +34,32 @@ final class SQLiteStore: PersistentStore {
         }
         let columns: [String]
         let perEntity: [Int64: EntityMap]
+        /// The SELECT list with the `t0` alias, built once.
+        let selectListT0: String
+
+        init(columns: [String], perEntity: [Int64: EntityMap]) {
+            self.columns = columns
+            self.perEntity = perEntity
+            self.selectListT0 = Self.makeSelectList(columns, "t0")
+        }
 
         func selectList(_ alias: String) -> String {
+            alias == "t0" ? selectListT0 : Self.makeSelectList(columns, alias)
+        }
+
+        private static func makeSelectList(_ columns: [String], _ alias: String) -> String {
             (["Z_PK", "Z_ENT", "Z_OPT"] + columns.map(quoted)).map { "\(alias).\($0)" }.joined(separator: ", ")
         }
     }
+
+    /// The INSERT statement of one entity, built once.
+    struct InsertPlan: Sendable {
+        let sql: String
+        let entityID: Int64
+        let toOne: [ResolvedRelationship]
+    }
+
+    let insertPlans: [String: InsertPlan]
 
     /// Opens (creating if needed) a store for `model`.
     ///
@@ -160,6 +181,21 @@ final class SQLiteStore: PersistentStore {
             specs[root] = RowSpec(columns: columns, perEntity: perEntity)
         }
         self.rowSpecs = specs
+        var plans: [String: InsertPlan] = [:]
+        for (name, layout) in resolved.entities {
+            guard let entityID = entityIDs[name] else { continue }
+            let toOne = layout.relationships.filter { !$0.isToMany }
+            var columns = ["Z_PK", "Z_ENT", "Z_OPT"] + layout.attributes.map { quoted($0.name) }
+            for rel in toOne {
+                columns.append(quoted(rel.name))
+                if let column = rel.entityColumn { columns.append(quoted(column)) }
+            }
+            let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+            plans[name] = InsertPlan(
+                sql: "INSERT INTO \(quoted(layout.rootName)) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))",
+                entityID: entityID, toOne: toOne)
+        }
+        self.insertPlans = plans
     }
 
     // MARK: - Reading
