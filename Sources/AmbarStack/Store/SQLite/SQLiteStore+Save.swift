@@ -223,8 +223,11 @@ private struct SaveWork {
         arguments.append(update.expectedVersion.databaseValue)
         let sql = "UPDATE \(quoted(layout.rootName)) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?"
         let statement = try db.cachedStatement(sql: sql)
-        statement.setUncheckedArguments(StatementArguments(arguments))
-        try statement.execute()
+        do {
+            try statement.execute(arguments: StatementArguments(arguments))
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            throw uniquenessViolation(layout, values: update.values)
+        }
         if db.changesCount == 1 {
             outcome.versions[update.id] = update.expectedVersion + 1
             outcome.updated.insert(update.id)
@@ -317,7 +320,7 @@ private struct SaveWork {
             try statement.execute(arguments: StatementArguments(arguments))
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             // Only a row written by another SQLite client since our check can get here.
-            throw AmbarError.constraintViolation(entity: layout.name, attributes: layout.uniquenessConstraints.first ?? [], values: [], existing: nil)
+            throw uniquenessViolation(layout, values: insert.values)
         }
         outcome.versions[id] = 1
         outcome.inserted.insert(id)
@@ -338,6 +341,19 @@ private struct SaveWork {
                 try db.execute(sql: "DELETE FROM \(quoted(table)) WHERE src = ? AND dst = ?", arguments: [src, dst])
             }
         }
+    }
+
+    /// The constraint error for an object whose values collide with a stored row.
+    func uniquenessViolation(_ layout: EntityLayout, values: [AttributeValue]) -> AmbarError {
+        for group in layout.uniquenessConstraints {
+            let groupValues = group.compactMap { layout.attributeIndex[$0].map { values[$0] } }
+            if !groupValues.contains(where: \.isNull),
+               let rows = try? existingRows(layout, group: group, keys: [groupValues.map(StoredScalar.init)]),
+               let holder = rows.values.first {
+                return .constraintViolation(entity: layout.name, attributes: group, values: groupValues, existing: holder.id)
+            }
+        }
+        return .constraintViolation(entity: layout.name, attributes: layout.uniquenessConstraints.first ?? [], values: [], existing: nil)
     }
 
     func currentRow(_ id: ManagedObjectID) throws -> StoreRow? {
