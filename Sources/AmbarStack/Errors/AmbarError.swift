@@ -39,6 +39,10 @@ public enum AmbarError: Error, Sendable, Equatable {
     case saveRefused(context: String, reason: String)
     /// The store was deleted; the stack cannot save any more.
     case storeDeleted
+    /// The stack's setup has not finished (or failed); its contexts are not usable yet.
+    case stackNotReady
+    /// No model file of that name was found.
+    case modelNotFound(name: String, searched: [String])
     /// The underlying SQLite call failed.
     case storage(operation: String, code: Int32, message: String)
 }
@@ -86,6 +90,10 @@ extension AmbarError: CustomStringConvertible, LocalizedError {
             return "Context '\(context)' does not save: \(reason). Its changes are kept in memory."
         case .storeDeleted:
             return "The store was deleted; this stack can no longer save. Create a new stack."
+        case .stackNotReady:
+            return "The stack is not ready yet. Wait for its completion, `try await stack.load()`, or check `isReady` before using its contexts."
+        case .modelNotFound(let name, let searched):
+            return "No model named '\(name)' was found (looked in: \(searched.joined(separator: ", "))). Put \(name).json in one of those directories or pass the directory."
         case .storage(let operation, let code, let message):
             return "SQLite failed during \(operation) (code \(code)): \(message). The transaction was rolled back; the context keeps its changes."
         }

@@ -35,6 +35,8 @@ protocol PersistentStore: AnyObject, Sendable {
     func batchUpdate(_ query: StoreQuery, values: [String: AttributeValue], author: String?) throws(AmbarError) -> [ManagedObjectID]
     /// Deletes every matching object; returns the IDs deleted.
     func batchDelete(_ query: StoreQuery, author: String?) throws(AmbarError) -> [ManagedObjectID]
+    /// Closes every connection; later calls fail.
+    func close()
 }
 
 /// What to read: an entity, a predicate, an order and a window.

@@ -89,6 +89,13 @@ public final class PersistentStoreCoordinator: Sendable {
         }
     }
 
+    /// Marks the store deleted (later saves and fetches throw ``AmbarError/storeDeleted``) and
+    /// closes its connections.
+    func markDeletedAndClose() {
+        guard !deleted.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        store.close()
+    }
+
     func checkUsable() throws(AmbarError) {
         if deleted.load(ordering: .acquiring) { throw .storeDeleted }
     }

@@ -198,6 +198,15 @@ final class SQLiteStore: PersistentStore {
         self.insertPlans = plans
     }
 
+    func close() {
+        do {
+            if let pool = writer as? DatabasePool { try pool.close() }
+            if let queue = writer as? DatabaseQueue { try queue.close() }
+        } catch {
+            Self.logger.warning("Closing the store at \(location) failed: \(error)")
+        }
+    }
+
     // MARK: - Reading
 
     func spec(for layout: EntityLayout) throws(AmbarError) -> RowSpec {
