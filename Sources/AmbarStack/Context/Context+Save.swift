@@ -135,8 +135,10 @@ extension ManagedObjectContext {
             changes.joins += joinChanges(object)
         }
         for object in updated {
+            let names = object.changedAttributes.map { object.layout.attributes[$0].name }
+                + object.changedRelationships.map { object.layout.relationships[$0].name }
             changes.updates.append(UpdateChange(
-                id: object.objectID, expectedVersion: object.version, snapshot: object.snapshot, values: object.values,
+                id: object.objectID, changedNames: names, expectedVersion: object.version, snapshot: object.snapshot, values: object.values,
                 changedAttributes: object.changedAttributes.sorted(),
                 snapshotToOne: object.snapshotToOne, toOne: object.toOne,
                 changedToOne: object.changedRelationships.filter { !object.layout.relationships[$0].isToMany }.sorted()))
@@ -150,7 +152,7 @@ extension ManagedObjectContext {
         let note = DidSaveNotification(
             context: identifier, contextName: name, author: transactionAuthor,
             coordinator: persistentStoreCoordinator.identifier, parent: nil,
-            inserted: outcome.inserted, updated: outcome.updated, deleted: outcome.deleted)
+            inserted: outcome.inserted, updated: outcome.updated, deleted: outcome.deleted, token: outcome.token)
         didSaveObservers.post(note)
         persistentStoreCoordinator.didSaveObservers.post(note)
     }

@@ -30,23 +30,27 @@ public struct DidSaveNotification: Sendable {
     public let updated: Set<ManagedObjectID>
     /// Objects deleted.
     public let deleted: Set<ManagedObjectID>
+    /// The ledger token of the transaction, for saves that reached the store.
+    public let token: Int64?
 
     /// Creates a notification describing a save made elsewhere (for example by another process),
     /// to pass to ``ManagedObjectContext/mergeChanges(fromContextDidSave:)``.
     public init(
         inserted: Set<ManagedObjectID>, updated: Set<ManagedObjectID>, deleted: Set<ManagedObjectID>,
-        author: String? = nil, contextName: String? = nil
+        author: String? = nil, contextName: String? = nil, token: Int64? = nil
     ) {
         self.init(
             context: ContextIdentifier(raw: 0), contextName: contextName, author: author,
             coordinator: CoordinatorIdentifier(raw: 0), parent: nil,
-            inserted: inserted, updated: updated, deleted: deleted)
+            inserted: inserted, updated: updated, deleted: deleted, token: token)
     }
 
     init(
         context: ContextIdentifier, contextName: String?, author: String?, coordinator: CoordinatorIdentifier,
-        parent: ContextIdentifier?, inserted: Set<ManagedObjectID>, updated: Set<ManagedObjectID>, deleted: Set<ManagedObjectID>
+        parent: ContextIdentifier?, inserted: Set<ManagedObjectID>, updated: Set<ManagedObjectID>, deleted: Set<ManagedObjectID>,
+        token: Int64? = nil
     ) {
+        self.token = token
         self.context = context
         self.contextName = contextName
         self.author = author

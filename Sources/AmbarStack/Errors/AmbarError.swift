@@ -41,6 +41,9 @@ public enum AmbarError: Error, Sendable, Equatable {
     case storeDeleted
     /// The stack's setup has not finished (or failed); its contexts are not usable yet.
     case stackNotReady
+    /// The ledger no longer holds the changes after this token: they were purged. Refresh fully,
+    /// then continue from the current token.
+    case historyExpired(after: Int64, purgedThrough: Int64)
     /// No model file of that name was found.
     case modelNotFound(name: String, searched: [String])
     /// The underlying SQLite call failed.
@@ -92,6 +95,8 @@ extension AmbarError: CustomStringConvertible, LocalizedError {
             return "The store was deleted; this stack can no longer save. Create a new stack."
         case .stackNotReady:
             return "The stack is not ready yet. Wait for its completion, `try await stack.load()`, or check `isReady` before using its contexts."
+        case .historyExpired(let after, let purgedThrough):
+            return "The change history after token \(after) was purged (through token \(purgedThrough)). Refresh every context fully, then read history from the current token."
         case .modelNotFound(let name, let searched):
             return "No model named '\(name)' was found (looked in: \(searched.joined(separator: ", "))). Put \(name).json in one of those directories or pass the directory."
         case .storage(let operation, let code, let message):

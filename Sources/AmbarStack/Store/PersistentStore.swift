@@ -1,3 +1,5 @@
+import Foundation
+
 /// The narrow interface between contexts and a storage backend.
 ///
 /// Everything a backend does — its SQL, its schema, its transactions — stays behind this protocol,
@@ -29,14 +31,29 @@ protocol PersistentStore: AnyObject, Sendable {
     /// Applies a context's changes in one transaction, resolving conflicts by the change set's
     /// merge policy.
     func save(_ changes: ChangeSet) throws(AmbarError) -> SaveOutcome
-    /// Inserts rows without a context; returns their IDs.
-    func batchInsert(entity: String, rows: [[String: AttributeValue]], author: String?) throws(AmbarError) -> [ManagedObjectID]
-    /// Sets attributes on every matching object; returns the IDs changed.
-    func batchUpdate(_ query: StoreQuery, values: [String: AttributeValue], author: String?) throws(AmbarError) -> [ManagedObjectID]
-    /// Deletes every matching object; returns the IDs deleted.
-    func batchDelete(_ query: StoreQuery, author: String?) throws(AmbarError) -> [ManagedObjectID]
+    /// Inserts rows without a context; returns their IDs and the ledger token.
+    func batchInsert(entity: String, rows: [[String: AttributeValue]], author: String?) throws(AmbarError) -> (ids: [ManagedObjectID], token: Int64?)
+    /// Sets attributes on every matching object; returns the IDs changed and the ledger token.
+    func batchUpdate(_ query: StoreQuery, values: [String: AttributeValue], author: String?) throws(AmbarError) -> (ids: [ManagedObjectID], token: Int64?)
+    /// Deletes every matching object; returns the IDs deleted and the ledger token.
+    func batchDelete(_ query: StoreQuery, author: String?) throws(AmbarError) -> (ids: [ManagedObjectID], token: Int64?)
     /// Closes every connection; later calls fail.
     func close()
+
+    /// The token of the last committed transaction (0 when none).
+    func currentHistoryToken() throws(AmbarError) -> Int64
+    /// The transactions after `token`, in order; throws ``AmbarError/historyExpired(after:purgedThrough:)``
+    /// when they were purged.
+    func history(after token: Int64, limit: Int?) throws(AmbarError) -> [HistoryTransaction]
+    /// Records a consumer's position.
+    func setHistoryCursor(_ consumer: String, token: Int64) throws(AmbarError)
+    /// Every consumer's position.
+    func historyCursors() throws(AmbarError) -> [HistoryCursor]
+    /// Forgets a consumer.
+    func removeHistoryCursor(_ consumer: String) throws(AmbarError)
+    /// Purges transactions up to `token`, but never past a consumer seen within `lease`; returns the
+    /// token purged through.
+    func purgeHistory(through token: Int64, lease: TimeInterval) throws(AmbarError) -> Int64
 }
 
 /// What to read: an entity, a predicate, an order and a window.
@@ -69,6 +86,8 @@ struct InsertChange: Sendable {
 /// An object to update, with what the context had read and what it changed.
 struct UpdateChange: Sendable {
     let id: ManagedObjectID
+    /// The names of every changed property (attributes and relationships), for the ledger.
+    var changedNames: [String] = []
     let expectedVersion: Int64
     let snapshot: [AttributeValue]
     let values: [AttributeValue]
@@ -120,4 +139,6 @@ struct SaveOutcome: Sendable {
     var inserted: Set<ManagedObjectID> = []
     var updated: Set<ManagedObjectID> = []
     var deleted: Set<ManagedObjectID> = []
+    /// The ledger token of the transaction, when anything was written.
+    var token: Int64?
 }

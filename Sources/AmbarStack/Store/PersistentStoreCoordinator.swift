@@ -70,6 +70,49 @@ public final class PersistentStoreCoordinator: Sendable {
         didSaveObservers.add(callback)
     }
 
+    // MARK: - Change history
+
+    /// The token of the last committed transaction in the store's ledger (0 when none).
+    public func currentHistoryToken() throws(AmbarError) -> Int64 {
+        try checkUsable()
+        return try store.currentHistoryToken()
+    }
+
+    /// The committed transactions after `token`, in commit order (at most `limit`).
+    ///
+    /// - Throws: ``AmbarError/historyExpired(after:purgedThrough:)`` when those transactions were
+    ///   purged: refresh fully and continue from ``currentHistoryToken()``.
+    public func history(after token: Int64, limit: Int? = nil) throws(AmbarError) -> [HistoryTransaction] {
+        try checkUsable()
+        return try store.history(after: token, limit: limit)
+    }
+
+    /// Records that `consumer` has processed the ledger through `token` (and is alive).
+    public func setHistoryCursor(consumer: String, token: Int64) throws(AmbarError) {
+        try checkUsable()
+        try store.setHistoryCursor(consumer, token: token)
+    }
+
+    /// Every consumer's recorded position.
+    public func historyCursors() throws(AmbarError) -> [HistoryCursor] {
+        try checkUsable()
+        return try store.historyCursors()
+    }
+
+    /// Forgets `consumer`'s position (it no longer holds back purging).
+    public func removeHistoryCursor(consumer: String) throws(AmbarError) {
+        try checkUsable()
+        try store.removeHistoryCursor(consumer)
+    }
+
+    /// Purges ledger transactions through `token`, but never past the position of a consumer seen
+    /// within `lease` (default one day). Returns the token the ledger is now purged through.
+    @discardableResult
+    public func purgeHistory(through token: Int64, lease: TimeInterval = 86_400) throws(AmbarError) -> Int64 {
+        try checkUsable()
+        return try store.purgeHistory(through: token, lease: lease)
+    }
+
     /// The managed-object ID for a URI of this store.
     ///
     /// - Throws: ``AmbarError/invalidObjectID(_:)`` when the URI is malformed, names another store

@@ -5,8 +5,8 @@ import GRDB
 ///
 /// Layout: one table per root entity (sub-entities share it, told apart by `Z_ENT`), with `Z_PK`
 /// (primary key), `Z_ENT` (entity number) and `Z_OPT` (row version, for optimistic locking); a
-/// join table per many-to-many relationship; and the `ambar_*` tables: metadata, entity numbers
-/// and the primary-key allocator.
+/// join table per many-to-many relationship; and the `ambar_*` tables: metadata, entity numbers,
+/// the primary-key allocator, and the change ledger (transactions, their changes, consumer cursors).
 enum SQLiteSchema {
     /// The layout version of the tables this code writes.
     static let schemaVersion = 1
@@ -18,6 +18,14 @@ enum SQLiteSchema {
             CREATE TABLE IF NOT EXISTS ambar_metadata (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS ambar_entities (name TEXT PRIMARY KEY NOT NULL, id INTEGER NOT NULL UNIQUE);
             CREATE TABLE IF NOT EXISTS ambar_primarykeys (root TEXT PRIMARY KEY NOT NULL, max_pk INTEGER NOT NULL);
+            CREATE TABLE IF NOT EXISTS ambar_transactions (
+                token INTEGER PRIMARY KEY AUTOINCREMENT, timestamp REAL NOT NULL, author TEXT,
+                pid INTEGER NOT NULL, context_name TEXT);
+            CREATE TABLE IF NOT EXISTS ambar_changes (
+                token INTEGER NOT NULL, entity TEXT NOT NULL, kind INTEGER NOT NULL, attributes TEXT, pks BLOB NOT NULL);
+            CREATE INDEX IF NOT EXISTS ambar_changes_token ON ambar_changes (token);
+            CREATE TABLE IF NOT EXISTS ambar_cursors (consumer TEXT PRIMARY KEY NOT NULL, token INTEGER NOT NULL, last_seen REAL NOT NULL);
+            INSERT OR IGNORE INTO ambar_metadata (key, value) VALUES ('history_purged_through', '0');
             """)
         let existingHash = try String.fetchOne(db, sql: "SELECT value FROM ambar_metadata WHERE key = 'model_hash'")
         if let existingHash, existingHash != model.versionHash {

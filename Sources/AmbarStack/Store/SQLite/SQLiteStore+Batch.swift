@@ -3,7 +3,7 @@ import GRDB
 
 extension SQLiteStore {
     /// Inserts rows directly, each a dictionary of attribute values; one transaction.
-    func batchInsert(entity: String, rows: [[String: AttributeValue]], author: String?) throws(AmbarError) -> [ManagedObjectID] {
+    func batchInsert(entity: String, rows: [[String: AttributeValue]], author: String?) throws(AmbarError) -> (ids: [ManagedObjectID], token: Int64?) {
         let layout = try model.resolved.layout(entity)
         guard !layout.description.isAbstract else { throw .invalidFetchRequest("entity '\(entity)' is abstract") }
         guard let entityID = entityIDs[layout.name] else { throw .unknownEntity(entity) }
@@ -44,14 +44,16 @@ extension SQLiteStore {
                 }
                 ids.append(ManagedObjectID(entityName: layout.name, storeIdentifier: identifier, primaryKey: pk))
             }
-            return ids
+            var entry = LedgerEntry(author: author, contextName: "batch insert")
+            for id in ids { entry.record(id, .insert) }
+            return (ids, try writeLedger(db, entry))
         }
     }
 
     /// Sets `values` on every object matching the query; bumps their versions; one transaction.
-    func batchUpdate(_ query: StoreQuery, values: [String: AttributeValue], author: String?) throws(AmbarError) -> [ManagedObjectID] {
+    func batchUpdate(_ query: StoreQuery, values: [String: AttributeValue], author: String?) throws(AmbarError) -> (ids: [ManagedObjectID], token: Int64?) {
         let layout = try model.resolved.layout(query.entity)
-        guard !values.isEmpty else { return [] }
+        guard !values.isEmpty else { return ([], nil) }
         var assignments = ["Z_OPT = Z_OPT + 1"]
         var arguments: [DatabaseValue] = []
         for (name, value) in values.sorted(by: { $0.key < $1.key }) {
@@ -74,13 +76,15 @@ extension SQLiteStore {
                     sql: "UPDATE \(quoted(layout.rootName)) SET \(assignments.joined(separator: ", ")) WHERE Z_PK IN (\(chunk.map(String.init).joined(separator: ",")))",
                     arguments: StatementArguments(arguments))
             }
-            return ids
+            var entry = LedgerEntry(author: author, contextName: "batch update")
+            for id in ids { entry.record(id, .update, properties: Array(values.keys)) }
+            return (ids, try writeLedger(db, entry))
         }
     }
 
     /// Deletes every object matching the query (and their join rows), bypassing delete rules and
     /// contexts; one transaction.
-    func batchDelete(_ query: StoreQuery, author: String?) throws(AmbarError) -> [ManagedObjectID] {
+    func batchDelete(_ query: StoreQuery, author: String?) throws(AmbarError) -> (ids: [ManagedObjectID], token: Int64?) {
         let layout = try model.resolved.layout(query.entity)
         let (select, selectArguments, _) = try select({ "\($0).Z_PK, \($0).Z_ENT" }, query)
         return try write("batch delete") { db in
@@ -97,7 +101,9 @@ extension SQLiteStore {
                     }
                 }
             }
-            return ids
+            var entry = LedgerEntry(author: author, contextName: "batch delete")
+            for id in ids { entry.record(id, .delete) }
+            return (ids, try writeLedger(db, entry))
         }
     }
 

@@ -29,11 +29,13 @@ private struct SaveWork {
     var skipInsert = Set<ManagedObjectID>()
     var conflicts: [MergeConflict] = []
     var deletedInThisSave = Set<ManagedObjectID>()
+    var ledger: LedgerEntry
 
     init(store: SQLiteStore, db: Database, changes: ChangeSet) {
         self.store = store
         self.db = db
         self.changes = changes
+        self.ledger = LedgerEntry(author: changes.author, contextName: changes.contextName)
     }
 
     var resolved: ResolvedModel { store.model.resolved }
@@ -51,6 +53,7 @@ private struct SaveWork {
         for (temporary, permanent) in idMap where temporary != permanent {
             outcome.permanentIDs[temporary] = permanent
         }
+        outcome.token = try store.writeLedger(db, ledger)
     }
 
     // MARK: Keys and constraints
@@ -158,6 +161,7 @@ private struct SaveWork {
                 try overwriteRow(existingRow.id, values: insert.values, toOne: insert.toOne, layout: layout, newVersion: existingRow.version + 1)
                 outcome.versions[existing] = existingRow.version + 1
                 outcome.updated.insert(existing)
+                ledger.record(existing, .update, properties: layout.attributes.map(\.name))
                 skipInsert.insert(insert.id)
             } else if let earlierInsert {
                 // Two new objects in one save: the later one is written, the earlier becomes it.
@@ -194,6 +198,7 @@ private struct SaveWork {
         }
         deletedInThisSave.insert(delete.id)
         outcome.deleted.insert(delete.id)
+        ledger.record(delete.id, .delete)
         try deleteJoinRows(root: layout.rootName, pk: pk)
     }
 
@@ -231,6 +236,7 @@ private struct SaveWork {
         if db.changesCount == 1 {
             outcome.versions[update.id] = update.expectedVersion + 1
             outcome.updated.insert(update.id)
+            ledger.record(update.id, .update, properties: update.changedNames)
             return
         }
         guard let current = try currentRow(update.id) else {
@@ -268,6 +274,7 @@ private struct SaveWork {
         try overwriteRow(update.id, values: merged, toOne: mergedToOne, layout: layout, newVersion: version)
         outcome.versions[update.id] = version
         outcome.updated.insert(update.id)
+        ledger.record(update.id, .update, properties: update.changedNames)
         outcome.refreshed[update.id] = StoreRow(id: update.id, version: version, values: merged, toOne: mergedToOne)
     }
 
@@ -324,6 +331,7 @@ private struct SaveWork {
         }
         outcome.versions[id] = 1
         outcome.inserted.insert(id)
+        ledger.record(id, .insert)
     }
 
     mutating func applyJoins() throws {

@@ -1,0 +1,66 @@
+import Foundation
+
+/// One committed transaction in the store's change ledger: who saved what, in commit order.
+///
+/// Every save — from any context, in any process, batch operations included — writes its
+/// transaction in the same SQLite transaction as its data, so the ledger is exactly as durable as
+/// the data. Tokens increase monotonically and are never reused.
+public struct HistoryTransaction: Sendable, Hashable {
+    /// The transaction's token: its position in commit order.
+    public let token: Int64
+    /// When it committed.
+    public let timestamp: Date
+    /// The saving context's transaction author, if any.
+    public let author: String?
+    /// The saving process.
+    public let processID: Int32
+    /// The saving context's name, if any.
+    public let contextName: String?
+    /// Objects inserted.
+    public let inserted: Set<ManagedObjectID>
+    /// Objects updated.
+    public let updated: Set<ManagedObjectID>
+    /// Objects deleted.
+    public let deleted: Set<ManagedObjectID>
+    /// For updated objects, the names of the properties that changed.
+    public let updatedProperties: [ManagedObjectID: [String]]
+
+    /// The transaction as a did-save notification, to pass to
+    /// ``ManagedObjectContext/mergeChanges(fromContextDidSave:)``.
+    public var notification: DidSaveNotification {
+        DidSaveNotification(inserted: inserted, updated: updated, deleted: deleted, author: author, contextName: contextName, token: token)
+    }
+}
+
+/// A consumer's position in the ledger, kept in the store.
+public struct HistoryCursor: Sendable, Hashable {
+    /// The consumer's name.
+    public let consumer: String
+    /// The last token it has processed.
+    public let token: Int64
+    /// When it last reported its position.
+    public let lastSeen: Date
+}
+
+/// What one save or batch wrote, for the ledger.
+struct LedgerEntry: Sendable {
+    enum Kind: Int, Sendable { case insert = 0, update = 1, delete = 2 }
+    var author: String?
+    var contextName: String?
+    /// (entity, kind, changed property names for updates) → primary keys.
+    var groups: [LedgerGroup: [Int64]] = [:]
+
+    mutating func record(_ id: ManagedObjectID, _ kind: Kind, properties: [String]? = nil) {
+        guard let pk = id.primaryKey else { return }
+        let names = properties.map { $0.sorted().joined(separator: ",") }
+        groups[LedgerGroup(entity: id.entityName, kind: kind, properties: kind == .update ? names : nil), default: []].append(pk)
+    }
+
+    var isEmpty: Bool { groups.isEmpty }
+}
+
+struct LedgerGroup: Hashable, Sendable {
+    let entity: String
+    let kind: LedgerEntry.Kind
+    let properties: String?
+}

@@ -1,0 +1,130 @@
+import Foundation
+import GRDB
+
+/// The change ledger in SQLite: `ambar_transactions` (one row per committed save), `ambar_changes`
+/// (per transaction, one row per entity, kind and set of changed properties, with the primary
+/// keys packed as little-endian 64-bit integers) and `ambar_cursors` (per-consumer positions).
+extension SQLiteStore {
+    /// Writes `entry` inside the current transaction and returns its token.
+    func writeLedger(_ db: Database, _ entry: LedgerEntry) throws -> Int64? {
+        guard !entry.isEmpty else { return nil }
+        try db.execute(
+            sql: "INSERT INTO ambar_transactions (timestamp, author, pid, context_name) VALUES (?, ?, ?, ?)",
+            arguments: [Date().timeIntervalSince1970, entry.author, Int64(getpid()), entry.contextName])
+        let token = db.lastInsertedRowID
+        let statement = try db.cachedStatement(sql: "INSERT INTO ambar_changes (token, entity, kind, attributes, pks) VALUES (?, ?, ?, ?, ?)")
+        for (group, pks) in entry.groups.sorted(by: { ($0.key.entity, $0.key.kind.rawValue) < ($1.key.entity, $1.key.kind.rawValue) }) {
+            try statement.execute(arguments: [token, group.entity, group.kind.rawValue, group.properties, Self.pack(pks)])
+        }
+        return token
+    }
+
+    static func pack(_ pks: [Int64]) -> Data {
+        var data = Data(capacity: pks.count * 8)
+        for pk in pks {
+            withUnsafeBytes(of: pk.littleEndian) { data.append(contentsOf: $0) }
+        }
+        return data
+    }
+
+    static func unpack(_ data: Data) -> [Int64] {
+        var result: [Int64] = []
+        result.reserveCapacity(data.count / 8)
+        data.withUnsafeBytes { raw in
+            var offset = 0
+            while offset + 8 <= raw.count {
+                result.append(Int64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: Int64.self)))
+                offset += 8
+            }
+        }
+        return result
+    }
+
+    func currentHistoryToken() throws(AmbarError) -> Int64 {
+        try read("read history token") { db in
+            try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'ambar_transactions'") ?? 0
+        }
+    }
+
+    private func purgedThrough(_ db: Database) throws -> Int64 {
+        Int64(try String.fetchOne(db, sql: "SELECT value FROM ambar_metadata WHERE key = 'history_purged_through'") ?? "0") ?? 0
+    }
+
+    func history(after token: Int64, limit: Int?) throws(AmbarError) -> [HistoryTransaction] {
+        let result: Result<[HistoryTransaction], AmbarError> = try read("read history") { db in
+            let purged = try purgedThrough(db)
+            if token < purged { return .failure(.historyExpired(after: token, purgedThrough: purged)) }
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT token, timestamp, author, pid, context_name FROM ambar_transactions
+                WHERE token > ? ORDER BY token LIMIT ?
+                """, arguments: [token, limit ?? -1])
+            guard let first = rows.first, let last = rows.last else { return .success([]) }
+            var changes: [Int64: [Row]] = [:]
+            for change in try Row.fetchAll(db, sql: "SELECT token, entity, kind, attributes, pks FROM ambar_changes WHERE token BETWEEN ? AND ? ORDER BY rowid",
+                                           arguments: [first["token"] as Int64, last["token"] as Int64]) {
+                changes[change["token"], default: []].append(change)
+            }
+            return .success(rows.map { row in
+                let t: Int64 = row["token"]
+                var inserted = Set<ManagedObjectID>(), updated = Set<ManagedObjectID>(), deleted = Set<ManagedObjectID>()
+                var properties: [ManagedObjectID: [String]] = [:]
+                for change in changes[t] ?? [] {
+                    let entity: String = change["entity"]
+                    let kind: Int = change["kind"]
+                    let names = (change["attributes"] as String?)?.split(separator: ",").map(String.init) ?? []
+                    for pk in Self.unpack(change["pks"]) {
+                        let id = ManagedObjectID(entityName: entity, storeIdentifier: identifier, primaryKey: pk)
+                        switch LedgerEntry.Kind(rawValue: kind) {
+                        case .insert: inserted.insert(id)
+                        case .update: updated.insert(id); properties[id] = names
+                        case .delete: deleted.insert(id)
+                        case nil: break
+                        }
+                    }
+                }
+                return HistoryTransaction(
+                    token: t, timestamp: Date(timeIntervalSince1970: row["timestamp"]), author: row["author"],
+                    processID: Int32(truncatingIfNeeded: row["pid"] as Int64), contextName: row["context_name"],
+                    inserted: inserted, updated: updated, deleted: deleted, updatedProperties: properties)
+            })
+        }
+        return try result.get()
+    }
+
+    func setHistoryCursor(_ consumer: String, token: Int64) throws(AmbarError) {
+        try write("set history cursor") { db in
+            try db.execute(sql: """
+                INSERT INTO ambar_cursors (consumer, token, last_seen) VALUES (?, ?, ?)
+                ON CONFLICT(consumer) DO UPDATE SET token = excluded.token, last_seen = excluded.last_seen
+                """, arguments: [consumer, token, Date().timeIntervalSince1970])
+        }
+    }
+
+    func historyCursors() throws(AmbarError) -> [HistoryCursor] {
+        try read("read history cursors") { db in
+            try Row.fetchAll(db, sql: "SELECT consumer, token, last_seen FROM ambar_cursors ORDER BY consumer").map {
+                HistoryCursor(consumer: $0["consumer"], token: $0["token"], lastSeen: Date(timeIntervalSince1970: $0["last_seen"]))
+            }
+        }
+    }
+
+    func removeHistoryCursor(_ consumer: String) throws(AmbarError) {
+        try write("remove history cursor") { db in
+            try db.execute(sql: "DELETE FROM ambar_cursors WHERE consumer = ?", arguments: [consumer])
+        }
+    }
+
+    func purgeHistory(through token: Int64, lease: TimeInterval) throws(AmbarError) -> Int64 {
+        try write("purge history") { db in
+            let liveSince = Date().timeIntervalSince1970 - lease
+            let oldestLive = try Int64.fetchOne(db, sql: "SELECT min(token) FROM ambar_cursors WHERE last_seen >= ?", arguments: [liveSince])
+            let limit = min(token, oldestLive ?? token)
+            let purged = try purgedThrough(db)
+            guard limit > purged else { return purged }
+            try db.execute(sql: "DELETE FROM ambar_changes WHERE token <= ?", arguments: [limit])
+            try db.execute(sql: "DELETE FROM ambar_transactions WHERE token <= ?", arguments: [limit])
+            try db.execute(sql: "UPDATE ambar_metadata SET value = ? WHERE key = 'history_purged_through'", arguments: [String(limit)])
+            return limit
+        }
+    }
+}
