@@ -55,6 +55,10 @@ let package = Package(
             path: "Benchmarks/ambar-quickbench"
         ),
         .testTarget(
+            name: "SharedStoreIPCTests",
+            dependencies: ["SharedStoreIPC", "AmbarStack"]
+        ),
+        .testTarget(
             name: "AmbarStackTests",
             dependencies: [
                 "AmbarStack",

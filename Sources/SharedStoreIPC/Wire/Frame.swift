@@ -1,0 +1,124 @@
+import AmbarStack
+import Foundation
+
+/// One message between a process and the hub. See `docs/wire-format.md`.
+public enum Frame: Sendable, Equatable {
+    /// The first frame a client sends: who it is and where it is in the ledger.
+    case hello(Hello)
+    /// The hub's answer to a valid hello.
+    case welcome(Welcome)
+    /// A refusal with a reason; the sender closes the connection after it.
+    case error(code: ErrorCode, message: String)
+    /// A committed save: its token and the object IDs it changed.
+    case didSave(DidSave)
+    /// A committed save too large for one frame: its token only (read the ledger).
+    case tokenOnly(storeUUID: UUID, token: Int64, processID: Int32)
+    /// Keep-alive request and answer.
+    case ping(UInt64)
+    case pong(UInt64)
+
+    /// A client's introduction.
+    public struct Hello: Sendable, Equatable {
+        public var protocolVersion: UInt8
+        public var storeUUID: UUID
+        public var processID: Int32
+        public var processName: String
+        /// The last ledger token the client has merged.
+        public var cursor: Int64
+
+        public init(protocolVersion: UInt8 = WireFormat.protocolVersion, storeUUID: UUID, processID: Int32, processName: String, cursor: Int64) {
+            self.protocolVersion = protocolVersion
+            self.storeUUID = storeUUID
+            self.processID = processID
+            self.processName = processName
+            self.cursor = cursor
+        }
+    }
+
+    /// The hub's acceptance.
+    public struct Welcome: Sendable, Equatable {
+        public var hubProcessID: Int32
+        /// Other processes connected for the same store.
+        public var peers: UInt32
+
+        public init(hubProcessID: Int32, peers: UInt32) {
+            self.hubProcessID = hubProcessID
+            self.peers = peers
+        }
+    }
+
+    /// Why the hub refuses a peer.
+    public enum ErrorCode: UInt16, Sendable, Equatable {
+        case unsupportedVersion = 1
+        case wrongStore = 2
+        case notPermitted = 3
+        case malformed = 4
+        case tooManyPeers = 5
+        case unknown = 0xFFFF
+    }
+
+    /// A save's object IDs, grouped per entity as primary keys.
+    public struct DidSave: Sendable, Equatable {
+        public var storeUUID: UUID
+        public var token: Int64
+        public var processID: Int32
+        public var author: String?
+        /// Per entity name: inserted, updated and deleted primary keys.
+        public var changes: [String: EntityChanges]
+
+        public init(storeUUID: UUID, token: Int64, processID: Int32, author: String?, changes: [String: EntityChanges]) {
+            self.storeUUID = storeUUID
+            self.token = token
+            self.processID = processID
+            self.author = author
+            self.changes = changes
+        }
+
+        /// Builds the frame for a local did-save notification of a store.
+        public init(notification: DidSaveNotification, storeUUID: UUID, token: Int64, processID: Int32) {
+            var changes: [String: EntityChanges] = [:]
+            for id in notification.inserted { if let pk = id.primaryKey { changes[id.entityName, default: .init()].inserted.append(pk) } }
+            for id in notification.updated { if let pk = id.primaryKey { changes[id.entityName, default: .init()].updated.append(pk) } }
+            for id in notification.deleted { if let pk = id.primaryKey { changes[id.entityName, default: .init()].deleted.append(pk) } }
+            for key in changes.keys { changes[key]?.sort() }
+            self.init(storeUUID: storeUUID, token: token, processID: processID, author: notification.author, changes: changes)
+        }
+
+        /// The object IDs as a did-save notification for merging.
+        public var notification: DidSaveNotification {
+            let store = storeUUID.uuidString
+            var inserted = Set<ManagedObjectID>(), updated = Set<ManagedObjectID>(), deleted = Set<ManagedObjectID>()
+            for (entity, c) in changes {
+                func ids(_ pks: [Int64]) -> [ManagedObjectID] {
+                    pks.compactMap { try? ManagedObjectID(uriString: "ambar://\(store)/\(entity)/p\($0)") }
+                }
+                inserted.formUnion(ids(c.inserted))
+                updated.formUnion(ids(c.updated))
+                deleted.formUnion(ids(c.deleted))
+            }
+            return DidSaveNotification(inserted: inserted, updated: updated, deleted: deleted, author: author, token: token)
+        }
+
+        /// The number of object IDs carried.
+        public var objectCount: Int { changes.values.reduce(0) { $0 + $1.inserted.count + $1.updated.count + $1.deleted.count } }
+    }
+
+    /// One entity's changed primary keys.
+    public struct EntityChanges: Sendable, Equatable {
+        public var inserted: [Int64] = []
+        public var updated: [Int64] = []
+        public var deleted: [Int64] = []
+
+        public init(inserted: [Int64] = [], updated: [Int64] = [], deleted: [Int64] = []) {
+            self.inserted = inserted
+            self.updated = updated
+            self.deleted = deleted
+        }
+
+        mutating func sort() {
+            inserted.sort()
+            updated.sort()
+            deleted.sort()
+        }
+    }
+}
