@@ -13,6 +13,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
     ],
     targets: [
         .target(
@@ -27,6 +28,8 @@ let package = Package(
             name: "SharedStoreIPC",
             dependencies: [
                 "AmbarStack",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -42,7 +45,7 @@ let package = Package(
         // A helper executable that tests spawn as a second process on the same store.
         .executableTarget(
             name: "ambar-test-helper",
-            dependencies: ["AmbarStack"],
+            dependencies: ["AmbarStack", "SharedStoreIPC"],
             path: "Tests/Helpers/ambar-test-helper"
         ),
         .executableTarget(

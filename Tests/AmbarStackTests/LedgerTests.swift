@@ -97,7 +97,7 @@ final class LedgerTests: StoreTestCase {
         XCTAssertEqual(history[0].contextName, "helper")
         XCTAssertEqual(history[0].updated, [id])
         viewer.mergeChanges(fromContextDidSave: history[0].notification)
-        try viewer.performAndWait {
+        viewer.performAndWait {
             XCTAssertEqual((viewer.registeredObject(for: id) as? Employee)?.salary, 42)
         }
     }

@@ -11,9 +11,10 @@ extension ManagedObjectContext {
     /// - inserted objects are announced, not loaded.
     ///
     /// Objects that are not registered, and faults, cost nothing. One objects-did-change
-    /// notification follows, with the five sets. Runs on the context's queue (it waits for it when
+    /// notification follows, with the five sets; it is also returned. Runs on the context's queue (it waits for it when
     /// called elsewhere).
-    public func mergeChanges(fromContextDidSave note: DidSaveNotification) {
+    @discardableResult
+    public func mergeChanges(fromContextDidSave note: DidSaveNotification) -> ObjectsDidChangeNotification {
         performAndWait { mergeOnQueue(note) }
     }
 
@@ -22,7 +23,7 @@ extension ManagedObjectContext {
         for context in contexts { context.mergeChanges(fromContextDidSave: note) }
     }
 
-    private func mergeOnQueue(_ note: DidSaveNotification) {
+    private func mergeOnQueue(_ note: DidSaveNotification) -> ObjectsDidChangeNotification {
         var deletedIDs = Set<ManagedObjectID>()
         var invalidated = Set<ManagedObjectID>()
         for id in note.deleted {
@@ -54,9 +55,11 @@ extension ManagedObjectContext {
                 Self.logger.error("Merging a save into '\(displayName)' could not read \(targets.count) objects: \(error)")
             }
         }
-        postObjectsDidChange(ObjectsDidChangeNotification(
+        let change = ObjectsDidChangeNotification(
             context: identifier, inserted: note.inserted, updated: refreshed, deleted: deletedIDs,
-            refreshed: refreshed, invalidated: invalidated, invalidatedAll: false))
+            refreshed: refreshed, invalidated: invalidated, invalidatedAll: false)
+        postObjectsDidChange(change)
+        return change
     }
 
     /// Takes fresh committed values, re-applying local unsaved edits on top.

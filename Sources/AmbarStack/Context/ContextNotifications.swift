@@ -110,12 +110,16 @@ public final class ContextObservation: Sendable {
     deinit { cancel() }
 }
 
-/// A thread-safe list of callbacks.
-final class ObserverList<Value: Sendable>: Sendable {
+/// A thread-safe list of callbacks, each called with every posted value.
+public final class ObserverList<Value: Sendable>: Sendable {
     private let entries = Mutex<[UInt64: @Sendable (Value) -> Void]>([:])
     private let counter = Atomic<UInt64>(0)
 
-    func add(_ callback: @escaping @Sendable (Value) -> Void) -> ContextObservation {
+    /// Creates an empty list.
+    public init() {}
+
+    /// Adds `callback`; it is called until the returned observation is cancelled or released.
+    public func add(_ callback: @escaping @Sendable (Value) -> Void) -> ContextObservation {
         let key = counter.add(1, ordering: .relaxed).newValue
         entries.withLock { $0[key] = callback }
         return ContextObservation { [weak self] in
@@ -125,13 +129,14 @@ final class ObserverList<Value: Sendable>: Sendable {
 
     var isEmpty: Bool { entries.withLock { $0.isEmpty } }
 
-    func post(_ value: Value) {
+    /// Calls every callback with `value`, on the caller's thread.
+    public func post(_ value: Value) {
         let callbacks = entries.withLock { Array($0.sorted { $0.key < $1.key }.map(\.value)) }
         for callback in callbacks { callback(value) }
     }
 
     /// An async sequence of the values posted from now on, until the consumer stops iterating.
-    func stream() -> AsyncStream<Value> {
+    public func stream() -> AsyncStream<Value> {
         let (stream, continuation) = AsyncStream<Value>.makeStream(bufferingPolicy: .unbounded)
         let observation = add { continuation.yield($0) }
         continuation.onTermination = { _ in observation.cancel() }

@@ -59,6 +59,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         self.configuration = Mutex(Configuration(name: name))
         self.queue = Self.makeQueue(concurrencyType, name)
         queue.setSpecific(key: queueKey, value: identifier.raw)
+        _ = Self.mainQueueKey
     }
 
     /// Creates a child of `parent`: its saves go into the parent, not to the store.
@@ -143,10 +144,18 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     // MARK: - Queue
 
+    /// Marks the main queue, which after `dispatchMain()` is drained by a worker thread rather
+    /// than the main thread.
+    private static let mainQueueKey: DispatchSpecificKey<UInt8> = {
+        let key = DispatchSpecificKey<UInt8>()
+        DispatchQueue.main.setSpecific(key: key, value: 1)
+        return key
+    }()
+
     /// Whether the caller is on the context's queue.
     public var isOnQueue: Bool {
         switch concurrencyType {
-        case .mainQueue: return Thread.isMainThread
+        case .mainQueue: return Thread.isMainThread || DispatchQueue.getSpecific(key: Self.mainQueueKey) == 1
         case .privateQueue: return DispatchQueue.getSpecific(key: queueKey) == identifier.raw
         }
     }

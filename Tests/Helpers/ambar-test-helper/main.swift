@@ -1,15 +1,30 @@
-// A second process for multi-process tests: opens a store with the model it keeps and acts on it.
+// A second (third, …) process for multi-process tests.
 //
-//   ambar-test-helper set <store> <object-uri> <key>=<value>... [--policy P]
-//       values: s:<text>, d:<double>, i:<int>
+//   ambar-test-helper set <store> <object-uri> <key>=<value>...
+//       Opens the store with the model it keeps, sets attributes, saves, exits.
+//       Values: s:<text>, d:<double>, i:<int>.
+//   ambar-test-helper peer <shared-dir> <store-file>
+//       Opens a DataStack on the store, shares it through the directory, and answers commands on
+//       stdin, one per line, with one line on stdout:
+//         insert <uid> <value> | update <uid> <value> | delete <uid>   -> ok <token>
+//         watch        -> ok <count>   (a results controller over every Item, on the main context)
+//         digest       -> digest <uid=value,...> (the controller's objects, sorted by uid)
+//         tokens       -> tokens <remote tokens merged, in order>
+//         quit         -> bye
 //
 // Exits 0 on success; prints the error and exits 1 otherwise.
 import AmbarStack
 import Foundation
+import SharedStoreIPC
+import Synchronization
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("ambar-test-helper: \(message)\n".utf8))
     exit(1)
+}
+
+func reply(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
 func parse(_ text: Substring) -> AttributeValue? {
@@ -22,28 +37,137 @@ func parse(_ text: Substring) -> AttributeValue? {
     }
 }
 
+func runSet(_ arguments: [String]) throws {
+    let url = URL(fileURLWithPath: arguments[2])
+    let model = try PersistentStoreCoordinator.storedModel(at: url)
+    let coordinator = try PersistentStoreCoordinator(model: model, store: .sqlite(url))
+    let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator, name: "helper")
+    guard let uri = URL(string: arguments[3]) else { fail("bad URI \(arguments[3])") }
+    let id = try coordinator.managedObjectID(forURIRepresentation: uri)
+    let assignments = Array(arguments.dropFirst(4))
+    try context.performAndWait { () throws(AmbarError) in
+        let object = try context.existingObject(with: id)
+        for assignment in assignments {
+            let parts = assignment.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, let value = parse(parts[1]) else {
+                throw AmbarError.invalidPredicate("bad assignment '\(assignment)'")
+            }
+            try object.setValue(value, forKey: String(parts[0]))
+        }
+        try context.save()
+    }
+}
+
+/// The peer's main-queue state.
+@MainActor final class Viewer {
+    static var controller: FetchedResultsController<ManagedObject>?
+}
+
+let remoteTokens = Mutex<[Int64]>([])
+let observationBox = Mutex<ContextObservation?>(nil)
+
+func runPeer(directory: URL, store: URL) throws {
+    let model = try PersistentStoreCoordinator.storedModel(at: store)
+    let stack = try DataStack.open(model: .model(model), storeURL: store, name: "peer")
+    let ready = DispatchSemaphore(value: 0)
+    let syncBox = Mutex<SharedStoreSync?>(nil)
+    Task {
+        do {
+            let sync = try await SharedStoreSync.start(stack: stack, configuration: .sharedDirectory(directory))
+            let observation = sync.observeRemoteMerges { event in remoteTokens.withLock { $0.append(event.token) } }
+            observationBox.withLock { $0 = observation }
+            syncBox.withLock { $0 = sync }
+            ready.signal()
+        } catch {
+            fail("sharing failed: \(error)")
+        }
+    }
+    Thread.detachNewThread {
+        ready.wait()
+        reply("ready \(getpid())")
+        while let line = readLine() {
+            let words = line.split(separator: " ").map(String.init)
+            guard let command = words.first else { continue }
+            do {
+                switch command {
+                case "insert", "update", "delete":
+                    let importer = try stack.importerContext()
+                    let token: Int64? = try importer.performAndWait { () throws(AmbarError) -> Int64? in
+                        let tokens = Mutex<Int64?>(nil)
+                        let observation = importer.observeDidSave { note in tokens.withLock { $0 = note.token } }
+                        defer { observation.cancel() }
+                        let uid = words.count > 1 ? words[1] : ""
+                        let value = words.count > 2 ? Int64(words[2]) ?? 0 : 0
+                        if command == "insert" {
+                            let item = try importer.insertObject(entityName: "Item")
+                            try item.setValue(.string(uid), forKey: "uid")
+                            try item.setValue(.integer(value), forKey: "value")
+                        } else {
+                            let request = FetchRequest<ManagedObject>(entityName: "Item", predicate: Key<String>("uid") == uid)
+                            for item in try importer.fetch(request) {
+                                if command == "update" { try item.setValue(.integer(value), forKey: "value") } else { try importer.delete(item) }
+                            }
+                        }
+                        try importer.save()
+                        return tokens.withLock { $0 }
+                    }
+                    reply("ok \(token ?? 0)")
+                case "watch":
+                    let main = try stack.mainContext
+                    let count = try DispatchQueue.main.sync {
+                        try MainActor.assumeIsolated { () throws -> Int in
+                            let controller = FetchedResultsController(
+                                fetchRequest: FetchRequest<ManagedObject>(entityName: "Item", sortDescriptors: [ObjectSortDescriptor(key: "uid")]),
+                                context: main)
+                            try controller.performFetch()
+                            Viewer.controller = controller
+                            return controller.fetchedObjects.count
+                        }
+                    }
+                    reply("ok \(count)")
+                case "digest":
+                    let digest = DispatchQueue.main.sync {
+                        MainActor.assumeIsolated { () -> String in
+                            (Viewer.controller?.fetchedObjects ?? []).map { item in
+                                let uid = (try? item.value(forKey: "uid")).map { "\($0)" } ?? "?"
+                                let value = (try? item.value(forKey: "value")).map { "\($0)" } ?? "?"
+                                return "\(uid)=\(value)"
+                            }.joined(separator: ",")
+                        }
+                    }
+                    reply("digest \(digest)")
+                case "tokens":
+                    reply("tokens " + remoteTokens.withLock { $0.map(String.init).joined(separator: ",") })
+                case "quit":
+                    let sync = syncBox.withLock { $0 }
+                    let done = DispatchSemaphore(value: 0)
+                    Task {
+                        await sync?.stop()
+                        done.signal()
+                    }
+                    done.wait()
+                    reply("bye")
+                    exit(0)
+                default:
+                    reply("error unknown command \(command)")
+                }
+            } catch {
+                reply("error \(error)")
+            }
+        }
+        exit(0)
+    }
+    dispatchMain()
+}
+
 let arguments = CommandLine.arguments
-guard arguments.count >= 4 else { fail("usage: set <store> <uri> key=value...") }
+guard arguments.count >= 3 else { fail("usage: set <store> <uri> key=value... | peer <dir> <store>") }
 do {
     switch arguments[1] {
-    case "set":
-        let url = URL(fileURLWithPath: arguments[2])
-        let model = try PersistentStoreCoordinator.storedModel(at: url)
-        let coordinator = try PersistentStoreCoordinator(model: model, store: .sqlite(url))
-        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator, name: "helper")
-        let id = try coordinator.managedObjectID(forURIRepresentation: URL(string: arguments[3])!)
-        let assignments = Array(arguments.dropFirst(4))
-        try context.performAndWait { () throws(AmbarError) in
-            let object = try context.existingObject(with: id)
-            for assignment in assignments {
-                let parts = assignment.split(separator: "=", maxSplits: 1)
-                guard parts.count == 2, let value = parse(parts[1]) else {
-                    throw AmbarError.invalidPredicate("bad assignment '\(assignment)'")
-                }
-                try object.setValue(value, forKey: String(parts[0]))
-            }
-            try context.save()
-        }
+    case "set" where arguments.count >= 4:
+        try runSet(arguments)
+    case "peer" where arguments.count >= 4:
+        try runPeer(directory: URL(fileURLWithPath: arguments[2]), store: URL(fileURLWithPath: arguments[3]))
     default:
         fail("unknown command \(arguments[1])")
     }

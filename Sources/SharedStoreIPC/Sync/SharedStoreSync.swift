@@ -1,0 +1,305 @@
+import AmbarStack
+import Dispatch
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// Keeps a stack's main context in step with every other process of its shared directory.
+///
+/// After each commit of this process the saved object IDs go to the hub, which relays them to the
+/// other processes. Each process merges other processes' transactions into its main context in
+/// ledger order, each exactly once, reading them from the ledger in the store — so a lost message,
+/// a dead hub or a restart only delays a merge. When no hub answers, one process takes the hub
+/// lock and serves the hub itself; while none is reachable, everyone polls the ledger.
+public final class SharedStoreSync: Sendable {
+    private struct State {
+        var cursor: Int64 = 0
+        var client: SyncClient?
+        var hub: SyncHub?
+        var lockDescriptor: CInt = -1
+        var stopped = false
+        var connecting = false
+        var lastCursorWrite = Date.distantPast
+    }
+
+    /// The configuration in use.
+    public let configuration: SharingConfiguration
+    private let stack: DataStack
+    private let main: ManagedObjectContext
+    private let coordinator: PersistentStoreCoordinator
+    private let storeUUID: UUID
+    private let storeFile: URL
+    private let state = Mutex(State())
+    private let queue = DispatchQueue(label: "ambar.sync")
+    private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    private let events = ObserverList<RemoteMergeEvent>()
+    private let observations = Mutex<[ContextObservation]>([])
+    private let timer: Mutex<TimerBox?> = Mutex(nil)
+
+    /// A dispatch timer, which is thread-safe but not marked `Sendable`.
+    private final class TimerBox: @unchecked Sendable {
+        let timer: any DispatchSourceTimer
+        init(_ timer: any DispatchSourceTimer) { self.timer = timer }
+    }
+    static let logger = Logger(label: "ambar.sync")
+
+    private init(stack: DataStack, configuration: SharingConfiguration) throws {
+        guard let storeURL = stack.storeURL else {
+            throw SharingError.notShareable("an in-memory store cannot be shared between processes")
+        }
+        self.stack = stack
+        self.configuration = configuration
+        self.main = try stack.mainContext
+        self.coordinator = try stack.writerCoordinator
+        self.storeFile = storeURL
+        guard let uuid = UUID(uuidString: coordinator.storeIdentifier) else {
+            throw SharingError.notShareable("the store's UUID \(coordinator.storeIdentifier) is not valid")
+        }
+        self.storeUUID = uuid
+    }
+
+    /// Starts sharing `stack` (which must be ready) with the other processes of the directory.
+    public static func start(stack: DataStack, configuration: SharingConfiguration) async throws -> SharedStoreSync {
+        try await stack.load()
+        let sync = try SharedStoreSync(stack: stack, configuration: configuration)
+        try sync.begin()
+        return sync
+    }
+
+    /// Why a stack cannot be shared.
+    public enum SharingError: Error, Sendable, CustomStringConvertible {
+        case notShareable(String)
+        public var description: String {
+            switch self { case .notShareable(let reason): return "cannot share the store: \(reason)" }
+        }
+    }
+
+    private func begin() throws {
+        let socketDirectory = URL(fileURLWithPath: configuration.resolvedSocketPath).deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: socketDirectory, withIntermediateDirectories: true)
+        let start = try coordinator.currentHistoryToken()
+        state.withLock { $0.cursor = start }
+        var list: [ContextObservation] = []
+        for local in Set([ObjectIdentifier(try stack.mainCoordinator), ObjectIdentifier(coordinator)]).count == 1
+            ? [coordinator] : [try stack.mainCoordinator, coordinator] {
+            list.append(local.observeDidSave { [weak self] note in self?.localDidSave(note) })
+        }
+        observations.withLock { $0 = list }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + configuration.pollInterval, repeating: configuration.pollInterval)
+        timer.setEventHandler { [weak self] in self?.poll() }
+        timer.resume()
+        let box = TimerBox(timer)
+        self.timer.withLock { $0 = box }
+        startConnecting()
+    }
+
+    /// Stops sharing: closes the hub connection, stops serving the hub if this process did, and
+    /// records this process's position in the ledger.
+    public func stop() async {
+        let (client, hub, lock) = state.withLock { s -> (SyncClient?, SyncHub?, CInt) in
+            s.stopped = true
+            defer { s.client = nil; s.hub = nil; s.lockDescriptor = -1 }
+            return (s.client, s.hub, s.lockDescriptor)
+        }
+        timer.withLock { $0?.timer.cancel(); $0 = nil }
+        observations.withLock { list in list.forEach { $0.cancel() }; list = [] }
+        await client?.close()
+        await hub?.stop()
+        if lock >= 0 { close(lock) }
+        queue.sync { writeCursor(force: true) }
+        try? await group.shutdownGracefully()
+    }
+
+    // MARK: - Observing
+
+    /// Calls `callback` after each remote transaction was merged into the main context (on the
+    /// main queue).
+    public func observeRemoteMerges(_ callback: @escaping @Sendable (RemoteMergeEvent) -> Void) -> ContextObservation {
+        events.add(callback)
+    }
+
+    /// The remote merges from now on.
+    public func remoteMerges() -> AsyncStream<RemoteMergeEvent> { events.stream() }
+
+    /// The last ledger token this process has merged (or skipped as its own).
+    public var mergedThrough: Int64 { state.withLock { $0.cursor } }
+    /// Whether a hub connection is open.
+    public var isConnected: Bool { state.withLock { $0.client?.isActive ?? false } }
+    /// Whether this process serves the hub.
+    public var servesHub: Bool { state.withLock { $0.hub != nil } }
+
+    // MARK: - Sending
+
+    private func localDidSave(_ note: DidSaveNotification) {
+        guard let token = note.token, let client = state.withLock({ $0.client }) else { return }
+        let save = Frame.DidSave(notification: note, storeUUID: storeUUID, token: token, processID: getpid())
+        if (try? WireFormat.encode(.didSave(save), maximumFrameSize: configuration.maximumFrameSize)) != nil {
+            client.send(.didSave(save))
+        } else {
+            client.send(.tokenOnly(storeUUID: storeUUID, token: token, processID: getpid()))
+        }
+    }
+
+    // MARK: - Receiving
+
+    private func hint(_ frame: Frame) {
+        let token: Int64
+        switch frame {
+        case .didSave(let save): token = save.token
+        case .tokenOnly(_, let t, _): token = t
+        default: return
+        }
+        guard token > state.withLock({ $0.cursor }) else { return }
+        queue.async { self.catchUp() }
+    }
+
+    private func poll() {
+        let connected = state.withLock { $0.client?.isActive ?? false }
+        if connected {
+            // A slow watchdog while connected: messages are hints, the ledger is the truth.
+            if Date().timeIntervalSince(state.withLock { $0.lastCursorWrite }) < 2 { return }
+        }
+        catchUp()
+    }
+
+    /// Reads the ledger after the cursor and merges other processes' transactions in order. Runs
+    /// on `queue` only, so each transaction is merged exactly once.
+    private func catchUp() {
+        if state.withLock({ $0.stopped }) { return }
+        while true {
+            let cursor = state.withLock { $0.cursor }
+            let batch: [HistoryTransaction]
+            do {
+                batch = try coordinator.history(after: cursor, limit: 500)
+            } catch .historyExpired {
+                let current = (try? coordinator.currentHistoryToken()) ?? cursor
+                state.withLock { $0.cursor = current }
+                Self.logger.warning("history after token \(cursor) was purged; refreshing every object")
+                let main = self.main, events = self.events
+                main.enqueue {
+                    try? main.refreshAllObjects()
+                    events.post(RemoteMergeEvent(token: current, author: nil, processID: 0, inserted: [], updated: [], deleted: [],
+                                                 refreshed: Set(main.registeredObjects.map(\.objectID)), invalidated: [], latency: 0, historyExpired: true))
+                }
+                break
+            } catch {
+                Self.logger.error("reading the ledger failed: \(error)")
+                return
+            }
+            guard let last = batch.last else { break }
+            let me = getpid()
+            for transaction in batch where transaction.processID != me {
+                let main = self.main, events = self.events
+                main.enqueue {
+                    let change = main.mergeChanges(fromContextDidSave: transaction.notification)
+                    events.post(RemoteMergeEvent(
+                        token: transaction.token, author: transaction.author, processID: transaction.processID,
+                        inserted: change.inserted, updated: change.updated, deleted: change.deleted,
+                        refreshed: change.refreshed, invalidated: change.invalidated,
+                        latency: Date().timeIntervalSince(transaction.timestamp), historyExpired: false))
+                }
+            }
+            state.withLock { $0.cursor = last.token }
+            if batch.count < 500 { break }
+        }
+        writeCursor(force: false)
+    }
+
+    private func writeCursor(force: Bool) {
+        let (cursor, last) = state.withLock { ($0.cursor, $0.lastCursorWrite) }
+        guard force || Date().timeIntervalSince(last) >= 1 else { return }
+        state.withLock { $0.lastCursorWrite = Date() }
+        do {
+            try coordinator.setHistoryCursor(consumer: configuration.resolvedConsumerName, token: cursor)
+        } catch {
+            Self.logger.debug("could not record the ledger cursor: \(error)")
+        }
+    }
+
+    // MARK: - Connecting and electing the hub
+
+    private func startConnecting() {
+        let go = state.withLock { s -> Bool in
+            guard !s.stopped, !s.connecting else { return false }
+            s.connecting = true
+            return true
+        }
+        guard go else { return }
+        Task { await self.connectLoop() }
+    }
+
+    private func connectLoop() async {
+        defer { state.withLock { $0.connecting = false } }
+        while !state.withLock({ $0.stopped }) {
+            let hello = Frame.Hello(storeUUID: storeUUID, processID: getpid(), processName: ProcessInfo.processInfo.processName,
+                                    cursor: state.withLock { $0.cursor })
+            do {
+                let client = try await SyncClient.connect(
+                    socketPath: configuration.resolvedSocketPath, hello: hello, group: group,
+                    maximumFrameSize: configuration.maximumFrameSize,
+                    onFrame: { [weak self] frame in self?.hint(frame) },
+                    onClose: { [weak self] in self?.connectionClosed() })
+                let stopped = state.withLock { s -> Bool in
+                    if !s.stopped { s.client = client }
+                    return s.stopped
+                }
+                if stopped { await client.close(); return }
+                Self.logger.info("connected to the hub", metadata: ["hub-pid": "\(client.welcome.hubProcessID)", "peers": "\(client.welcome.peers)"])
+                queue.async { self.catchUp() }
+                return
+            } catch SyncClient.ConnectError.refused(let code, let message) {
+                Self.logger.error("the hub refused this process (\(code)): \(message)")
+            } catch {
+                // Nobody answers: try to become the hub.
+                if await becomeHubIfFree() { continue }
+            }
+            try? await Task.sleep(nanoseconds: 50_000_000)
+        }
+    }
+
+    private func connectionClosed() {
+        let stopped = state.withLock { s -> Bool in
+            s.client = nil
+            return s.stopped
+        }
+        guard !stopped else { return }
+        Self.logger.info("hub connection lost; reconnecting")
+        queue.async { self.catchUp() }
+        startConnecting()
+    }
+
+    /// Takes the hub lock without waiting; on success serves the hub in this process.
+    private func becomeHubIfFree() async -> Bool {
+        if state.withLock({ $0.hub != nil || $0.stopped }) { return false }
+        let fd = open(configuration.lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o660)
+        guard fd >= 0 else { return false }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            close(fd)
+            return false
+        }
+        do {
+            let hubConfiguration = try SyncHub.Configuration(socketPath: configuration.resolvedSocketPath, storeUUID: storeUUID, storeFile: storeFile)
+            let hub = try await SyncHub.start(hubConfiguration)
+            let keep = state.withLock { s -> Bool in
+                guard !s.stopped else { return false }
+                s.hub = hub
+                s.lockDescriptor = fd
+                return true
+            }
+            if !keep {
+                await hub.stop()
+                close(fd)
+                return false
+            }
+            Self.logger.info("serving the hub in this process", metadata: ["socket": "\(configuration.resolvedSocketPath)"])
+            return true
+        } catch {
+            Self.logger.error("could not serve the hub: \(error)")
+            close(fd)
+            return false
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+
+/// How a process shares its store with the other processes of a shared directory.
+public struct SharingConfiguration: Sendable {
+    /// The shared directory (the Linux analogue of an app group).
+    public var directory: URL
+    /// The hub socket; `<directory>/.ambar/sync.sock` by default (set a path under /run for systemd).
+    public var socketPath: String?
+    /// How often to look at the ledger while no hub is reachable.
+    public var pollInterval: TimeInterval = 0.25
+    /// The name under which this process's ledger cursor is kept; `<process>-<pid>` by default.
+    public var consumerName: String?
+    /// The largest frame sent or accepted.
+    public var maximumFrameSize = WireFormat.defaultMaximumFrameSize
+
+    /// Sharing through `directory` with every default.
+    public static func sharedDirectory(_ directory: URL) -> SharingConfiguration {
+        SharingConfiguration(directory: directory)
+    }
+
+    /// Creates a configuration.
+    public init(directory: URL, socketPath: String? = nil, pollInterval: TimeInterval = 0.25, consumerName: String? = nil) {
+        self.directory = directory
+        self.socketPath = socketPath
+        self.pollInterval = pollInterval
+        self.consumerName = consumerName
+    }
+
+    var resolvedSocketPath: String {
+        socketPath ?? directory.appendingPathComponent(".ambar/sync.sock").path
+    }
+
+    var lockPath: String {
+        URL(fileURLWithPath: resolvedSocketPath).deletingLastPathComponent().appendingPathComponent("hub.lock").path
+    }
+
+    var resolvedConsumerName: String {
+        consumerName ?? "\(ProcessInfo.processInfo.processName)-\(getpid())"
+    }
+}
+
+/// One transaction of another process, merged into this process's main context.
+public struct RemoteMergeEvent: Sendable {
+    /// The transaction's ledger token.
+    public let token: Int64
+    /// Its author and process.
+    public let author: String?
+    public let processID: Int32
+    /// The five sets of the merge, as the main context's objects-did-change reported them.
+    public let inserted: Set<ManagedObjectID>
+    public let updated: Set<ManagedObjectID>
+    public let deleted: Set<ManagedObjectID>
+    public let refreshed: Set<ManagedObjectID>
+    public let invalidated: Set<ManagedObjectID>
+    /// From the commit in the other process to the merge here.
+    public let latency: TimeInterval
+    /// True when the history this process needed was purged: every object was refreshed instead.
+    public let historyExpired: Bool
+}
+
+import AmbarStack

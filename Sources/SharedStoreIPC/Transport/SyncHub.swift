@@ -1,0 +1,207 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+
+/// The hub: accepts processes of one store on a Unix socket and relays each did-save message to
+/// every other process, never back to its sender. It keeps no state that matters: a restarted hub
+/// only costs its clients a catch-up from the ledger. The same code runs in-process (the elected
+/// process of a shared directory) and in the dedicated `sync-agent hub` daemon.
+public final class SyncHub: Sendable {
+    /// What the hub serves.
+    public struct Configuration: Sendable {
+        /// The socket path.
+        public var socketPath: String
+        /// The store whose processes it serves.
+        public var storeUUID: UUID
+        /// The store file's owner and group: peers must be one or belong to the other.
+        public var allowedOwner: UInt32
+        public var allowedGroup: UInt32
+        /// The largest frame accepted.
+        public var maximumFrameSize = WireFormat.defaultMaximumFrameSize
+        /// The most processes served at once; more are refused with a clear error.
+        public var maximumPeers = 256
+
+        /// A configuration for the store at `storeFile`, taking its owner and group.
+        public init(socketPath: String, storeUUID: UUID, storeFile: URL) throws {
+            let attributes = try FileManager.default.attributesOfItem(atPath: storeFile.path)
+            self.socketPath = socketPath
+            self.storeUUID = storeUUID
+            self.allowedOwner = (attributes[.ownerAccountID] as? NSNumber)?.uint32Value ?? getuid()
+            self.allowedGroup = (attributes[.groupOwnerAccountID] as? NSNumber)?.uint32Value ?? getgid()
+        }
+    }
+
+    /// A connected process, as the hub sees it.
+    public struct PeerInfo: Sendable, Hashable {
+        public let processID: Int32
+        public let processName: String
+        public let cursor: Int64
+    }
+
+    let configuration: Configuration
+    private let group: MultiThreadedEventLoopGroup
+    private let channel: any Channel
+    private let state: HubState
+    static let logger = Logger(label: "ambar.sync.hub")
+
+    private init(configuration: Configuration, group: MultiThreadedEventLoopGroup, channel: any Channel, state: HubState) {
+        self.configuration = configuration
+        self.group = group
+        self.channel = channel
+        self.state = state
+    }
+
+    /// Binds the socket (replacing a stale socket file) and starts serving.
+    public static func start(_ configuration: Configuration) async throws -> SyncHub {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let state = HubState(configuration: configuration, eventLoop: group.next())
+        do {
+            let channel = try await ServerBootstrap(group: group)
+                .serverChannelOption(.backlog, value: 256)
+                .childChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandlers([
+                            ByteToMessageHandler(FrameDecoderHandler(maximumFrameSize: configuration.maximumFrameSize)),
+                            MessageToByteHandler(FrameEncoderHandler(maximumFrameSize: configuration.maximumFrameSize)),
+                            HubConnectionHandler(state: state),
+                        ])
+                    }
+                }
+                .bind(unixDomainSocketPath: configuration.socketPath, cleanupExistingSocketFile: true)
+                .get()
+            chmod(configuration.socketPath, 0o660)
+            logger.info("hub serving", metadata: ["socket": "\(configuration.socketPath)", "store": "\(configuration.storeUUID)"])
+            return SyncHub(configuration: configuration, group: group, channel: channel, state: state)
+        } catch {
+            try? await group.shutdownGracefully()
+            throw error
+        }
+    }
+
+    /// Stops serving and closes every connection.
+    public func stop() async {
+        try? await channel.close()
+        try? await group.shutdownGracefully()
+    }
+
+    /// The processes connected now.
+    public func peers() async -> [PeerInfo] {
+        (try? await state.eventLoop.submit { self.state.peerInfos() }.get()) ?? []
+    }
+}
+
+/// The hub's connections; touched only on the hub's event loop.
+final class HubState: @unchecked Sendable {
+    struct Peer {
+        let channel: any Channel
+        var hello: Frame.Hello?
+    }
+
+    let configuration: SyncHub.Configuration
+    let eventLoop: any EventLoop
+    var peers: [ObjectIdentifier: Peer] = [:]
+
+    init(configuration: SyncHub.Configuration, eventLoop: any EventLoop) {
+        self.configuration = configuration
+        self.eventLoop = eventLoop
+    }
+
+    func peerInfos() -> [SyncHub.PeerInfo] {
+        peers.values.compactMap { peer in
+            peer.hello.map { SyncHub.PeerInfo(processID: $0.processID, processName: $0.processName, cursor: $0.cursor) }
+        }.sorted { $0.processID < $1.processID }
+    }
+}
+
+/// One connection to the hub: handshake, then relay.
+final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = Frame
+    typealias OutboundOut = Frame
+    private let state: HubState
+
+    init(state: HubState) { self.state = state }
+
+    private func refuse(_ context: ChannelHandlerContext, _ code: Frame.ErrorCode, _ message: String) {
+        SyncHub.logger.warning("refused peer: \(message)")
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.error(code: code, message: message))).whenComplete { _ in
+            channel.close(promise: nil)
+        }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        let credentials = try? context.pipeline.syncOperations.withUnsafeTransportIfAvailable(of: NIOBSDSocket.Handle.self) { fd in
+            PeerCredentials.of(fd)
+        } ?? nil
+        guard let credentials else {
+            return refuse(context, .notPermitted, "the hub cannot read the peer's credentials")
+        }
+        guard credentials.isAllowed(owner: state.configuration.allowedOwner, group: state.configuration.allowedGroup) else {
+            return refuse(context, .notPermitted, "uid \(credentials.userID) (gid \(credentials.groupID)) is neither the store's owner \(state.configuration.allowedOwner) nor in its group \(state.configuration.allowedGroup)")
+        }
+        guard state.peers.count < state.configuration.maximumPeers else {
+            return refuse(context, .tooManyPeers, "the hub already serves \(state.configuration.maximumPeers) processes")
+        }
+        state.peers[ObjectIdentifier(context.channel)] = HubState.Peer(channel: context.channel, hello: nil)
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        state.peers.removeValue(forKey: ObjectIdentifier(context.channel))
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        let key = ObjectIdentifier(context.channel)
+        guard let peer = state.peers[key] else { return }
+        guard let hello = peer.hello else {
+            guard case .hello(let hello) = frame else {
+                return refuse(context, .malformed, "the first frame must be hello")
+            }
+            guard hello.protocolVersion == WireFormat.protocolVersion else {
+                return refuse(context, .unsupportedVersion, "protocol version \(hello.protocolVersion) is not supported; the hub speaks \(WireFormat.protocolVersion)")
+            }
+            guard hello.storeUUID == state.configuration.storeUUID else {
+                return refuse(context, .wrongStore, "this hub serves store \(state.configuration.storeUUID), not \(hello.storeUUID)")
+            }
+            state.peers[key]?.hello = hello
+            let others = state.peers.values.filter { $0.hello != nil }.count - 1
+            context.writeAndFlush(wrapOutboundOut(.welcome(.init(hubProcessID: getpid(), peers: UInt32(max(0, others))))), promise: nil)
+            return
+        }
+        switch frame {
+        case .didSave(let save):
+            guard save.storeUUID == hello.storeUUID else { return refuse(context, .wrongStore, "did-save for another store") }
+            relay(frame, from: key)
+        case .tokenOnly(let uuid, _, _):
+            guard uuid == hello.storeUUID else { return refuse(context, .wrongStore, "token for another store") }
+            relay(frame, from: key)
+        case .ping(let n):
+            context.writeAndFlush(wrapOutboundOut(.pong(n)), promise: nil)
+        case .pong:
+            break
+        case .hello, .welcome, .error:
+            refuse(context, .malformed, "unexpected frame after the handshake")
+        }
+    }
+
+    private func relay(_ frame: Frame, from sender: ObjectIdentifier) {
+        for (key, peer) in state.peers where key != sender && peer.hello != nil {
+            peer.channel.writeAndFlush(frame, promise: nil)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        SyncHub.logger.warning("closing a connection: \(error)")
+        if let wire = error as? WireError {
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(.error(code: .malformed, message: wire.description))).whenComplete { _ in
+                channel.close(promise: nil)
+            }
+        } else {
+            context.close(promise: nil)
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import AmbarStack
+import Foundation
+import XCTest
+
+/// A temporary directory removed when the test ends.
+final class SharedDirectory {
+    let url: URL
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("ambar-ipc-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    var store: URL { url.appendingPathComponent("shared.sqlite") }
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+/// The model the peer helper uses: it reads it from the store.
+func itemModel() throws -> ManagedObjectModel {
+    try ManagedObjectModel(entities: [
+        EntityDescription("Item", properties: [
+            .attribute("uid", .string),
+            .attribute("value", .integer64, defaultValue: 0),
+        ], uniquenessConstraints: [["uid"]]),
+    ])
+}
+
+/// A `ambar-test-helper peer` process driven line by line. Killed when released.
+final class Peer {
+    let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+    private var buffer = Data()
+    let name: String
+    let logFile: URL
+
+    /// What the peer wrote to standard error.
+    var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+
+    init(_ name: String, directory: SharedDirectory) throws {
+        self.name = name
+        let testBundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        var helper = testBundle.appendingPathComponent("ambar-test-helper")
+        if !FileManager.default.isExecutableFile(atPath: helper.path) {
+            helper = testBundle.deletingLastPathComponent().appendingPathComponent("ambar-test-helper")
+        }
+        process.executableURL = helper
+        process.arguments = ["peer", directory.url.path, directory.store.path]
+        process.standardInput = input
+        process.standardOutput = output
+        logFile = directory.url.appendingPathComponent("\(name).log")
+        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: logFile)
+        try process.run()
+        let ready = try readLine(timeout: 20)
+        guard ready.hasPrefix("ready") else { throw PeerError.unexpected(name, ready) }
+    }
+
+    enum PeerError: Error { case unexpected(String, String), timeout(String, log: String) }
+
+    /// Sends a command and returns its one-line answer.
+    @discardableResult
+    func send(_ command: String, timeout: TimeInterval = 20) throws -> String {
+        try input.fileHandleForWriting.write(contentsOf: Data((command + "\n").utf8))
+        return try readLine(timeout: timeout)
+    }
+
+    private func readLine(timeout: TimeInterval) throws -> String {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                buffer.removeSubrange(buffer.startIndex...newline)
+                return line
+            }
+            guard Date() < deadline, process.isRunning else { throw PeerError.timeout(name, log: String(log.prefix(1200))) }
+            let fd = output.fileHandleForReading.fileDescriptor
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            if poll(&pfd, 1, 50) > 0 {
+                var chunk = [UInt8](repeating: 0, count: 4096)
+                let n = read(fd, &chunk, chunk.count)
+                if n > 0 { buffer.append(contentsOf: chunk[0..<n]) }
+            }
+        }
+    }
+
+    /// Polls `command` until its answer satisfies `condition`.
+    func await(_ command: String, timeout: TimeInterval = 10, until condition: (String) -> Bool) throws -> String {
+        let deadline = Date().addingTimeInterval(timeout)
+        var last = ""
+        repeat {
+            last = try send(command)
+            if condition(last) { return last }
+            usleep(20_000)
+        } while Date() < deadline
+        return last
+    }
+
+    func kill(signal: Int32 = SIGKILL) {
+        if process.isRunning { Foundation.kill(process.processIdentifier, signal) }
+        process.waitUntilExit()
+    }
+
+    deinit { kill() }
+}
