@@ -44,3 +44,54 @@ final class CrossProcessSyncTests: XCTestCase {
         for peer in [a, b, c] { XCTAssertEqual(try peer.send("quit"), "bye") }
     }
 }
+
+extension CrossProcessSyncTests {
+    /// The hub process is SIGKILLed during a stream of 1,000 saves: another process takes over, and
+    /// every surviving process ends with the same data and saw every token exactly once.
+    func testHubKilledDuringAStreamOfSaves() throws {
+        let hub = try Peer("hub", directory: directory)
+        XCTAssertTrue(try hub.await("status") { $0.contains("hub=true") }.contains("hub=true"), "the first process serves the hub")
+        let writer = try Peer("writer", directory: directory)
+        let watcher = try Peer("watcher", directory: directory)
+        defer { [hub, writer, watcher].forEach { $0.kill() } }
+        for peer in [writer, watcher] {
+            XCTAssertTrue(try peer.await("status") { $0.contains("connected=true") }.contains("connected=true"), peer.name)
+            XCTAssertEqual(try peer.send("watch"), "ok 0")
+        }
+        try writer.post("burst 1000 s")
+        // Kill the hub once the stream is well under way.
+        _ = try watcher.await("status", timeout: 30) { status in
+            Int(status.split(separator: "=").last ?? "0") ?? 0 >= 200
+        }
+        hub.kill()
+        let done = try writer.receive(timeout: 120)
+        XCTAssertEqual(done, "ok 1000", "the writer never saw an error")
+        let takeover = try watcher.await("status", timeout: 10) { $0.contains("connected=true") }
+        XCTAssertTrue(takeover.contains("connected=true"), "a survivor took over the hub: \(takeover)")
+        let stored = try writer.send("storedigest")
+        XCTAssertTrue(stored.contains("\"s999\"=999"))
+        for peer in [writer, watcher] {
+            XCTAssertEqual(try peer.await("digest", timeout: 20) { $0 == stored }, stored, "\(peer.name) converged")
+        }
+        XCTAssertEqual(try watcher.send("tokens"), "tokens " + (1...1000).map(String.init).joined(separator: ","),
+                       "every token exactly once, in order")
+        XCTAssertEqual(try writer.send("tokens"), "tokens ")
+    }
+
+    /// Four processes write 500 transactions each at the same time: no error, everyone converges.
+    func testFourWritersConverge() throws {
+        let peers = try (0..<4).map { try Peer("p\($0)", directory: directory) }
+        defer { peers.forEach { $0.kill() } }
+        for peer in peers { XCTAssertEqual(try peer.send("watch"), "ok 0") }
+        for (i, peer) in peers.enumerated() { try peer.post("burst 500 w\(i)-") }
+        for peer in peers { XCTAssertTrue(try peer.receive(timeout: 180).hasPrefix("ok "), peer.name) }
+        let stored = try peers[0].send("storedigest")
+        XCTAssertEqual(stored.split(separator: ",").count, 2_000)
+        for peer in peers {
+            XCTAssertEqual(try peer.await("digest", timeout: 30) { $0 == stored }, stored, "\(peer.name) converged")
+            let tokens = try peer.send("tokens").dropFirst("tokens ".count).split(separator: ",").compactMap { Int($0) }
+            XCTAssertEqual(tokens.count, 1_500, "\(peer.name) merged the other three processes' transactions")
+            XCTAssertEqual(tokens, tokens.sorted(), "in token order")
+        }
+    }
+}

@@ -47,7 +47,7 @@ final class Peer {
         process.standardInput = input
         process.standardOutput = output
         logFile = directory.url.appendingPathComponent("\(name).log")
-        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         process.standardError = try FileHandle(forWritingTo: logFile)
         try process.run()
         let ready = try readLine(timeout: 20)
@@ -81,6 +81,14 @@ final class Peer {
             }
         }
     }
+
+    /// Sends a command without waiting for its answer (read it later with ``receive(timeout:)``).
+    func post(_ command: String) throws {
+        try input.fileHandleForWriting.write(contentsOf: Data((command + "\n").utf8))
+    }
+
+    /// The next answer line.
+    func receive(timeout: TimeInterval = 60) throws -> String { try readLine(timeout: timeout) }
 
     /// Polls `command` until its answer satisfies `condition`.
     func await(_ command: String, timeout: TimeInterval = 10, until condition: (String) -> Bool) throws -> String {

@@ -10,6 +10,9 @@
 //         watch        -> ok <count>   (a results controller over every Item, on the main context)
 //         digest       -> digest <uid=value,...> (the controller's objects, sorted by uid)
 //         tokens       -> tokens <remote tokens merged, in order>
+//         burst <n> <prefix> -> ok <last token>  (n inserts, one save each)
+//         storedigest  -> digest <...> (the same rendering, read fresh from the store)
+//         status       -> status connected=<bool> hub=<bool> merged=<token>
 //         quit         -> bye
 //
 // Exits 0 on success; prints the error and exits 1 otherwise.
@@ -136,6 +139,34 @@ func runPeer(directory: URL, store: URL) throws {
                         }
                     }
                     reply("digest \(digest)")
+                case "burst":
+                    let count = words.count > 1 ? Int(words[1]) ?? 0 : 0
+                    let prefix = words.count > 2 ? words[2] : "b"
+                    let importer = try stack.importerContext()
+                    let last = Mutex<Int64>(0)
+                    let observation = importer.observeDidSave { note in last.withLock { $0 = note.token ?? $0 } }
+                    defer { observation.cancel() }
+                    for i in 0..<count {
+                        try importer.performAndWait { () throws(AmbarError) in
+                            let item = try importer.insertObject(entityName: "Item")
+                            try item.setValue(.string("\(prefix)\(i)"), forKey: "uid")
+                            try item.setValue(.integer(Int64(i)), forKey: "value")
+                            try importer.save()
+                            try importer.reset()
+                        }
+                    }
+                    reply("ok \(last.withLock { $0 })")
+                case "storedigest":
+                    let reader = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: try stack.mainCoordinator)
+                    let digest = try reader.performAndWait { () throws -> String in
+                        try reader.fetch(FetchRequest<ManagedObject>(entityName: "Item", sortDescriptors: [ObjectSortDescriptor(key: "uid")])).map { item in
+                            "\(try item.value(forKey: "uid"))=\(try item.value(forKey: "value"))"
+                        }.joined(separator: ",")
+                    }
+                    reply("digest \(digest)")
+                case "status":
+                    let sync = syncBox.withLock { $0 }
+                    reply("status connected=\(sync?.isConnected ?? false) hub=\(sync?.servesHub ?? false) merged=\(sync?.mergedThrough ?? -1)")
                 case "tokens":
                     reply("tokens " + remoteTokens.withLock { $0.map(String.init).joined(separator: ",") })
                 case "quit":
