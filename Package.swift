@@ -45,7 +45,7 @@ let package = Package(
         // A helper executable that tests spawn as a second process on the same store.
         .executableTarget(
             name: "ambar-test-helper",
-            dependencies: ["AmbarStack", "SharedStoreIPC"],
+            dependencies: ["AmbarStack", "SharedStoreIPC", .product(name: "NIOPosix", package: "swift-nio")],
             path: "Tests/Helpers/ambar-test-helper"
         ),
         .executableTarget(

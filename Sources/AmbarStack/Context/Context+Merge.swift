@@ -159,9 +159,11 @@ extension ManagedObjectContext {
             }
             refreshed.insert(object.objectID)
         }
-        postObjectsDidChange(ObjectsDidChangeNotification(
+        var note = ObjectsDidChangeNotification(
             context: identifier, inserted: [], updated: [], deleted: [], refreshed: refreshed,
-            invalidated: [], invalidatedAll: false))
+            invalidated: [], invalidatedAll: false)
+        note.refreshedAll = true
+        postObjectsDidChange(note)
     }
 
     /// Discards every unsaved change: inserted objects leave, deleted ones come back, updated

@@ -83,10 +83,13 @@ public struct ObjectsDidChangeNotification: Sendable {
     public let invalidated: Set<ManagedObjectID>
     /// Whether every object was invalidated (the context was reset).
     public let invalidatedAll: Bool
+    /// Whether every object was refreshed (``ManagedObjectContext/refreshAllObjects()``): the
+    /// store may have changed in ways no set lists, so observers should re-read.
+    public var refreshedAll = false
 
     /// Whether nothing changed.
     public var isEmpty: Bool {
-        inserted.isEmpty && updated.isEmpty && deleted.isEmpty && refreshed.isEmpty && invalidated.isEmpty && !invalidatedAll
+        inserted.isEmpty && updated.isEmpty && deleted.isEmpty && refreshed.isEmpty && invalidated.isEmpty && !invalidatedAll && !refreshedAll
     }
 }
 

@@ -147,11 +147,12 @@ public final class FetchedResultsController<T: ManagedObject> {
     }
 
     fileprivate func contextDidChange(_ note: ObjectsDidChangeNotification) {
-        if note.invalidatedAll {
+        if note.invalidatedAll || note.refreshedAll {
             let old = sections, oldPositions = positions()
             fetchedObjects = (try? context.fetch(fetchRequest)) ?? []
             rebuildSections()
-            report(old: old, oldPositions: oldPositions, changed: Set(oldPositions.keys).union(fetchedObjects.map(\.objectID)))
+            let changed = note.invalidatedAll ? Set(oldPositions.keys).union(fetchedObjects.map(\.objectID)) : note.refreshed
+            report(old: old, oldPositions: oldPositions, changed: changed)
             return
         }
         let gone = note.deleted.union(note.invalidated)

@@ -39,6 +39,8 @@ protocol PersistentStore: AnyObject, Sendable {
     func batchDelete(_ query: StoreQuery, author: String?) throws(AmbarError) -> (ids: [ManagedObjectID], token: Int64?)
     /// Closes every connection; later calls fail.
     func close()
+    /// Runs the backend's consistency check; returns the problems found (empty when sound).
+    func integrityCheck() throws(AmbarError) -> [String]
 
     /// The token of the last committed transaction (0 when none).
     func currentHistoryToken() throws(AmbarError) -> Int64

@@ -70,6 +70,13 @@ public final class PersistentStoreCoordinator: Sendable {
         didSaveObservers.add(callback)
     }
 
+    /// Checks the store's integrity (SQLite's `integrity_check`); returns the problems found,
+    /// empty when the store is sound.
+    public func integrityCheck() throws(AmbarError) -> [String] {
+        try checkUsable()
+        return try store.integrityCheck()
+    }
+
     // MARK: - Change history
 
     /// The token of the last committed transaction in the store's ledger (0 when none).

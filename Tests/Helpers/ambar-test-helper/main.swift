@@ -12,12 +12,17 @@
 //         tokens       -> tokens <remote tokens merged, in order>
 //         burst <n> <prefix> -> ok <last token>  (n inserts, one save each)
 //         storedigest  -> digest <...> (the same rendering, read fresh from the store)
-//         status       -> status connected=<bool> hub=<bool> merged=<token>
+//         status       -> status connected=<bool> hub=<bool> merged=<token> expired=<n>
+//         bigsaves <n> <size> -> ok  (n saves of <size> inserts each, uids "<save>-<i>")
+//         integrity    -> integrity ok | integrity <problems>
+//   ambar-test-helper probe <socket> <store-uuid>
+//       Tries the hub handshake and prints "welcome", "refused <code>" or "unreachable <error>".
 //         quit         -> bye
 //
 // Exits 0 on success; prints the error and exits 1 otherwise.
 import AmbarStack
 import Foundation
+import NIOPosix
 import SharedStoreIPC
 import Synchronization
 
@@ -68,6 +73,7 @@ func runSet(_ arguments: [String]) throws {
 
 let remoteTokens = Mutex<[Int64]>([])
 let observationBox = Mutex<ContextObservation?>(nil)
+let expiredCount = Mutex<Int>(0)
 
 func runPeer(directory: URL, store: URL) throws {
     let model = try PersistentStoreCoordinator.storedModel(at: store)
@@ -77,7 +83,13 @@ func runPeer(directory: URL, store: URL) throws {
     Task {
         do {
             let sync = try await SharedStoreSync.start(stack: stack, configuration: .sharedDirectory(directory))
-            let observation = sync.observeRemoteMerges { event in remoteTokens.withLock { $0.append(event.token) } }
+            let observation = sync.observeRemoteMerges { event in
+                if event.historyExpired {
+                    expiredCount.withLock { $0 += 1 }
+                } else {
+                    remoteTokens.withLock { $0.append(event.token) }
+                }
+            }
             observationBox.withLock { $0 = observation }
             syncBox.withLock { $0 = sync }
             ready.signal()
@@ -166,7 +178,26 @@ func runPeer(directory: URL, store: URL) throws {
                     reply("digest \(digest)")
                 case "status":
                     let sync = syncBox.withLock { $0 }
-                    reply("status connected=\(sync?.isConnected ?? false) hub=\(sync?.servesHub ?? false) merged=\(sync?.mergedThrough ?? -1)")
+                    reply("status connected=\(sync?.isConnected ?? false) hub=\(sync?.servesHub ?? false) merged=\(sync?.mergedThrough ?? -1) expired=\(expiredCount.withLock { $0 })")
+                case "bigsaves":
+                    let saves = words.count > 1 ? Int(words[1]) ?? 0 : 0
+                    let size = words.count > 2 ? Int(words[2]) ?? 0 : 0
+                    let importer = try stack.importerContext()
+                    for n in 0..<saves {
+                        try importer.performAndWait { () throws(AmbarError) in
+                            for i in 0..<size {
+                                let item = try importer.insertObject(entityName: "Item")
+                                try item.setValue(.string("\(n)-\(i)"), forKey: "uid")
+                                try item.setValue(.integer(Int64(n)), forKey: "value")
+                            }
+                            try importer.save()
+                            try importer.reset()
+                        }
+                    }
+                    reply("ok")
+                case "integrity":
+                    let problems = try stack.mainCoordinator.integrityCheck()
+                    reply("integrity " + (problems.isEmpty ? "ok" : problems.joined(separator: "; ")))
                 case "tokens":
                     reply("tokens " + remoteTokens.withLock { $0.map(String.init).joined(separator: ",") })
                 case "quit":
@@ -197,6 +228,26 @@ do {
     switch arguments[1] {
     case "set" where arguments.count >= 4:
         try runSet(arguments)
+    case "probe" where arguments.count >= 4:
+        guard let uuid = UUID(uuidString: arguments[3]) else { fail("bad UUID") }
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            do {
+                let client = try await SyncClient.connect(
+                    socketPath: arguments[2], hello: .init(storeUUID: uuid, processID: getpid(), processName: "probe", cursor: 0),
+                    group: group, onFrame: { _ in }, onClose: {})
+                reply("welcome")
+                await client.close()
+            } catch SyncClient.ConnectError.refused(let code, _) {
+                reply("refused \(code)")
+            } catch {
+                reply("unreachable \(error)")
+            }
+            try? await group.shutdownGracefully()
+            done.signal()
+        }
+        done.wait()
     case "peer" where arguments.count >= 4:
         try runPeer(directory: URL(fileURLWithPath: arguments[2]), store: URL(fileURLWithPath: arguments[3]))
     default:

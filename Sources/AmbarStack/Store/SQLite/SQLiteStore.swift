@@ -207,6 +207,11 @@ final class SQLiteStore: PersistentStore {
         }
     }
 
+    func integrityCheck() throws(AmbarError) -> [String] {
+        let lines = try read("integrity check") { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
+        return lines == ["ok"] ? [] : lines
+    }
+
     // MARK: - Reading
 
     func spec(for layout: EntityLayout) throws(AmbarError) -> RowSpec {

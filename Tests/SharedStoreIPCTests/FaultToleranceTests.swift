@@ -1,0 +1,169 @@
+import AmbarStack
+import Foundation
+import SharedStoreIPC
+import XCTest
+
+/// Faults around the shared store: dying writers, hostile peers, purged history.
+final class FaultToleranceTests: XCTestCase {
+    var directory: SharedDirectory!
+    var storeUUID = ""
+
+    override func setUpWithError() throws {
+        signal(SIGPIPE, SIG_IGN)
+        directory = try SharedDirectory()
+        storeUUID = try PersistentStoreCoordinator(model: try itemModel(), store: .sqlite(directory.store)).storeIdentifier
+    }
+
+    override func tearDown() { directory = nil }
+
+    var socketPath: String { directory.url.appendingPathComponent(".ambar/sync.sock").path }
+
+    /// A writer SIGKILLed in the middle of large saves leaves a sound store with whole
+    /// transactions only, and the others carry on.
+    func testWriterKilledMidSave() throws {
+        let hub = try Peer("hub", directory: directory)
+        let writer = try Peer("writer", directory: directory)
+        defer { [hub, writer].forEach { $0.kill() } }
+        try writer.post("bigsaves 40 2000")
+        _ = try hub.await("status", timeout: 60) { Int($0.split(separator: " ")[3].dropFirst("merged=".count)) ?? 0 >= 3 }
+        writer.kill()
+        XCTAssertEqual(try hub.send("integrity"), "integrity ok")
+        let coordinator = try PersistentStoreCoordinator(model: try itemModel(), store: .sqlite(directory.store))
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        let counts: [AttributeValue: Int] = try context.performAndWait {
+            var counts: [AttributeValue: Int] = [:]
+            for row in try context.fetchValues(FetchRequest<ManagedObject>(entityName: "Item"), properties: ["value"]) {
+                counts[row["value"] ?? .null, default: 0] += 1
+            }
+            return counts
+        }
+        XCTAssertGreaterThanOrEqual(counts.count, 3)
+        XCTAssertTrue(counts.values.allSatisfy { $0 == 2000 }, "every save is whole: \(counts.values.sorted())")
+        let history = try coordinator.history(after: 0)
+        XCTAssertEqual(history.count, counts.count, "one ledger transaction per visible save")
+        XCTAssertTrue(history.allSatisfy { $0.inserted.count == 2000 })
+        // The others carry on.
+        let late = try Peer("late", directory: directory)
+        defer { late.kill() }
+        XCTAssertEqual(try late.send("watch"), "ok \(counts.count * 2000)")
+        XCTAssertTrue(try hub.send("insert after 1").hasPrefix("ok "))
+        XCTAssertTrue(try late.await("digest") { $0.contains("\"after\"=1") }.contains("\"after\"=1"))
+    }
+
+    /// Sends raw bytes to the hub and returns everything it answers until it closes.
+    func rawExchange(_ bytes: [UInt8]) throws -> [UInt8] {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in socketPath.utf8.enumerated() where i < raw.count - 1 { raw[i] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        XCTAssertEqual(connected, 0, "connect: \(String(cString: strerror(errno)))")
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var answer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = read(fd, &chunk, chunk.count)
+            if n <= 0 { break }
+            answer += chunk[0..<n]
+        }
+        return answer
+    }
+
+    func firstFrame(_ bytes: [UInt8]) throws -> Frame? {
+        var decoder = FrameDecoder()
+        decoder.append(bytes)
+        return try decoder.next()
+    }
+
+    func testHostilePeersAreRefusedAndOthersKeepWorking() throws {
+        let hub = try Peer("hub", directory: directory)
+        let other = try Peer("other", directory: directory)
+        defer { [hub, other].forEach { $0.kill() } }
+        XCTAssertEqual(try other.send("watch"), "ok 0")
+
+        // Garbage: a length far above the maximum frame size.
+        guard case .error(.malformed, let tooLarge)? = try firstFrame(try rawExchange([0x7F, 0xFF, 0xFF, 0xFF, 1, 2, 3])) else {
+            return XCTFail("no error frame for an oversized frame")
+        }
+        XCTAssertTrue(tooLarge.contains("exceeds the maximum"), tooLarge)
+        // Garbage: a frame of an unknown protocol version.
+        guard case .error(.malformed, let version)? = try firstFrame(try rawExchange([0, 0, 0, 2, 99, 1])) else {
+            return XCTFail("no error frame for a bad version")
+        }
+        XCTAssertTrue(version.contains("version 99"), version)
+        // A did-save before any hello.
+        guard case .error(.malformed, _)? = try firstFrame(try rawExchange(try WireFormat.encode(.ping(1)))) else {
+            return XCTFail("no error frame for a frame before hello")
+        }
+        // The wrong store.
+        let helper = HelperPath.url.path
+        XCTAssertEqual(try run(helper, ["probe", socketPath, UUID().uuidString]), "refused wrongStore")
+        XCTAssertEqual(try run(helper, ["probe", socketPath, storeUUID]), "welcome")
+        // Another user: the socket's mode keeps it out; with the socket opened up, the hub's
+        // credential check does.
+        let asNobody = ["--reuid=65534", "--regid=65534", "--clear-groups", helper, "probe", socketPath, storeUUID]
+        if getuid() == 0 {
+            XCTAssertTrue(try run("/usr/bin/setpriv", asNobody).hasPrefix("unreachable"))
+            chmod(socketPath, 0o666)
+            chmod(directory.url.path, 0o755)
+            chmod(directory.url.appendingPathComponent(".ambar").path, 0o755)
+            XCTAssertEqual(try run("/usr/bin/setpriv", asNobody), "refused notPermitted")
+        }
+        // Everyone else is unaffected.
+        XCTAssertTrue(try hub.send("insert ok 1").hasPrefix("ok "))
+        XCTAssertEqual(try other.await("digest") { $0 == "digest \"ok\"=1" }, "digest \"ok\"=1")
+        XCTAssertTrue(try hub.send("status").contains("hub=true"))
+    }
+
+    func run(_ executable: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(20)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        return String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// A process frozen while the ledger is purged past its cursor is told, refreshes fully, and
+    /// converges.
+    func testConsumerWhoseHistoryWasPurgedRefreshesFully() throws {
+        let hub = try Peer("hub", directory: directory)
+        let frozen = try Peer("frozen", directory: directory)
+        defer { [hub, frozen].forEach { $0.kill() } }
+        XCTAssertTrue(try hub.send("insert a 1").hasPrefix("ok "))
+        XCTAssertEqual(try frozen.await("digest") { _ in true }.isEmpty, false)
+        XCTAssertEqual(try frozen.send("watch"), "ok 1")
+        kill(frozen.process.processIdentifier, SIGSTOP)
+        for i in 0..<5 { XCTAssertTrue(try hub.send("update a \(i + 10)").hasPrefix("ok ")) }
+        XCTAssertTrue(try hub.send("insert b 2").hasPrefix("ok "))
+        let coordinator = try PersistentStoreCoordinator(model: try itemModel(), store: .sqlite(directory.store))
+        let current = try coordinator.currentHistoryToken()
+        XCTAssertEqual(try coordinator.purgeHistory(through: current, lease: -1), current)
+        kill(frozen.process.processIdentifier, SIGCONT)
+        XCTAssertTrue(try frozen.await("status") { $0.hasSuffix("expired=1") }.hasSuffix("expired=1"))
+        let stored = try hub.send("storedigest")
+        XCTAssertEqual(try frozen.await("digest") { $0 == stored }, stored)
+    }
+}
+
+enum HelperPath {
+    static var url: URL {
+        let testBundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let direct = testBundle.appendingPathComponent("ambar-test-helper")
+        return FileManager.default.isExecutableFile(atPath: direct.path) ? direct : testBundle.deletingLastPathComponent().appendingPathComponent("ambar-test-helper")
+    }
+}
