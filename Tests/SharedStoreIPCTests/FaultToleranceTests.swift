@@ -138,8 +138,8 @@ final class FaultToleranceTests: XCTestCase {
         return String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// A process frozen while the ledger is purged past its cursor is told, refreshes fully, and
-    /// converges.
+    /// A process that misses transactions while the ledger is purged past its cursor is told,
+    /// refreshes fully, and converges.
     func testConsumerWhoseHistoryWasPurgedRefreshesFully() throws {
         let hub = try Peer("hub", directory: directory)
         let frozen = try Peer("frozen", directory: directory)
@@ -148,9 +148,20 @@ final class FaultToleranceTests: XCTestCase {
         XCTAssertEqual(try frozen.await("digest") { _ in true }.isEmpty, false)
         XCTAssertEqual(try frozen.send("watch"), "ok 1")
         kill(frozen.process.processIdentifier, SIGSTOP)
-        for i in 0..<5 { XCTAssertTrue(try hub.send("update a \(i + 10)").hasPrefix("ok ")) }
-        XCTAssertTrue(try hub.send("insert b 2").hasPrefix("ok "))
+        // Writes that ring no doorbell (a plain coordinator in this process): the frozen consumer
+        // can only learn of them from the ledger, which is purged before it wakes.
         let coordinator = try PersistentStoreCoordinator(model: try itemModel(), store: .sqlite(directory.store))
+        let writer = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try writer.performAndWait {
+            for i in 0..<5 {
+                try writer.fetch(FetchRequest<ManagedObject>(entityName: "Item")).first?.setValue(.integer(Int64(i + 10)), forKey: "value")
+                try writer.save()
+            }
+            let b = try writer.insertObject(entityName: "Item")
+            try b.setValue(.string("b"), forKey: "uid")
+            try b.setValue(.integer(2), forKey: "value")
+            try writer.save()
+        }
         let current = try coordinator.currentHistoryToken()
         XCTAssertEqual(try coordinator.purgeHistory(through: current, lease: -1), current)
         kill(frozen.process.processIdentifier, SIGCONT)
@@ -165,5 +176,19 @@ enum HelperPath {
         let testBundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         let direct = testBundle.appendingPathComponent("ambar-test-helper")
         return FileManager.default.isExecutableFile(atPath: direct.path) ? direct : testBundle.deletingLastPathComponent().appendingPathComponent("ambar-test-helper")
+    }
+}
+
+extension FaultToleranceTests {
+    /// A plain SQLite client (here Python's sqlite3) writes behind Ambar's back: the processes
+    /// notice through `PRAGMA data_version` and refresh.
+    func testWritesByOtherSQLiteClientsAreNoticed() throws {
+        let hub = try Peer("hub", directory: directory)
+        defer { hub.kill() }
+        XCTAssertTrue(try hub.send("insert a 1").hasPrefix("ok "))
+        XCTAssertEqual(try hub.send("watch"), "ok 1")
+        let script = "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA busy_timeout=5000'); c.execute(\"UPDATE Item SET value=77, Z_OPT=Z_OPT+1 WHERE uid='a'\"); c.commit()"
+        XCTAssertEqual(try run("/usr/bin/env", ["python3", "-c", script, directory.store.path]), "")
+        XCTAssertEqual(try hub.await("digest", timeout: 10) { $0 == "digest \"a\"=77" }, "digest \"a\"=77")
     }
 }

@@ -39,6 +39,8 @@ protocol PersistentStore: AnyObject, Sendable {
     func batchDelete(_ query: StoreQuery, author: String?) throws(AmbarError) -> (ids: [ManagedObjectID], token: Int64?)
     /// Closes every connection; later calls fail.
     func close()
+    /// Moves committed changes from the log into the main file (a no-op where that means nothing).
+    func checkpoint(_ mode: CheckpointMode) throws(AmbarError)
     /// Runs the backend's consistency check; returns the problems found (empty when sound).
     func integrityCheck() throws(AmbarError) -> [String]
 

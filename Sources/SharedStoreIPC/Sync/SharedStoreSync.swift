@@ -22,6 +22,10 @@ public final class SharedStoreSync: Sendable {
         var stopped = false
         var connecting = false
         var lastCursorWrite = Date.distantPast
+        var lastWatchdog = Date.distantPast
+        var lastActivity = Date()
+        var lastCheckpoint = Date()
+        var truncatedSinceActivity = false
     }
 
     /// The configuration in use.
@@ -37,6 +41,7 @@ public final class SharedStoreSync: Sendable {
     private let events = ObserverList<RemoteMergeEvent>()
     private let observations = Mutex<[ContextObservation]>([])
     private let timer: Mutex<TimerBox?> = Mutex(nil)
+    private let detector: StoreChangeDetector?
 
     /// A dispatch timer, which is thread-safe but not marked `Sendable`.
     private final class TimerBox: @unchecked Sendable {
@@ -58,6 +63,8 @@ public final class SharedStoreSync: Sendable {
             throw SharingError.notShareable("the store's UUID \(coordinator.storeIdentifier) is not valid")
         }
         self.storeUUID = uuid
+        self.detector = try coordinator.makeChangeDetector()
+        _ = try detector?.hasChanged()
     }
 
     /// Starts sharing `stack` (which must be ready) with the other processes of the directory.
@@ -134,6 +141,7 @@ public final class SharedStoreSync: Sendable {
     // MARK: - Sending
 
     private func localDidSave(_ note: DidSaveNotification) {
+        state.withLock { $0.lastActivity = Date(); $0.truncatedSinceActivity = false }
         guard let token = note.token, let client = state.withLock({ $0.client }) else { return }
         let save = Frame.DidSave(notification: note, storeUUID: storeUUID, token: token, processID: getpid())
         if (try? WireFormat.encode(.didSave(save), maximumFrameSize: configuration.maximumFrameSize)) != nil {
@@ -146,29 +154,87 @@ public final class SharedStoreSync: Sendable {
     // MARK: - Receiving
 
     private func hint(_ frame: Frame) {
-        let token: Int64
+        state.withLock { $0.lastActivity = Date(); $0.truncatedSinceActivity = false }
         switch frame {
-        case .didSave(let save): token = save.token
-        case .tokenOnly(_, let t, _): token = t
-        default: return
+        case .didSave(let save):
+            guard save.token > state.withLock({ $0.cursor }) else { return }
+            queue.async { self.mergeDirectly(save) }
+        case .tokenOnly(_, let token, _):
+            guard token > state.withLock({ $0.cursor }) else { return }
+            queue.async { _ = self.catchUp() }
+        default:
+            return
         }
-        guard token > state.withLock({ $0.cursor }) else { return }
-        queue.async { self.catchUp() }
+    }
+
+    /// The fast path: the message is the next transaction this process expects, and the ledger
+    /// confirms that it committed; merge its IDs without reading the ledger's changes. Anything
+    /// else — a gap, a token the ledger does not have yet — goes through ``catchUp()``.
+    private func mergeDirectly(_ save: Frame.DidSave) {
+        let cursor = state.withLock { $0.cursor }
+        guard save.token > cursor else { return }
+        guard save.token == cursor + 1, save.storeUUID == storeUUID, save.processID != getpid(),
+              let committed = try? coordinator.currentHistoryToken(), committed >= save.token else {
+            catchUp()
+            return
+        }
+        state.withLock { $0.cursor = save.token }
+        let main = self.main, events = self.events
+        let note = save.notification
+        let received = Date()
+        main.enqueue {
+            let change = main.mergeChanges(fromContextDidSave: note)
+            events.post(RemoteMergeEvent(
+                token: save.token, author: save.author, processID: save.processID,
+                inserted: change.inserted, updated: change.updated, deleted: change.deleted,
+                refreshed: change.refreshed, invalidated: change.invalidated,
+                latency: Date().timeIntervalSince(received), historyExpired: false))
+        }
     }
 
     private func poll() {
-        let connected = state.withLock { $0.client?.isActive ?? false }
-        if connected {
-            // A slow watchdog while connected: messages are hints, the ledger is the truth.
-            if Date().timeIntervalSince(state.withLock { $0.lastCursorWrite }) < 2 { return }
+        let (connected, lastWatchdog) = state.withLock { ($0.client?.isActive ?? false, $0.lastWatchdog) }
+        maintainWAL()
+        // Connected: a slow watchdog (messages are hints; the ledger is the truth). Otherwise
+        // every tick.
+        if connected && Date().timeIntervalSince(lastWatchdog) < 2 { return }
+        state.withLock { $0.lastWatchdog = Date() }
+        let changed = (try? detector?.hasChanged()) ?? true
+        guard changed || !connected else { return }
+        let merged = catchUp()
+        if changed && merged == 0 {
+            // The file changed but the ledger did not: another SQLite client wrote to it.
+            Self.logger.info("the store changed outside Ambar; refreshing every object")
+            let main = self.main
+            main.enqueue { try? main.refreshAllObjects() }
         }
-        catchUp()
+    }
+
+    /// While this process serves the hub: a passive checkpoint every few seconds, and a truncating
+    /// one once the store has been idle for a while, so the WAL never grows without bound.
+    private func maintainWAL() {
+        let (serves, lastActivity, lastCheckpoint, truncated) = state.withLock { ($0.hub != nil, $0.lastActivity, $0.lastCheckpoint, $0.truncatedSinceActivity) }
+        guard serves else { return }
+        let now = Date()
+        if now.timeIntervalSince(lastActivity) > 10 && !truncated {
+            do {
+                try coordinator.checkpoint(.truncate)
+                state.withLock { $0.truncatedSinceActivity = true; $0.lastCheckpoint = now }
+            } catch {
+                Self.logger.debug("truncating checkpoint deferred: \(error)")
+            }
+        } else if now.timeIntervalSince(lastCheckpoint) > 5 {
+            try? coordinator.checkpoint(.passive)
+            state.withLock { $0.lastCheckpoint = now }
+        }
     }
 
     /// Reads the ledger after the cursor and merges other processes' transactions in order. Runs
     /// on `queue` only, so each transaction is merged exactly once.
-    private func catchUp() {
-        if state.withLock({ $0.stopped }) { return }
+    @discardableResult
+    private func catchUp() -> Int {
+        if state.withLock({ $0.stopped }) { return 0 }
+        var merged = 0
         while true {
             let cursor = state.withLock { $0.cursor }
             let batch: [HistoryTransaction]
@@ -187,7 +253,7 @@ public final class SharedStoreSync: Sendable {
                 break
             } catch {
                 Self.logger.error("reading the ledger failed: \(error)")
-                return
+                return merged
             }
             guard let last = batch.last else { break }
             let me = getpid()
@@ -202,10 +268,12 @@ public final class SharedStoreSync: Sendable {
                         latency: Date().timeIntervalSince(transaction.timestamp), historyExpired: false))
                 }
             }
+            merged += batch.count
             state.withLock { $0.cursor = last.token }
             if batch.count < 500 { break }
         }
         writeCursor(force: false)
+        return merged
     }
 
     private func writeCursor(force: Bool) {
@@ -248,7 +316,7 @@ public final class SharedStoreSync: Sendable {
                 }
                 if stopped { await client.close(); return }
                 Self.logger.info("connected to the hub", metadata: ["hub-pid": "\(client.welcome.hubProcessID)", "peers": "\(client.welcome.peers)"])
-                queue.async { self.catchUp() }
+                queue.async { _ = self.catchUp() }
                 return
             } catch SyncClient.ConnectError.refused(let code, let message) {
                 Self.logger.error("the hub refused this process (\(code)): \(message)")
@@ -267,7 +335,7 @@ public final class SharedStoreSync: Sendable {
         }
         guard !stopped else { return }
         Self.logger.info("hub connection lost; reconnecting")
-        queue.async { self.catchUp() }
+        queue.async { _ = self.catchUp() }
         startConnecting()
     }
 

@@ -207,6 +207,16 @@ final class SQLiteStore: PersistentStore {
         }
     }
 
+    func checkpoint(_ mode: CheckpointMode) throws(AmbarError) {
+        do {
+            try writer.writeWithoutTransaction { db in
+                _ = try db.checkpoint(mode == .passive ? .passive : .truncate)
+            }
+        } catch {
+            throw SQLiteValues.wrap(error, "checkpoint")
+        }
+    }
+
     func integrityCheck() throws(AmbarError) -> [String] {
         let lines = try read("integrity check") { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
         return lines == ["ok"] ? [] : lines
