@@ -45,7 +45,11 @@ let package = Package(
         // A helper executable that tests spawn as a second process on the same store.
         .executableTarget(
             name: "ambar-test-helper",
-            dependencies: ["AmbarStack", "SharedStoreIPC", .product(name: "NIOPosix", package: "swift-nio")],
+            dependencies: [
+                "AmbarStack", "SharedStoreIPC",
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/Helpers/ambar-test-helper"
         ),
         .executableTarget(
@@ -56,6 +60,11 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             path: "Benchmarks/ambar-quickbench"
+        ),
+        .executableTarget(
+            name: "ambar-ipc-bench",
+            dependencies: ["AmbarStack", "SharedStoreIPC", .product(name: "Logging", package: "swift-log")],
+            path: "Benchmarks/ambar-ipc-bench"
         ),
         .testTarget(
             name: "SharedStoreIPCTests",

@@ -63,10 +63,12 @@ extension CrossProcessSyncTests {
         _ = try watcher.await("status", timeout: 30) { status in
             Int(status.split(separator: "=").last ?? "0") ?? 0 >= 200
         }
+        let killed = Date()
         hub.kill()
+        let takeover = try watcher.await("status", timeout: 10) { $0.contains("connected=true") }
+        print(String(format: "hub fail-over observed by the watcher after %.0f ms", Date().timeIntervalSince(killed) * 1000))
         let done = try writer.receive(timeout: 120)
         XCTAssertEqual(done, "ok 1000", "the writer never saw an error")
-        let takeover = try watcher.await("status", timeout: 10) { $0.contains("connected=true") }
         XCTAssertTrue(takeover.contains("connected=true"), "a survivor took over the hub: \(takeover)")
         let stored = try writer.send("storedigest")
         XCTAssertTrue(stored.contains("\"s999\"=999"))

@@ -22,10 +22,15 @@ public final class SharedStoreSync: Sendable {
         var stopped = false
         var connecting = false
         var lastCursorWrite = Date.distantPast
+        var lastCursorWritten: Int64 = -1
         var lastWatchdog = Date.distantPast
         var lastActivity = Date()
         var lastCheckpoint = Date()
         var truncatedSinceActivity = false
+        /// What Ambar itself last wrote, as the data-version watchdog saw it: the ledger's head and a
+        /// fingerprint of the consumer cursors (which processes update without a ledger entry).
+        var headAtLastCheck: Int64 = 0
+        var cursorsAtLastCheck: [HistoryCursor] = []
     }
 
     /// The configuration in use.
@@ -87,7 +92,8 @@ public final class SharedStoreSync: Sendable {
         let socketDirectory = URL(fileURLWithPath: configuration.resolvedSocketPath).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: socketDirectory, withIntermediateDirectories: true)
         let start = try coordinator.currentHistoryToken()
-        state.withLock { $0.cursor = start }
+        let cursors = try coordinator.historyCursors().filter { $0.consumer != configuration.resolvedConsumerName }
+        state.withLock { $0.cursor = start; $0.headAtLastCheck = start; $0.cursorsAtLastCheck = cursors }
         var list: [ContextObservation] = []
         for local in Set([ObjectIdentifier(try stack.mainCoordinator), ObjectIdentifier(coordinator)]).count == 1
             ? [coordinator] : [try stack.mainCoordinator, coordinator] {
@@ -199,11 +205,19 @@ public final class SharedStoreSync: Sendable {
         // every tick.
         if connected && Date().timeIntervalSince(lastWatchdog) < 2 { return }
         state.withLock { $0.lastWatchdog = Date() }
-        let changed = (try? detector?.hasChanged()) ?? true
+        let changed = (try? detector?.hasChanged()) ?? false
         guard changed || !connected else { return }
-        let merged = catchUp()
-        if changed && merged == 0 {
-            // The file changed but the ledger did not: another SQLite client wrote to it.
+        catchUp()
+        let me = configuration.resolvedConsumerName
+        guard changed, let head = try? coordinator.currentHistoryToken(),
+              let cursors = try? coordinator.historyCursors().filter({ $0.consumer != me }) else { return }
+        let ambarWrote = state.withLock { s -> Bool in
+            defer { s.headAtLastCheck = head; s.cursorsAtLastCheck = cursors }
+            return head != s.headAtLastCheck || cursors != s.cursorsAtLastCheck
+        }
+        if !ambarWrote {
+            // The file changed but neither the ledger nor a cursor did: another SQLite client wrote
+            // to it. (A foreign write in the same instant as an Ambar one waits for the next.)
             Self.logger.info("the store changed outside Ambar; refreshing every object")
             let main = self.main
             main.enqueue { try? main.refreshAllObjects() }
@@ -276,10 +290,13 @@ public final class SharedStoreSync: Sendable {
         return merged
     }
 
+    /// Records this process's ledger position in the store: when it moved (at most once a second),
+    /// and once a minute anyway so that purging knows the process is alive.
     private func writeCursor(force: Bool) {
-        let (cursor, last) = state.withLock { ($0.cursor, $0.lastCursorWrite) }
-        guard force || Date().timeIntervalSince(last) >= 1 else { return }
-        state.withLock { $0.lastCursorWrite = Date() }
+        let (cursor, last, written) = state.withLock { ($0.cursor, $0.lastCursorWrite, $0.lastCursorWritten) }
+        let age = Date().timeIntervalSince(last)
+        guard force || (cursor != written && age >= 1) || age >= 60 else { return }
+        state.withLock { $0.lastCursorWrite = Date(); $0.lastCursorWritten = cursor }
         do {
             try coordinator.setHistoryCursor(consumer: configuration.resolvedConsumerName, token: cursor)
         } catch {

@@ -22,6 +22,7 @@
 // Exits 0 on success; prints the error and exits 1 otherwise.
 import AmbarStack
 import Foundation
+import Logging
 import NIOPosix
 import SharedStoreIPC
 import Synchronization
@@ -221,6 +222,9 @@ func runPeer(directory: URL, store: URL) throws {
     }
     dispatchMain()
 }
+
+// Logs go to standard error: standard output carries the line protocol.
+LoggingSystem.bootstrap(StreamLogHandler.standardError)
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else { fail("usage: set <store> <uri> key=value... | peer <dir> <store>") }
