@@ -85,7 +85,6 @@ final class Child {
         process.arguments = ["receiver", directory.path]
         process.standardInput = input
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
         try process.run()
     }
 

@@ -41,6 +41,9 @@ protocol PersistentStore: AnyObject, Sendable {
     func close()
     /// Moves committed changes from the log into the main file (a no-op where that means nothing).
     func checkpoint(_ mode: CheckpointMode) throws(AmbarError)
+    /// Appends a transaction without changes to the ledger (maintenance that other processes must
+    /// be able to attribute to Ambar); returns its token.
+    func recordMarker(contextName: String) throws(AmbarError) -> Int64
     /// Runs the backend's consistency check; returns the problems found (empty when sound).
     func integrityCheck() throws(AmbarError) -> [String]
 

@@ -52,9 +52,14 @@ extension PersistentStoreCoordinator {
 
     /// Moves committed pages from the WAL into the database file, so the WAL does not grow without
     /// bound while readers come and go.
+    ///
+    /// A truncating checkpoint resets the WAL, which other connections see as a change
+    /// (`data_version`); it is therefore followed by an empty ledger transaction named
+    /// `ambar.checkpoint`, so that watchdogs attribute the change to Ambar.
     public func checkpoint(_ mode: CheckpointMode) throws(AmbarError) {
         try checkUsable()
         try store.checkpoint(mode)
+        if mode == .truncate { _ = try store.recordMarker(contextName: "ambar.checkpoint") }
     }
 }
 

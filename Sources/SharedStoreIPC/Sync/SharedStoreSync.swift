@@ -92,7 +92,7 @@ public final class SharedStoreSync: Sendable {
         let socketDirectory = URL(fileURLWithPath: configuration.resolvedSocketPath).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: socketDirectory, withIntermediateDirectories: true)
         let start = try coordinator.currentHistoryToken()
-        let cursors = try coordinator.historyCursors().filter { $0.consumer != configuration.resolvedConsumerName }
+        let cursors = try coordinator.historyCursors()
         state.withLock { $0.cursor = start; $0.headAtLastCheck = start; $0.cursorsAtLastCheck = cursors }
         var list: [ContextObservation] = []
         for local in Set([ObjectIdentifier(try stack.mainCoordinator), ObjectIdentifier(coordinator)]).count == 1
@@ -205,19 +205,19 @@ public final class SharedStoreSync: Sendable {
         // every tick.
         if connected && Date().timeIntervalSince(lastWatchdog) < 2 { return }
         state.withLock { $0.lastWatchdog = Date() }
-        let changed = (try? detector?.hasChanged()) ?? false
-        guard changed || !connected else { return }
+        // This tick's own writes (cursor) happen before data_version is read, so they are
+        // attributed below like everyone else's.
         catchUp()
-        let me = configuration.resolvedConsumerName
-        guard changed, let head = try? coordinator.currentHistoryToken(),
-              let cursors = try? coordinator.historyCursors().filter({ $0.consumer != me }) else { return }
+        guard (try? detector?.hasChanged()) ?? false,
+              let head = try? coordinator.currentHistoryToken(),
+              let cursors = try? coordinator.historyCursors() else { return }
         let ambarWrote = state.withLock { s -> Bool in
             defer { s.headAtLastCheck = head; s.cursorsAtLastCheck = cursors }
             return head != s.headAtLastCheck || cursors != s.cursorsAtLastCheck
         }
         if !ambarWrote {
             // The file changed but neither the ledger nor a cursor did: another SQLite client wrote
-            // to it. (A foreign write in the same instant as an Ambar one waits for the next.)
+            // to it. (A foreign write in the same interval as an Ambar one is not told apart.)
             Self.logger.info("the store changed outside Ambar; refreshing every object")
             let main = self.main
             main.enqueue { try? main.refreshAllObjects() }
@@ -271,7 +271,8 @@ public final class SharedStoreSync: Sendable {
             }
             guard let last = batch.last else { break }
             let me = getpid()
-            for transaction in batch where transaction.processID != me {
+            for transaction in batch where transaction.processID != me
+                && !(transaction.inserted.isEmpty && transaction.updated.isEmpty && transaction.deleted.isEmpty) {
                 let main = self.main, events = self.events
                 main.enqueue {
                     let change = main.mergeChanges(fromContextDidSave: transaction.notification)

@@ -19,6 +19,15 @@ extension SQLiteStore {
         return token
     }
 
+    func recordMarker(contextName: String) throws(AmbarError) -> Int64 {
+        try write("record ledger marker") { db in
+            try db.execute(
+                sql: "INSERT INTO ambar_transactions (timestamp, author, pid, context_name) VALUES (?, NULL, ?, ?)",
+                arguments: [Date().timeIntervalSince1970, Int64(getpid()), contextName])
+            return db.lastInsertedRowID
+        }
+    }
+
     static func pack(_ pks: [Int64]) -> Data {
         var data = Data(capacity: pks.count * 8)
         for pk in pks {
