@@ -156,26 +156,12 @@ public struct Key<Value: AttributeValueConvertible>: Sendable, Hashable {
     }
 }
 
-extension Key where Value: StringProtocol {
-    /// The text begins with `prefix`.
-    public func beginsWith(_ prefix: String, options: TextOptions = []) -> ObjectPredicate {
-        .text(key: path, op: .beginsWith, pattern: prefix, options: options)
-    }
-    /// The text contains `part`.
-    public func contains(_ part: String, options: TextOptions = []) -> ObjectPredicate {
-        .text(key: path, op: .contains, pattern: part, options: options)
-    }
-    /// The text ends with `suffix`.
-    public func endsWith(_ suffix: String, options: TextOptions = []) -> ObjectPredicate {
-        .text(key: path, op: .endsWith, pattern: suffix, options: options)
-    }
-    /// The text matches `pattern` (`*` any run, `?` one character, `\` escapes).
-    public func like(_ pattern: String, options: TextOptions = []) -> ObjectPredicate {
-        .text(key: path, op: .like, pattern: pattern, options: options)
-    }
-}
+/// Attribute types that text operations apply to: `String` and `String?`.
+public protocol TextAttributeValue: AttributeValueConvertible {}
+extension String: TextAttributeValue {}
+extension Optional: TextAttributeValue where Wrapped == String {}
 
-extension Key where Value == String? {
+extension Key where Value: TextAttributeValue {
     /// The text begins with `prefix` (false when `nil`).
     public func beginsWith(_ prefix: String, options: TextOptions = []) -> ObjectPredicate {
         .text(key: path, op: .beginsWith, pattern: prefix, options: options)
@@ -188,7 +174,7 @@ extension Key where Value == String? {
     public func endsWith(_ suffix: String, options: TextOptions = []) -> ObjectPredicate {
         .text(key: path, op: .endsWith, pattern: suffix, options: options)
     }
-    /// The text matches `pattern` (false when `nil`).
+    /// The text matches `pattern` (`*` any run, `?` one character, `\` escapes; false when `nil`).
     public func like(_ pattern: String, options: TextOptions = []) -> ObjectPredicate {
         .text(key: path, op: .like, pattern: pattern, options: options)
     }

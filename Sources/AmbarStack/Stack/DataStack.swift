@@ -73,18 +73,12 @@ public final class DataStack: Sendable {
     ///   - name: the store name; the process name by default.
     ///   - usingSeparateCoordinators: whether importers write through their own coordinator.
     ///   - completion: runs exactly once, on the main queue, when setup succeeded or failed.
-    public init(
+    public convenience init(
         storeType: StoreType = .sqlite, model: ModelSource, classes: [ManagedObject.Type] = [],
         storeURL: URL? = nil, name: String? = nil, usingSeparateCoordinators: Bool = true,
         completion: @escaping @MainActor @Sendable (Result<Void, AmbarError>) -> Void = { _ in }
     ) {
-        let resolvedName = name ?? StoreLocation.defaultName
-        self.storeType = storeType
-        self.name = resolvedName
-        self.storeURL = storeType == .inMemory ? nil : StoreLocation.storeFile(for: storeURL, name: resolvedName)
-        self.isUsingSeparateCoordinators = storeType == .inMemory ? false : usingSeparateCoordinators
-        self.modelSource = model
-        self.classes = classes
+        self.init(storeType: storeType, model: model, classes: classes, storeURL: storeURL, name: name, usingSeparateCoordinators: usingSeparateCoordinators)
         state.withLock { $0.completion = completion }
         DispatchQueue.global(qos: .userInitiated).async { self.setUp() }
     }
