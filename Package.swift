@@ -39,6 +39,7 @@ let package = Package(
                 "AmbarStack",
                 "SharedStoreIPC",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -66,9 +67,18 @@ let package = Package(
             dependencies: ["AmbarStack", "SharedStoreIPC", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/ambar-ipc-bench"
         ),
+        .target(
+            name: "AmbarTestSupport",
+            dependencies: ["AmbarStack"],
+            path: "Tests/AmbarTestSupport"
+        ),
         .testTarget(
             name: "SharedStoreIPCTests",
-            dependencies: ["SharedStoreIPC", "AmbarStack"]
+            dependencies: ["SharedStoreIPC", "AmbarStack", "AmbarTestSupport"]
+        ),
+        .testTarget(
+            name: "SyncAgentTests",
+            dependencies: ["AmbarStack", "AmbarTestSupport"]
         ),
         .testTarget(
             name: "AmbarStackTests",

@@ -39,7 +39,7 @@ func receiver(directory: URL) throws -> Never {
         let main = try stack.mainContext
         let observation = sync.observeRemoteMerges { event in
             let t = now()
-            for id in event.updated {
+            for id in event.refreshed {
                 if case .integer(let stamp)? = try? main.registeredObject(for: id)?.value(forKey: "stamp") {
                     latencies.withLock { $0.append(t - stamp) }
                 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Logging
 
 /// `sync-agent`: the agent systemd runs around a shared Ambar store.
 @main
@@ -6,5 +7,5 @@ struct SyncAgentCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sync-agent",
         abstract: "Keeps several processes' object graphs in sync around one shared Ambar store.",
-        subcommands: [DemoCommand.self])
+        subcommands: [DemoCommand.self, InitCommand.self, StatusCommand.self, HistoryCommand.self, HubCommand.self, WatchCommand.self])
 }

@@ -1,4 +1,5 @@
 import AmbarStack
+import AmbarTestSupport
 import Foundation
 import SharedStoreIPC
 import XCTest
@@ -104,7 +105,7 @@ final class FaultToleranceTests: XCTestCase {
             return XCTFail("no error frame for a frame before hello")
         }
         // The wrong store.
-        let helper = HelperPath.url.path
+        let helper = BuiltProducts.url("ambar-test-helper").path
         XCTAssertEqual(try run(helper, ["probe", socketPath, UUID().uuidString]), "refused wrongStore")
         XCTAssertEqual(try run(helper, ["probe", socketPath, storeUUID]), "welcome")
         // Another user: the socket's mode keeps it out; with the socket opened up, the hub's
@@ -171,27 +172,3 @@ final class FaultToleranceTests: XCTestCase {
     }
 }
 
-enum HelperPath {
-    static var url: URL {
-        let testBundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let direct = testBundle.appendingPathComponent("ambar-test-helper")
-        return FileManager.default.isExecutableFile(atPath: direct.path) ? direct : testBundle.deletingLastPathComponent().appendingPathComponent("ambar-test-helper")
-    }
-}
-
-extension FaultToleranceTests {
-    /// A plain SQLite client (here Python's sqlite3) writes behind Ambar's back into a quiet store:
-    /// the processes notice through `PRAGMA data_version` and refresh.
-    func testWritesByOtherSQLiteClientsAreNoticed() throws {
-        let hub = try Peer("hub", directory: directory)
-        defer { hub.kill() }
-        XCTAssertTrue(try hub.send("insert a 1").hasPrefix("ok "))
-        XCTAssertEqual(try hub.send("watch"), "ok 1")
-        // Let the watchdog see the store quiet first: a foreign write in the same watchdog interval
-        // as an Ambar commit is not told apart (data_version says "changed", not by whom).
-        Thread.sleep(forTimeInterval: 2.5)
-        let script = "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA busy_timeout=5000'); c.execute(\"UPDATE Item SET value=77, Z_OPT=Z_OPT+1 WHERE uid='a'\"); c.commit()"
-        XCTAssertEqual(try run("/usr/bin/env", ["python3", "-c", script, directory.store.path]), "")
-        XCTAssertEqual(try hub.await("digest", timeout: 10) { $0 == "digest \"a\"=77" }, "digest \"a\"=77", hub.log)
-    }
-}

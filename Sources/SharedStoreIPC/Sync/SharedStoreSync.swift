@@ -192,7 +192,7 @@ public final class SharedStoreSync: Sendable {
             let change = main.mergeChanges(fromContextDidSave: note)
             events.post(RemoteMergeEvent(
                 token: save.token, author: save.author, processID: save.processID,
-                inserted: change.inserted, updated: change.updated, deleted: change.deleted,
+                inserted: note.inserted, updated: note.updated, deleted: note.deleted,
                 refreshed: change.refreshed, invalidated: change.invalidated,
                 latency: Date().timeIntervalSince(received), historyExpired: false))
         }
@@ -278,7 +278,7 @@ public final class SharedStoreSync: Sendable {
                     let change = main.mergeChanges(fromContextDidSave: transaction.notification)
                     events.post(RemoteMergeEvent(
                         token: transaction.token, author: transaction.author, processID: transaction.processID,
-                        inserted: change.inserted, updated: change.updated, deleted: change.deleted,
+                        inserted: transaction.inserted, updated: transaction.updated, deleted: transaction.deleted,
                         refreshed: change.refreshed, invalidated: change.invalidated,
                         latency: Date().timeIntervalSince(transaction.timestamp), historyExpired: false))
                 }

@@ -46,10 +46,12 @@ public struct RemoteMergeEvent: Sendable {
     /// Its author and process.
     public let author: String?
     public let processID: Int32
-    /// The five sets of the merge, as the main context's objects-did-change reported them.
+    /// What the transaction inserted, updated and deleted (all of it, registered here or not).
     public let inserted: Set<ManagedObjectID>
     public let updated: Set<ManagedObjectID>
     public let deleted: Set<ManagedObjectID>
+    /// What the merge did to this process's main context: the registered objects it re-read, and
+    /// those it found gone.
     public let refreshed: Set<ManagedObjectID>
     public let invalidated: Set<ManagedObjectID>
     /// From the commit in the other process to the merge here.

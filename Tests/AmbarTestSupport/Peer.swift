@@ -1,20 +1,20 @@
 import AmbarStack
 import Foundation
-import XCTest
 
 /// A temporary directory removed when the test ends.
-final class SharedDirectory {
-    let url: URL
-    init() throws {
+/// A temporary shared directory (removed on release) with the path of its store.
+public final class SharedDirectory {
+    public let url: URL
+    public init() throws {
         url = FileManager.default.temporaryDirectory.appendingPathComponent("ambar-ipc-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
-    var store: URL { url.appendingPathComponent("shared.sqlite") }
+    public var store: URL { url.appendingPathComponent("shared.sqlite") }
     deinit { try? FileManager.default.removeItem(at: url) }
 }
 
 /// The model the peer helper uses: it reads it from the store.
-func itemModel() throws -> ManagedObjectModel {
+public func itemModel() throws -> ManagedObjectModel {
     try ManagedObjectModel(entities: [
         EntityDescription("Item", properties: [
             .attribute("uid", .string),
@@ -24,26 +24,21 @@ func itemModel() throws -> ManagedObjectModel {
 }
 
 /// A `ambar-test-helper peer` process driven line by line. Killed when released.
-final class Peer {
-    let process = Process()
+public final class Peer {
+    public let process = Process()
     private let input = Pipe()
     private let output = Pipe()
     private var buffer = Data()
-    let name: String
-    let logFile: URL
+    public let name: String
+    public let logFile: URL
 
     /// What the peer wrote to standard error.
-    var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+    public var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 
-    init(_ name: String, directory: SharedDirectory) throws {
+    public init(_ name: String, directory: SharedDirectory, store: URL? = nil) throws {
         self.name = name
-        let testBundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        var helper = testBundle.appendingPathComponent("ambar-test-helper")
-        if !FileManager.default.isExecutableFile(atPath: helper.path) {
-            helper = testBundle.deletingLastPathComponent().appendingPathComponent("ambar-test-helper")
-        }
-        process.executableURL = helper
-        process.arguments = ["peer", directory.url.path, directory.store.path]
+        process.executableURL = BuiltProducts.url("ambar-test-helper")
+        process.arguments = ["peer", directory.url.path, (store ?? directory.store).path]
         process.standardInput = input
         process.standardOutput = output
         logFile = directory.url.appendingPathComponent("\(name).log")
@@ -54,11 +49,11 @@ final class Peer {
         guard ready.hasPrefix("ready") else { throw PeerError.unexpected(name, ready) }
     }
 
-    enum PeerError: Error { case unexpected(String, String), timeout(String, log: String) }
+    public enum PeerError: Error { case unexpected(String, String), timeout(String, log: String) }
 
     /// Sends a command and returns its one-line answer.
     @discardableResult
-    func send(_ command: String, timeout: TimeInterval = 20) throws -> String {
+    public func send(_ command: String, timeout: TimeInterval = 20) throws -> String {
         try input.fileHandleForWriting.write(contentsOf: Data((command + "\n").utf8))
         return try readLine(timeout: timeout)
     }
@@ -83,15 +78,15 @@ final class Peer {
     }
 
     /// Sends a command without waiting for its answer (read it later with ``receive(timeout:)``).
-    func post(_ command: String) throws {
+    public func post(_ command: String) throws {
         try input.fileHandleForWriting.write(contentsOf: Data((command + "\n").utf8))
     }
 
     /// The next answer line.
-    func receive(timeout: TimeInterval = 60) throws -> String { try readLine(timeout: timeout) }
+    public func receive(timeout: TimeInterval = 60) throws -> String { try readLine(timeout: timeout) }
 
     /// Polls `command` until its answer satisfies `condition`.
-    func await(_ command: String, timeout: TimeInterval = 10, until condition: (String) -> Bool) throws -> String {
+    public func await(_ command: String, timeout: TimeInterval = 10, until condition: (String) -> Bool) throws -> String {
         let deadline = Date().addingTimeInterval(timeout)
         var last = ""
         repeat {
@@ -102,10 +97,19 @@ final class Peer {
         return last
     }
 
-    func kill(signal: Int32 = SIGKILL) {
+    public func kill(signal: Int32 = SIGKILL) {
         if process.isRunning { Foundation.kill(process.processIdentifier, signal) }
         process.waitUntilExit()
     }
 
     deinit { kill() }
+}
+
+/// Executables built beside the test bundle (the helper, sync-agent).
+public enum BuiltProducts {
+    public static func url(_ name: String) -> URL {
+        let testBundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let direct = testBundle.appendingPathComponent(name)
+        return FileManager.default.isExecutableFile(atPath: direct.path) ? direct : testBundle.deletingLastPathComponent().appendingPathComponent(name)
+    }
 }

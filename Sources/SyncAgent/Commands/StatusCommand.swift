@@ -1,0 +1,67 @@
+import AmbarStack
+import ArgumentParser
+import Foundation
+import NIOPosix
+import SharedStoreIPC
+
+/// `sync-agent status`: the store and the hub, at a glance.
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show the store, its ledger and the hub.")
+
+    @OptionGroup var directory: DirectoryOptions
+    @OptionGroup var socket: SocketOptions
+
+    @Flag(name: .long, help: "Print the result as JSON.")
+    var json = false
+
+    func run() async throws {
+        let stack = try openExistingStack(directory)
+        let coordinator = try stack.mainCoordinator
+        let file = directory.storeFile
+        func size(_ path: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.intValue ?? 0 }
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator, name: "status")
+        let entities = try stack.model.entityNames
+        let counts: [String: Int] = try context.performAndWait { () throws(AmbarError) -> [String: Int] in
+            var counts: [String: Int] = [:]
+            for entity in entities {
+                var request = FetchRequest<ManagedObject>(entityName: entity)
+                request.includesSubentities = false
+                counts[entity] = try context.count(for: request)
+            }
+            return counts
+        }
+        let head = try coordinator.currentHistoryToken()
+        let cursors = try coordinator.historyCursors()
+        let socketPath = socket.path(in: directory.url)
+        var hub: [String: Any] = ["socket": socketPath, "reachable": false]
+        if let uuid = UUID(uuidString: coordinator.storeIdentifier) {
+            let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            if let client = try? await SyncClient.connect(
+                socketPath: socketPath, hello: .init(storeUUID: uuid, processID: getpid(), processName: "sync-agent status", cursor: head),
+                group: group, onFrame: { _ in }, onClose: {}) {
+                hub = ["socket": socketPath, "reachable": true, "pid": Int(client.welcome.hubProcessID), "peers": Int(client.welcome.peers)]
+                await client.close()
+            }
+            try? await group.shutdownGracefully()
+        }
+        let consumers = cursors.map { ["consumer": $0.consumer, "token": $0.token, "last_seen": ISO8601DateFormatter().string(from: $0.lastSeen)] as [String: Any] }
+        if json {
+            JSONLine.print([
+                "store": file.path, "size": size(file.path), "wal_size": size(file.path + "-wal"),
+                "uuid": coordinator.storeIdentifier, "head_token": head, "objects": counts, "hub": hub, "cursors": consumers,
+            ])
+            return
+        }
+        print("store      \(file.path)")
+        print("size       \(size(file.path)) bytes (WAL \(size(file.path + "-wal")) bytes)")
+        print("uuid       \(coordinator.storeIdentifier)")
+        print("head token \(head)")
+        for (entity, count) in counts.sorted(by: { $0.key < $1.key }) { print("objects    \(entity): \(count)") }
+        if hub["reachable"] as? Bool == true {
+            print("hub        \(socketPath): served by pid \(hub["pid"] ?? "?"), \(hub["peers"] ?? 0) other peer(s)")
+        } else {
+            print("hub        \(socketPath): not reachable (processes poll the ledger)")
+        }
+        for cursor in cursors { print("cursor     \(cursor.consumer) at \(cursor.token) (seen \(cursor.lastSeen))") }
+    }
+}

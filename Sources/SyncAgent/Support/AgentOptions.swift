@@ -1,0 +1,48 @@
+import AmbarStack
+import ArgumentParser
+import Foundation
+
+/// Options every command shares: where the shared directory is.
+struct DirectoryOptions: ParsableArguments {
+    @Option(name: .long, help: "The shared directory (default: $AMBAR_DIRECTORY, else $STATE_DIRECTORY, else ~/.local/share/ambar).")
+    var directory: String?
+
+    /// The shared directory, resolved.
+    var url: URL {
+        let environment = ProcessInfo.processInfo.environment
+        if let directory { return URL(fileURLWithPath: directory, isDirectory: true) }
+        if let dir = environment["AMBAR_DIRECTORY"], !dir.isEmpty { return URL(fileURLWithPath: dir, isDirectory: true) }
+        return StoreLocation.defaultDirectory(name: "ambar", environment: environment)
+    }
+
+    /// The store file in the shared directory.
+    var storeFile: URL { url.appendingPathComponent("ambar.sqlite") }
+}
+
+/// Options of commands that talk to the hub.
+struct SocketOptions: ParsableArguments {
+    @Option(name: .long, help: "The hub socket (default: <directory>/.ambar/sync.sock).")
+    var socket: String?
+
+    func path(in directory: URL) -> String {
+        socket ?? directory.appendingPathComponent(".ambar/sync.sock").path
+    }
+}
+
+/// Writes one JSON object per line.
+enum JSONLine {
+    static func print(_ object: [String: Any]) {
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
+        FileHandle.standardOutput.write(data + Data("\n".utf8))
+    }
+}
+
+/// Opens the stack of an existing store (whose model the store keeps).
+func openExistingStack(_ options: DirectoryOptions) throws -> DataStack {
+    let file = options.storeFile
+    guard FileManager.default.fileExists(atPath: file.path) else {
+        throw ValidationError("No store at \(file.path). Create it with `sync-agent init --model FILE --directory \(options.url.path)`.")
+    }
+    let model = try PersistentStoreCoordinator.storedModel(at: file)
+    return try DataStack.open(model: .model(model), storeURL: file, name: "ambar")
+}

@@ -1,0 +1,136 @@
+import AmbarStack
+import AmbarTestSupport
+import Foundation
+import XCTest
+
+/// Drives the built `sync-agent` binary as a user would.
+final class AgentCommandTests: XCTestCase {
+    var directory: SharedDirectory!
+    var store: URL { directory.url.appendingPathComponent("ambar.sqlite") }
+
+    override func setUpWithError() throws {
+        signal(SIGPIPE, SIG_IGN)
+        directory = try SharedDirectory()
+    }
+
+    override func tearDown() { directory = nil }
+
+    /// Runs `sync-agent` to completion; returns its exit status and standard output.
+    @discardableResult
+    func agent(_ arguments: [String], timeout: TimeInterval = 30) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = BuiltProducts.url("sync-agent")
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+    }
+
+    func json(_ line: Substring) throws -> [String: Any] {
+        try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+    }
+
+    func initStore() throws {
+        let modelFile = directory.url.appendingPathComponent("model.json")
+        try JSONEncoder().encode(try itemModel()).write(to: modelFile)
+        let result = try agent(["init", "--model", modelFile.path, "--directory", directory.url.path, "--json"])
+        XCTAssertEqual(result.status, 0)
+        let created = try json(Substring(result.output.trimmingCharacters(in: .whitespacesAndNewlines)))
+        XCTAssertEqual(created["store"] as? String, store.path)
+        XCTAssertEqual(created["entities"] as? [String], ["Item"])
+    }
+
+    func testInitStatusAndHistory() throws {
+        try initStore()
+        let status = try agent(["status", "--directory", directory.url.path, "--json"])
+        XCTAssertEqual(status.status, 0)
+        let facts = try json(Substring(status.output.trimmingCharacters(in: .whitespacesAndNewlines)))
+        XCTAssertEqual(facts["head_token"] as? Int, 0)
+        XCTAssertEqual((facts["objects"] as? [String: Int])?["Item"], 0)
+        XCTAssertEqual((facts["hub"] as? [String: Any])?["reachable"] as? Bool, false)
+        XCTAssertEqual(try agent(["history", "--directory", directory.url.path, "--json"]).output, "")
+        let missing = try agent(["status", "--directory", directory.url.appendingPathComponent("nope").path])
+        XCTAssertNotEqual(missing.status, 0, "a missing store is an error, not a crash")
+    }
+
+    func testHubServesAndStopsCleanlyOnSIGTERM() throws {
+        try initStore()
+        let hub = Process()
+        hub.executableURL = BuiltProducts.url("sync-agent")
+        hub.arguments = ["hub", "--directory", directory.url.path]
+        hub.standardOutput = FileHandle.nullDevice
+        hub.standardError = FileHandle.nullDevice
+        try hub.run()
+        defer { if hub.isRunning { kill(hub.processIdentifier, SIGKILL); hub.waitUntilExit() } }
+        var reachable = false
+        for _ in 0..<200 where !reachable {
+            let status = try agent(["status", "--directory", directory.url.path, "--json"])
+            let facts = try json(Substring(status.output.trimmingCharacters(in: .whitespacesAndNewlines)))
+            let hubFacts = facts["hub"] as? [String: Any]
+            reachable = hubFacts?["reachable"] as? Bool == true
+            if reachable { XCTAssertEqual(hubFacts?["pid"] as? Int, Int(hub.processIdentifier)) }
+            else { usleep(20_000) }
+        }
+        XCTAssertTrue(reachable)
+        // A process sharing the store uses the daemon instead of electing its own hub.
+        let peer = try Peer("peer", directory: directory, store: store)
+        defer { peer.kill() }
+        XCTAssertTrue(try peer.await("status") { $0.contains("connected=true") }.contains("hub=false"))
+        kill(hub.processIdentifier, SIGTERM)
+        hub.waitUntilExit()
+        XCTAssertEqual(hub.terminationReason, .exit)
+        XCTAssertEqual(hub.terminationStatus, 0)
+    }
+
+    func testWatchShowsExactlyTheTokensAnotherProcessCommitted() throws {
+        try initStore()
+        let watch = Process()
+        watch.executableURL = BuiltProducts.url("sync-agent")
+        watch.arguments = ["watch", "--directory", directory.url.path, "--json"]
+        let output = Pipe()
+        watch.standardOutput = output
+        watch.standardError = FileHandle.nullDevice
+        try watch.run()
+        defer { if watch.isRunning { kill(watch.processIdentifier, SIGKILL); watch.waitUntilExit() } }
+        let socket = directory.url.appendingPathComponent(".ambar/sync.sock").path
+        for _ in 0..<500 where !FileManager.default.fileExists(atPath: socket) { usleep(10_000) }
+        let writer = try Peer("writer", directory: directory, store: store)
+        defer { writer.kill() }
+        var committed: [Int] = []
+        for command in ["insert x 1", "insert y 2", "update x 3", "delete y"] {
+            let answer = try writer.send(command)
+            committed.append(Int(answer.dropFirst("ok ".count)) ?? -1)
+        }
+        var lines: [Substring] = []
+        var buffer = Data()
+        let deadline = Date().addingTimeInterval(20)
+        while lines.count < committed.count && Date() < deadline {
+            let fd = output.fileHandleForReading.fileDescriptor
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            if poll(&pfd, 1, 50) > 0 {
+                var chunk = [UInt8](repeating: 0, count: 4096)
+                let n = read(fd, &chunk, chunk.count)
+                if n > 0 { buffer.append(contentsOf: chunk[0..<n]) }
+            }
+            lines = String(decoding: buffer, as: UTF8.self).split(separator: "\n")
+        }
+        let events = try lines.map(json)
+        XCTAssertEqual(events.compactMap { $0["token"] as? Int }, committed)
+        XCTAssertEqual((events.first?["inserted"] as? [String])?.count, 1)
+        XCTAssertTrue((events[2]["updated"] as? [String])?.first?.hasSuffix("/Item/p1") == true)
+        XCTAssertEqual((events[3]["deleted"] as? [String])?.count, 1)
+        XCTAssertNotNil(events.first?["latency_ms"] as? Double)
+        XCTAssertEqual(events.first?["pid"] as? Int, Int(writer.process.processIdentifier))
+        kill(watch.processIdentifier, SIGTERM)
+        watch.waitUntilExit()
+        XCTAssertEqual(watch.terminationStatus, 0)
+        let history = try agent(["history", "--directory", directory.url.path, "--json"]).output.split(separator: "\n")
+        XCTAssertEqual(try history.map(json).compactMap { $0["token"] as? Int }, committed)
+    }
+}
