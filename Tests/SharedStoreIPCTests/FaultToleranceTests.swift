@@ -172,3 +172,19 @@ final class FaultToleranceTests: XCTestCase {
     }
 }
 
+extension FaultToleranceTests {
+    /// A plain SQLite client (here Python's sqlite3) writes behind Ambar's back into a quiet store:
+    /// the processes notice through `PRAGMA data_version` and refresh.
+    func testWritesByOtherSQLiteClientsAreNoticed() throws {
+        let hub = try Peer("hub", directory: directory)
+        defer { hub.kill() }
+        XCTAssertTrue(try hub.send("insert a 1").hasPrefix("ok "))
+        XCTAssertEqual(try hub.send("watch"), "ok 1")
+        // Let the watchdog see the store quiet first: a foreign write in the same watchdog interval
+        // as an Ambar commit is not told apart (data_version says "changed", not by whom).
+        Thread.sleep(forTimeInterval: 2.5)
+        let script = "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA busy_timeout=5000'); c.execute(\"UPDATE Item SET value=77, Z_OPT=Z_OPT+1 WHERE uid='a'\"); c.commit()"
+        XCTAssertEqual(try run("/usr/bin/env", ["python3", "-c", script, directory.store.path]), "")
+        XCTAssertEqual(try hub.await("digest", timeout: 10) { $0 == "digest \"a\"=77" }, "digest \"a\"=77", hub.log)
+    }
+}
