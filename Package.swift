@@ -84,6 +84,7 @@ let package = Package(
             name: "AmbarStackTests",
             dependencies: [
                 "AmbarStack",
+                "AmbarTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

@@ -28,7 +28,7 @@ public final class Peer {
     public let process = Process()
     private let input = Pipe()
     private let output = Pipe()
-    private var buffer = Data()
+    private lazy var reader = LineReader(output.fileHandleForReading)
     public let name: String
     public let logFile: URL
 
@@ -59,22 +59,11 @@ public final class Peer {
     }
 
     private func readLine(timeout: TimeInterval) throws -> String {
-        let deadline = Date().addingTimeInterval(timeout)
-        while true {
-            if let newline = buffer.firstIndex(of: 0x0A) {
-                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                buffer.removeSubrange(buffer.startIndex...newline)
-                return line
-            }
-            guard Date() < deadline, process.isRunning else { throw PeerError.timeout(name, log: String(log.prefix(1200))) }
-            let fd = output.fileHandleForReading.fileDescriptor
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            if poll(&pfd, 1, 50) > 0 {
-                var chunk = [UInt8](repeating: 0, count: 4096)
-                let n = read(fd, &chunk, chunk.count)
-                if n > 0 { buffer.append(contentsOf: chunk[0..<n]) }
-            }
+        let process = self.process
+        guard let line = reader.next(until: Date().addingTimeInterval(timeout), alive: { process.isRunning }) else {
+            throw PeerError.timeout(name, log: String(log.prefix(1200)))
         }
+        return line
     }
 
     /// Sends a command without waiting for its answer (read it later with ``receive(timeout:)``).

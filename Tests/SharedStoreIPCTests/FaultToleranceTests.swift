@@ -125,18 +125,8 @@ final class FaultToleranceTests: XCTestCase {
     }
 
     func run(_ executable: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(20)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        return String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        try ProcessRunner.run(URL(fileURLWithPath: executable), arguments, timeout: 20).output
+            .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// A process that misses transactions while the ledger is purged past its cursor is told,

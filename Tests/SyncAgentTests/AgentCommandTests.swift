@@ -18,18 +18,8 @@ final class AgentCommandTests: XCTestCase {
     /// Runs `sync-agent` to completion; returns its exit status and standard output.
     @discardableResult
     func agent(_ arguments: [String], timeout: TimeInterval = 30) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = BuiltProducts.url("sync-agent")
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+        let result = try ProcessRunner.run(BuiltProducts.url("sync-agent"), arguments, timeout: timeout)
+        return (result.status, result.output)
     }
 
     func json(_ line: Substring) throws -> [String: Any] {
@@ -107,19 +97,10 @@ final class AgentCommandTests: XCTestCase {
             let answer = try writer.send(command)
             committed.append(Int(answer.dropFirst("ok ".count)) ?? -1)
         }
+        var reader = LineReader(output.fileHandleForReading)
         var lines: [Substring] = []
-        var buffer = Data()
         let deadline = Date().addingTimeInterval(20)
-        while lines.count < committed.count && Date() < deadline {
-            let fd = output.fileHandleForReading.fileDescriptor
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            if poll(&pfd, 1, 50) > 0 {
-                var chunk = [UInt8](repeating: 0, count: 4096)
-                let n = read(fd, &chunk, chunk.count)
-                if n > 0 { buffer.append(contentsOf: chunk[0..<n]) }
-            }
-            lines = String(decoding: buffer, as: UTF8.self).split(separator: "\n")
-        }
+        while lines.count < committed.count, let line = reader.next(until: deadline) { lines.append(Substring(line)) }
         let events = try lines.map(json)
         XCTAssertEqual(events.compactMap { $0["token"] as? Int }, committed)
         XCTAssertEqual((events.first?["inserted"] as? [String])?.count, 1)
