@@ -375,4 +375,25 @@ final class DataStackTests: XCTestCase {
         }
         XCTAssertNoThrow(try stack.deleteStore(), "a second call is a no-op")
     }
+
+    /// A fault whose read fails (here: the store was closed) stays a fault instead of becoming an
+    /// empty object, so nothing mistakes a read error for a deleted row.
+    func testAFailedReadLeavesTheFaultInPlace() throws {
+        let stack = try openStack()
+        let importer = try stack.importerContext()
+        let id: ManagedObjectID = try importer.performAndWait {
+            let e = try importer.insert(Employee.self)
+            e.name = "Kept"
+            try importer.save()
+            return e.objectID
+        }
+        let reader = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: try stack.writerCoordinator)
+        let fault = try reader.performAndWait { try reader.object(with: id) }
+        try stack.deleteStore()
+        reader.performAndWait {
+            XCTAssertEqual(try? fault.value(forKey: "name"), .null, "nothing could be read")
+            XCTAssertTrue(fault.isFault, "still a fault: the next access reads again")
+        }
+    }
 }
+

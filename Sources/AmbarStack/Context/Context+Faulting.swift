@@ -94,7 +94,10 @@ extension ManagedObjectContext {
                 target.apply(found)
             }
         } catch {
-            Self.logger.error("Loading \(object.objectID.uriString) failed: \(error)")
+            // A failed read is not a missing row: the object stays a fault (its values read as
+            // nil this time) and the next access tries again.
+            Self.logger.error("Loading \(object.objectID.uriString) failed; it stays a fault and will be read again on next access: \(error)")
+            return
         }
         if !object.hasData {
             // The row is gone (deleted elsewhere): the object reads as empty, as Core Data's

@@ -86,7 +86,7 @@ extension ManagedObjectContext {
         let layout = try persistentStoreCoordinator.model.resolved.layout(request.entityName)
         let overlay = request.includesPendingChanges && parent != nil
             ? try parentOverlay(layout, request.includesSubentities, request.predicate) : PendingOverlay()
-        let pending = try hasRelevantPendingChanges(request) && (parent == nil ? true : true)
+        let pending = try hasRelevantPendingChanges(request)
         var query = request.storeQuery
         let windowInMemory = pending && (query.limit != nil || query.offset > 0)
         if windowInMemory {

@@ -130,8 +130,6 @@ public final class ObserverList<Value: Sendable>: Sendable {
         }
     }
 
-    var isEmpty: Bool { entries.withLock { $0.isEmpty } }
-
     /// Calls every callback with `value`, on the caller's thread.
     public func post(_ value: Value) {
         let callbacks = entries.withLock { Array($0.sorted { $0.key < $1.key }.map(\.value)) }

@@ -277,7 +277,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             if !hasData {
                 managedObjectContext?.fulfillFault(self)
             }
-            faultFlag = false
+            faultFlag = !hasData
         }
     }
 
@@ -326,13 +326,6 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         self.version = version
         changedAttributes.removeAll()
         changedRelationships.removeAll()
-    }
-
-    /// Values keyed by attribute name, for error reports and merges.
-    func namedValues(_ array: [AttributeValue]) -> [String: AttributeValue] {
-        var result: [String: AttributeValue] = [:]
-        for (i, a) in layout.attributes.enumerated() where i < array.count { result[a.name] = array[i] }
-        return result
     }
 
     // MARK: - Hashable, description

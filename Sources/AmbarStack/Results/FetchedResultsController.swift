@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// A position in a results controller: a section and a row in it.
 public struct ResultsIndexPath: Sendable, Hashable, Comparable, CustomStringConvertible {
@@ -67,6 +68,7 @@ public final class FetchedResultsController<T: ManagedObject> {
     /// The results grouped by section.
     public private(set) var sections: [ResultsSection<T>] = []
     private var observation: ContextObservation?
+    static var logger: Logger { Logger(label: "ambar.stack.results") }
 
     /// Creates a controller for `request` in `context`; nothing is fetched until ``performFetch()``.
     public init(fetchRequest: FetchRequest<T>, context: ManagedObjectContext, sectionNameKeyPath: String? = nil) {
@@ -149,7 +151,12 @@ public final class FetchedResultsController<T: ManagedObject> {
     fileprivate func contextDidChange(_ note: ObjectsDidChangeNotification) {
         if note.invalidatedAll || note.refreshedAll {
             let old = sections, oldPositions = positions()
-            fetchedObjects = (try? context.fetch(fetchRequest)) ?? []
+            do {
+                fetchedObjects = try context.fetch(fetchRequest)
+            } catch {
+                Self.logger.error("Refetching results after a reset or full refresh failed; the controller is empty until the next change: \(error)")
+                fetchedObjects = []
+            }
             rebuildSections()
             let changed = note.invalidatedAll ? Set(oldPositions.keys).union(fetchedObjects.map(\.objectID)) : note.refreshed
             report(old: old, oldPositions: oldPositions, changed: changed)
@@ -177,7 +184,11 @@ public final class FetchedResultsController<T: ManagedObject> {
             byID.sortDescriptors = []
             byID.fetchLimit = 0
             byID.fetchOffset = 0
-            candidates += (try? context.fetch(byID)) ?? []
+            do {
+                candidates += try context.fetch(byID)
+            } catch {
+                Self.logger.error("Loading \(unknown.count) merged insert(s) for the results failed; they appear at the next change: \(error)")
+            }
         }
         var matching: [T] = []
         for object in candidates {

@@ -94,11 +94,11 @@ public final class SharedStoreSync: Sendable {
         let start = try coordinator.currentHistoryToken()
         let cursors = try coordinator.historyCursors()
         state.withLock { $0.cursor = start; $0.headAtLastCheck = start; $0.cursorsAtLastCheck = cursors }
-        var list: [ContextObservation] = []
-        for local in Set([ObjectIdentifier(try stack.mainCoordinator), ObjectIdentifier(coordinator)]).count == 1
-            ? [coordinator] : [try stack.mainCoordinator, coordinator] {
-            list.append(local.observeDidSave { [weak self] note in self?.localDidSave(note) })
-        }
+        // Every root save of this process goes out: on the writer coordinator and, when separate,
+        // on the main one.
+        let main = try stack.mainCoordinator
+        let locals = main === coordinator ? [coordinator] : [main, coordinator]
+        let list = locals.map { local in local.observeDidSave { [weak self] note in self?.localDidSave(note) } }
         observations.withLock { $0 = list }
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + configuration.pollInterval, repeating: configuration.pollInterval)
