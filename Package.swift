@@ -14,6 +14,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         .target(
@@ -33,11 +34,28 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // libsystemd, linked from the system (Debian: libsystemd-dev).
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"]), .yum(["systemd-devel"])]
+        ),
+        // The agent's side of systemd: notifications, watchdog, socket activation, journald logging.
+        .target(
+            name: "SystemdIntegration",
+            dependencies: [
+                "CSystemd",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "SyncAgent",
             dependencies: [
                 "AmbarStack",
                 "SharedStoreIPC",
+                "SystemdIntegration",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -78,7 +96,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SyncAgentTests",
-            dependencies: ["AmbarStack", "AmbarTestSupport"]
+            dependencies: ["AmbarStack", "AmbarTestSupport", "SystemdIntegration"]
         ),
         .testTarget(
             name: "AmbarStackTests",

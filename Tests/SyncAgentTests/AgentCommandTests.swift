@@ -4,43 +4,12 @@ import Foundation
 import XCTest
 
 /// Drives the built `sync-agent` binary as a user would.
-final class AgentCommandTests: XCTestCase {
-    var directory: SharedDirectory!
-    var store: URL { directory.url.appendingPathComponent("ambar.sqlite") }
-
-    override func setUpWithError() throws {
-        signal(SIGPIPE, SIG_IGN)
-        directory = try SharedDirectory()
-    }
-
-    override func tearDown() { directory = nil }
-
-    /// Runs `sync-agent` to completion; returns its exit status and standard output.
-    @discardableResult
-    func agent(_ arguments: [String], timeout: TimeInterval = 30) throws -> (status: Int32, output: String) {
-        let result = try ProcessRunner.run(BuiltProducts.url("sync-agent"), arguments, timeout: timeout)
-        return (result.status, result.output)
-    }
-
-    func json(_ line: Substring) throws -> [String: Any] {
-        try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-    }
-
-    func initStore() throws {
-        let modelFile = directory.url.appendingPathComponent("model.json")
-        try JSONEncoder().encode(try itemModel()).write(to: modelFile)
-        let result = try agent(["init", "--model", modelFile.path, "--directory", directory.url.path, "--json"])
-        XCTAssertEqual(result.status, 0)
-        let created = try json(Substring(result.output.trimmingCharacters(in: .whitespacesAndNewlines)))
-        XCTAssertEqual(created["store"] as? String, store.path)
-        XCTAssertEqual(created["entities"] as? [String], ["Item"])
-    }
-
+final class AgentCommandTests: AgentTestCase {
     func testInitStatusAndHistory() throws {
         try initStore()
         let status = try agent(["status", "--directory", directory.url.path, "--json"])
         XCTAssertEqual(status.status, 0)
-        let facts = try json(Substring(status.output.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let facts = try json(status.output)
         XCTAssertEqual(facts["head_token"] as? Int, 0)
         XCTAssertEqual((facts["objects"] as? [String: Int])?["Item"], 0)
         XCTAssertEqual((facts["hub"] as? [String: Any])?["reachable"] as? Bool, false)
@@ -61,7 +30,7 @@ final class AgentCommandTests: XCTestCase {
         var reachable = false
         for _ in 0..<200 where !reachable {
             let status = try agent(["status", "--directory", directory.url.path, "--json"])
-            let facts = try json(Substring(status.output.trimmingCharacters(in: .whitespacesAndNewlines)))
+            let facts = try json(status.output)
             let hubFacts = facts["hub"] as? [String: Any]
             reachable = hubFacts?["reachable"] as? Bool == true
             if reachable { XCTAssertEqual(hubFacts?["pid"] as? Int, Int(hub.processIdentifier)) }

@@ -4,7 +4,8 @@ import Foundation
 public struct SharingConfiguration: Sendable {
     /// The shared directory (the Linux analogue of an app group).
     public var directory: URL
-    /// The hub socket; `<directory>/.ambar/sync.sock` by default (set a path under /run for systemd).
+    /// The hub socket. When `nil`: `$AMBAR_SOCKET` if set (the unit files set it to the .socket
+    /// unit's path), else `<directory>/.ambar/sync.sock`.
     public var socketPath: String?
     /// How often to look at the ledger while no hub is reachable.
     public var pollInterval: TimeInterval = 0.25
@@ -27,7 +28,9 @@ public struct SharingConfiguration: Sendable {
     }
 
     var resolvedSocketPath: String {
-        socketPath ?? directory.appendingPathComponent(".ambar/sync.sock").path
+        if let socketPath { return socketPath }
+        if let fromEnvironment = ProcessInfo.processInfo.environment["AMBAR_SOCKET"], !fromEnvironment.isEmpty { return fromEnvironment }
+        return directory.appendingPathComponent(".ambar/sync.sock").path
     }
 
     var lockPath: String {

@@ -21,6 +21,10 @@ public final class SyncHub: Sendable {
         public var maximumFrameSize = WireFormat.defaultMaximumFrameSize
         /// The most processes served at once; more are refused with a clear error.
         public var maximumPeers = 256
+        /// A listening Unix socket inherited from the service manager (socket activation). When
+        /// set, the hub serves it instead of binding ``socketPath``, and leaves the path alone:
+        /// the .socket unit owns it.
+        public var inheritedSocket: Int32?
 
         /// A configuration for the store at `storeFile`, taking its owner and group.
         public init(socketPath: String, storeUUID: UUID, storeFile: URL) throws {
@@ -52,12 +56,13 @@ public final class SyncHub: Sendable {
         self.state = state
     }
 
-    /// Binds the socket (replacing a stale socket file) and starts serving.
+    /// Binds the socket (replacing a stale socket file) — or adopts
+    /// ``Configuration/inheritedSocket`` — and starts serving.
     public static func start(_ configuration: Configuration) async throws -> SyncHub {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let state = HubState(configuration: configuration, eventLoop: group.next())
         do {
-            let channel = try await ServerBootstrap(group: group)
+            let bootstrap = ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 256)
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
@@ -68,10 +73,17 @@ public final class SyncHub: Sendable {
                         ])
                     }
                 }
-                .bind(unixDomainSocketPath: configuration.socketPath, cleanupExistingSocketFile: true)
-                .get()
-            chmod(configuration.socketPath, 0o660)
-            logger.info("hub serving", metadata: ["socket": "\(configuration.socketPath)", "store": "\(configuration.storeUUID)"])
+            let channel: any Channel
+            if let inherited = configuration.inheritedSocket {
+                channel = try await bootstrap.withBoundSocket(inherited).get()
+            } else {
+                channel = try await bootstrap.bind(unixDomainSocketPath: configuration.socketPath, cleanupExistingSocketFile: true).get()
+                chmod(configuration.socketPath, 0o660)
+            }
+            logger.info("hub serving", metadata: [
+                "socket": "\(configuration.socketPath)", "store": "\(configuration.storeUUID)",
+                "activated": "\(configuration.inheritedSocket != nil)",
+            ])
             return SyncHub(configuration: configuration, group: group, channel: channel, state: state)
         } catch {
             try? await group.shutdownGracefully()
@@ -89,6 +101,20 @@ public final class SyncHub: Sendable {
     public func peers() async -> [PeerInfo] {
         (try? await state.eventLoop.submit { self.state.peerInfos() }.get()) ?? []
     }
+
+    /// Changes the most processes served at once; connections beyond it stay, new ones are refused.
+    public func setMaximumPeers(_ maximum: Int) async {
+        try? await state.eventLoop.submit { self.state.maximumPeers = maximum }.get()
+    }
+
+    /// Runs `body` on the hub's event loop every `interval` (first after one interval), until the
+    /// hub stops.
+    /// Because it runs on the loop that serves the peers, a stuck loop stops calling it — which is
+    /// what a watchdog keep-alive needs.
+    public func onEventLoop(every interval: Duration, _ body: @escaping @Sendable () -> Void) {
+        let nanoseconds = interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000
+        state.eventLoop.scheduleRepeatedTask(initialDelay: .nanoseconds(nanoseconds), delay: .nanoseconds(nanoseconds)) { _ in body() }
+    }
 }
 
 /// The hub's connections; touched only on the hub's event loop.
@@ -101,10 +127,12 @@ final class HubState: @unchecked Sendable {
     let configuration: SyncHub.Configuration
     let eventLoop: any EventLoop
     var peers: [ObjectIdentifier: Peer] = [:]
+    var maximumPeers: Int
 
     init(configuration: SyncHub.Configuration, eventLoop: any EventLoop) {
         self.configuration = configuration
         self.eventLoop = eventLoop
+        self.maximumPeers = configuration.maximumPeers
     }
 
     func peerInfos() -> [SyncHub.PeerInfo] {
@@ -140,8 +168,8 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         guard credentials.isAllowed(owner: state.configuration.allowedOwner, group: state.configuration.allowedGroup) else {
             return refuse(context, .notPermitted, "uid \(credentials.userID) (gid \(credentials.groupID)) is neither the store's owner \(state.configuration.allowedOwner) nor in its group \(state.configuration.allowedGroup)")
         }
-        guard state.peers.count < state.configuration.maximumPeers else {
-            return refuse(context, .tooManyPeers, "the hub already serves \(state.configuration.maximumPeers) processes")
+        guard state.peers.count < state.maximumPeers else {
+            return refuse(context, .tooManyPeers, "the hub already serves \(state.maximumPeers) processes")
         }
         state.peers[ObjectIdentifier(context.channel)] = HubState.Peer(channel: context.channel, hello: nil)
         context.fireChannelActive()

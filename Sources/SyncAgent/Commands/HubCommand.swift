@@ -3,39 +3,82 @@ import ArgumentParser
 import Foundation
 import Logging
 import SharedStoreIPC
+import SystemdIntegration
 
 /// `sync-agent hub`: the dedicated hub daemon (the same hub code processes embed).
+///
+/// Under systemd (`Type=notify`) it adopts the socket named `hub` that the .socket unit passes,
+/// reports READY=1 once the store is open and the socket is served, keeps STATUS= current (peers,
+/// head token), pings the watchdog from the hub's event loop, reloads its configuration on SIGHUP
+/// and stops cleanly on SIGTERM. Started by hand, it binds the socket path itself.
 struct HubCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hub",
-        abstract: "Serve the hub for the processes of a shared store until SIGTERM.")
+        abstract: "Serve the hub for the processes of a shared store until SIGTERM.",
+        discussion: "Socket-activated (LISTEN_FDS with the name \"hub\") it serves the inherited socket and never removes its path; otherwise it binds --socket itself, holding <socket dir>/hub.lock so no process elects a second hub.")
 
     @OptionGroup var directory: DirectoryOptions
     @OptionGroup var socket: SocketOptions
+    @OptionGroup var service: ServiceOptions
 
     func run() async throws {
+        let settings = try service.settings()
+        bootstrapLogging(level: settings.logLevel)
         let logger = Logger(label: "ambar.agent.hub")
         let file = directory.storeFile
         guard FileManager.default.fileExists(atPath: file.path) else {
-            throw ValidationError("No store at \(file.path). Create it with `sync-agent init`.")
+            throw ValidationError("No store at \(file.path). Create it with `sync-agent init --model FILE --directory \(directory.url.path)`.")
         }
         let model = try PersistentStoreCoordinator.storedModel(at: file)
         let coordinator = try PersistentStoreCoordinator(model: model, store: .sqlite(file))
         guard let uuid = UUID(uuidString: coordinator.storeIdentifier) else { throw ValidationError("The store has no valid UUID.") }
         let socketPath = socket.path(in: directory.url)
+        let inherited = try SocketActivation.listeningSocket(named: "hub")
+        // Hold the election lock, so processes never start a second hub beside this one. When
+        // socket-activated, systemd guarantees one hub; the lock is then taken only if possible.
+        let lock = try Self.takeElectionLock(socketPath: socketPath, required: inherited == nil)
+        defer { if lock >= 0 { close(lock) } }
+
+        var hubConfiguration = try SyncHub.Configuration(socketPath: socketPath, storeUUID: uuid, storeFile: file)
+        hubConfiguration.inheritedSocket = inherited
+        hubConfiguration.maximumPeers = settings.maximumPeers
+        let hub = try await SyncHub.start(hubConfiguration)
+        let config = service.config
+        let current = SettingsBox(settings)
+        try await AgentService.run(logger: logger) {
+            await Supervision.serveUntilShutdown(
+                logger: logger,
+                status: {
+                    let peers = await hub.peers().count
+                    let head = (try? coordinator.currentHistoryToken()).map(String.init) ?? "?"
+                    return "serving \(peers) peer\(peers == 1 ? "" : "s"), head token \(head)"
+                },
+                afterReady: {
+                    // Keep-alives come from the loop that serves the peers: if it hangs, they stop.
+                    if let interval = Watchdog.keepAliveInterval {
+                        logger.info("watchdog armed", metadata: ["interval": "\(interval)"])
+                        hub.onEventLoop(every: interval) { ServiceNotifier.notify(.watchdog) }
+                    }
+                },
+                reload: {
+                    let new = try AgentSettings.load(config, defaults: current.value)
+                    LogLevelControl.shared.level = new.logLevel
+                    await hub.setMaximumPeers(new.maximumPeers)
+                    current.value = new
+                })
+            await hub.stop()
+        }
+    }
+
+    /// Takes `<socket dir>/hub.lock`; returns -1 when it is not `required` and cannot be taken.
+    static func takeElectionLock(socketPath: String, required: Bool) throws -> Int32 {
         let socketDirectory = URL(fileURLWithPath: socketPath).deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: socketDirectory, withIntermediateDirectories: true)
-        // Hold the election lock, so processes never start a second hub beside this one.
+        if required { try FileManager.default.createDirectory(at: socketDirectory, withIntermediateDirectories: true) }
         let lockPath = socketDirectory.appendingPathComponent("hub.lock").path
         let lock = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o660)
-        guard lock >= 0, flock(lock, LOCK_EX | LOCK_NB) == 0 else {
-            throw ValidationError("Another process already serves the hub at \(socketPath) (it holds \(lockPath)).")
-        }
-        defer { close(lock) }
-        let hub = try await SyncHub.start(try SyncHub.Configuration(socketPath: socketPath, storeUUID: uuid, storeFile: file))
-        logger.info("hub ready", metadata: ["socket": "\(socketPath)", "store": "\(uuid)"])
-        let signalNumber = await TerminationSignal.wait()
-        logger.info("stopping on signal \(signalNumber)")
-        await hub.stop()
+        if lock >= 0, flock(lock, LOCK_EX | LOCK_NB) == 0 { return lock }
+        if lock >= 0 { close(lock) }
+        guard required else { return -1 }
+        throw ValidationError("Another process already serves the hub at \(socketPath) (it holds \(lockPath)).")
     }
 }

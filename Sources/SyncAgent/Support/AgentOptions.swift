@@ -1,6 +1,8 @@
 import AmbarStack
 import ArgumentParser
 import Foundation
+import Logging
+import SystemdIntegration
 
 /// Options every command shares: where the shared directory is.
 struct DirectoryOptions: ParsableArguments {
@@ -21,11 +23,13 @@ struct DirectoryOptions: ParsableArguments {
 
 /// Options of commands that talk to the hub.
 struct SocketOptions: ParsableArguments {
-    @Option(name: .long, help: "The hub socket (default: <directory>/.ambar/sync.sock).")
+    @Option(name: .long, help: "The hub socket (default: $AMBAR_SOCKET, else <directory>/.ambar/sync.sock).")
     var socket: String?
 
     func path(in directory: URL) -> String {
-        socket ?? directory.appendingPathComponent(".ambar/sync.sock").path
+        if let socket { return socket }
+        if let fromEnvironment = ProcessInfo.processInfo.environment["AMBAR_SOCKET"], !fromEnvironment.isEmpty { return fromEnvironment }
+        return directory.appendingPathComponent(".ambar/sync.sock").path
     }
 }
 
@@ -45,4 +49,29 @@ func openExistingStack(_ options: DirectoryOptions) throws -> DataStack {
     }
     let model = try PersistentStoreCoordinator.storedModel(at: file)
     return try DataStack.open(model: .model(model), storeURL: file, name: "ambar")
+}
+
+/// Options of the long-running commands: logging and the configuration file.
+struct ServiceOptions: ParsableArguments {
+    @Option(name: .long, help: "A configuration file, read at start and on SIGHUP (log-level, max-peers, batch-size). A missing file means defaults.")
+    var config: String?
+
+    @Option(name: .long, help: "The log level (trace, debug, info, notice, warning, error, critical); the configuration file's log-level wins.")
+    var logLevel: String = "info"
+
+    /// The settings: defaults, then `--log-level`, then the configuration file.
+    func settings() throws -> AgentSettings {
+        guard let level = Logger.Level(rawValue: logLevel) else {
+            throw ValidationError("--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")).")
+        }
+        var defaults = AgentSettings()
+        defaults.logLevel = level
+        return try AgentSettings.load(config, defaults: defaults)
+    }
+}
+
+/// Bootstraps logging once per process: journald fields under systemd (filed under
+/// `$AMBAR_LOG_IDENTIFIER`, else `identifier`), plain lines on a terminal.
+func bootstrapLogging(identifier: String = "sync-agent", level: Logger.Level = .info) {
+    AgentLogging.bootstrap(identifier: ProcessInfo.processInfo.environment["AMBAR_LOG_IDENTIFIER"] ?? identifier, level: level)
 }

@@ -1,0 +1,72 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import SystemdIntegration
+import UnixSignals
+
+/// A long-running command as one swift-service-lifecycle service: SIGTERM and SIGINT shut it down
+/// gracefully, and the process exits 0 once `body` returns.
+struct AgentService: Service {
+    let body: @Sendable () async throws -> Void
+
+    func run() async throws { try await body() }
+
+    /// Runs `body` in a service group until it returns after a graceful shutdown.
+    static func run(logger: Logger, _ body: @escaping @Sendable () async throws -> Void) async throws {
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [.init(service: AgentService(body: body))],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
+        try await group.run()
+    }
+}
+
+/// The service-manager side of a running command, from READY=1 to STOPPING=1.
+enum Supervision {
+    /// Reports readiness with `status()`, then calls `afterReady` (where the watchdog is armed),
+    /// keeps STATUS= current, handles SIGHUP (RELOADING=1, `reload()`, READY=1), and returns after
+    /// sending STOPPING=1 when a graceful shutdown begins.
+    static func serveUntilShutdown(
+        logger: Logger,
+        status: @escaping @Sendable () async -> String,
+        afterReady: () -> Void = {},
+        reload: @escaping @Sendable () async throws -> Void
+    ) async {
+        let initial = await status()
+        ServiceNotifier.notify(.ready, .status(initial))
+        logger.notice("ready", metadata: ["status": "\(initial)"])
+        afterReady()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var last = initial
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    guard !Task.isCancelled else { return }
+                    let now = await status()
+                    if now != last { ServiceNotifier.notify(.status(now)); last = now }
+                }
+            }
+            group.addTask {
+                for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
+                    ServiceNotifier.notify(.reloading)
+                    logger.notice("reloading the configuration")
+                    do {
+                        try await reload()
+                        ServiceNotifier.notify(.ready, .status(await status()))
+                        logger.notice("configuration reloaded")
+                    } catch {
+                        // READY=1 must follow RELOADING=1 even when the new configuration is bad:
+                        // the old one stays in force.
+                        ServiceNotifier.notify(.ready, .status("reload failed, previous configuration kept: \(error)"))
+                        logger.error("reload failed; keeping the previous configuration: \(error)")
+                    }
+                }
+            }
+            try? await gracefulShutdown()
+            ServiceNotifier.notify(.stopping)
+            logger.notice("stopping")
+            group.cancelAll()
+        }
+    }
+}

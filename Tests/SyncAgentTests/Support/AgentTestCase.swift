@@ -1,0 +1,69 @@
+import AmbarStack
+import AmbarTestSupport
+import Foundation
+import XCTest
+
+/// A test case that drives the built `sync-agent` binary in a temporary shared directory.
+class AgentTestCase: XCTestCase {
+    var directory: SharedDirectory!
+    var store: URL { directory.url.appendingPathComponent("ambar.sqlite") }
+    var agentBinary: URL { BuiltProducts.url("sync-agent") }
+
+    override func setUpWithError() throws {
+        signal(SIGPIPE, SIG_IGN)
+        directory = try SharedDirectory()
+    }
+
+    override func tearDown() { directory = nil }
+
+    /// Runs `sync-agent` to completion; returns its exit status, standard output and error.
+    @discardableResult
+    func agent(_ arguments: [String], timeout: TimeInterval = 60) throws -> (status: Int32, output: String, error: String) {
+        try ProcessRunner.run(agentBinary, arguments, timeout: timeout)
+    }
+
+    func json(_ line: Substring) throws -> [String: Any] {
+        try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not a JSON object: \(line)")
+    }
+
+    func json(_ text: String) throws -> [String: Any] {
+        try json(Substring(text.trimmingCharacters(in: .whitespacesAndNewlines)))
+    }
+
+    /// Creates the store with `model` (the item model by default) through `sync-agent init`.
+    func initStore(_ model: ManagedObjectModel? = nil) throws {
+        let modelFile = directory.url.appendingPathComponent("model.json")
+        try JSONEncoder().encode(try model ?? itemModel()).write(to: modelFile)
+        let result = try agent(["init", "--model", modelFile.path, "--directory", directory.url.path, "--json"])
+        XCTAssertEqual(result.status, 0, result.error)
+        let created = try json(result.output)
+        XCTAssertEqual(created["store"] as? String, store.path)
+    }
+
+    /// Starts `sync-agent` with `arguments` in the background; killed at the end of the test.
+    func startAgent(_ arguments: [String], output: Any? = FileHandle.nullDevice, environment: [String: String] = [:]) throws -> Process {
+        let process = Process()
+        process.executableURL = agentBinary
+        process.arguments = arguments
+        process.standardOutput = output
+        let log = directory.url.appendingPathComponent("agent-\(arguments.first ?? "x")-\(UUID().uuidString.prefix(4)).log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: log)
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
+        try process.run()
+        addTeardownBlock { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        return process
+    }
+
+    /// Waits until `condition` holds, checking every 20 ms for at most `timeout` seconds.
+    func eventually(timeout: TimeInterval = 20, _ condition: () throws -> Bool) rethrows -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if try condition() { return true }
+            usleep(20_000)
+        }
+        return try condition()
+    }
+}
