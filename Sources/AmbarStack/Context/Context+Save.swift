@@ -32,6 +32,24 @@ extension ManagedObjectContext {
         }
     }
 
+    /// Saves the changes to the store at most once for `idempotencyKey`: the key is recorded in
+    /// the same transaction, and a later save with the same key — from any process, after any
+    /// crash — writes nothing and throws ``AmbarError/alreadySaved(idempotencyKey:token:)``.
+    ///
+    /// Use it for work that must apply exactly once, such as importing a file that may be seen
+    /// again after a crash (check ``PersistentStoreCoordinator/savedToken(forIdempotencyKey:)``
+    /// first to skip the work). Only a root context's save reaches the store; a child context
+    /// refuses. A save without changes records nothing.
+    public func save(idempotencyKey: String) throws(AmbarError) {
+        try checkQueue("save")
+        guard parent == nil else {
+            throw .saveRefused(context: displayName, reason: "an idempotency key applies to a save that reaches the store; save a root context (e.g. an importer context)")
+        }
+        state.idempotencyKey = idempotencyKey
+        defer { state.idempotencyKey = nil }
+        try save()
+    }
+
     /// Gives inserted objects permanent IDs now, before they are saved.
     public func obtainPermanentIDs(for objects: [ManagedObject]) throws(AmbarError) {
         try checkQueue("obtainPermanentIDs")
@@ -129,6 +147,7 @@ extension ManagedObjectContext {
         changes.mergePolicy = mergePolicy
         changes.author = transactionAuthor
         changes.contextName = name
+        changes.idempotencyKey = state.idempotencyKey
         changes.inserts.reserveCapacity(inserted.count)
         for object in inserted {
             changes.inserts.append(InsertChange(id: object.objectID, values: object.values, toOne: object.toOne))

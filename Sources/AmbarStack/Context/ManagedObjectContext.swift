@@ -391,6 +391,8 @@ final class ContextState {
     var inserted: [ObjectIdentifier: ManagedObject] = [:]
     var updated: [ObjectIdentifier: ManagedObject] = [:]
     var deleted: [ObjectIdentifier: ManagedObject] = [:]
+    /// The idempotency key of the save in progress (``ManagedObjectContext/save(idempotencyKey:)``).
+    var idempotencyKey: String?
     var pendingInserted = Set<ManagedObjectID>()
     var pendingUpdated = Set<ManagedObjectID>()
     var pendingDeleted = Set<ManagedObjectID>()

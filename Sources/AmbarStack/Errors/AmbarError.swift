@@ -46,6 +46,9 @@ public enum AmbarError: Error, Sendable, Equatable {
     case historyExpired(after: Int64, purgedThrough: Int64)
     /// No model file of that name was found.
     case modelNotFound(name: String, searched: [String])
+    /// A save with this idempotency key already committed (as transaction `token`); nothing was
+    /// written again.
+    case alreadySaved(idempotencyKey: String, token: Int64)
     /// The underlying SQLite call failed.
     case storage(operation: String, code: Int32, message: String)
 }
@@ -99,6 +102,8 @@ extension AmbarError: CustomStringConvertible, LocalizedError {
             return "The change history after token \(after) was purged (through token \(purgedThrough)). Refresh every context fully, then read history from the current token."
         case .modelNotFound(let name, let searched):
             return "No model named '\(name)' was found (looked in: \(searched.joined(separator: ", "))). Put \(name).json in one of those directories or pass the directory."
+        case .alreadySaved(let key, let token):
+            return "A save with idempotency key '\(key)' already committed as transaction \(token); nothing was written again. Discard these changes (rollback) and move on."
         case .storage(let operation, let code, let message):
             return "SQLite failed during \(operation) (code \(code)): \(message). The transaction was rolled back; the context keeps its changes."
         }

@@ -61,6 +61,9 @@ protocol PersistentStore: AnyObject, Sendable {
     /// Purges transactions up to `token`, but never past a consumer seen within `lease`; returns the
     /// token purged through.
     func purgeHistory(through token: Int64, lease: TimeInterval) throws(AmbarError) -> Int64
+
+    /// The token of the save committed with idempotency key `key`, or `nil` if none was.
+    func savedToken(forIdempotencyKey key: String) throws(AmbarError) -> Int64?
 }
 
 /// What to read: an entity, a predicate, an order and a window.
@@ -127,6 +130,8 @@ struct ChangeSet: Sendable {
     var mergePolicy: MergePolicy = .error
     var author: String?
     var contextName: String?
+    /// Recorded with the transaction; a second save with the same key is refused.
+    var idempotencyKey: String?
     var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty && joins.isEmpty }
 }
 

@@ -100,6 +100,13 @@ public final class PersistentStoreCoordinator: Sendable {
         try store.setHistoryCursor(consumer, token: token)
     }
 
+    /// The ledger token of the save committed with idempotency key `key`
+    /// (``ManagedObjectContext/save(idempotencyKey:)``), or `nil` if none was.
+    public func savedToken(forIdempotencyKey key: String) throws(AmbarError) -> Int64? {
+        try checkUsable()
+        return try store.savedToken(forIdempotencyKey: key)
+    }
+
     /// Every consumer's recorded position.
     public func historyCursors() throws(AmbarError) -> [HistoryCursor] {
         try checkUsable()

@@ -25,6 +25,7 @@ enum SQLiteSchema {
                 token INTEGER NOT NULL, entity TEXT NOT NULL, kind INTEGER NOT NULL, attributes TEXT, pks BLOB NOT NULL);
             CREATE INDEX IF NOT EXISTS ambar_changes_token ON ambar_changes (token);
             CREATE TABLE IF NOT EXISTS ambar_cursors (consumer TEXT PRIMARY KEY NOT NULL, token INTEGER NOT NULL, last_seen REAL NOT NULL);
+            CREATE TABLE IF NOT EXISTS ambar_receipts (key TEXT PRIMARY KEY NOT NULL, token INTEGER NOT NULL, saved REAL NOT NULL);
             INSERT OR IGNORE INTO ambar_metadata (key, value) VALUES ('history_purged_through', '0');
             """)
         let existingHash = try String.fetchOne(db, sql: "SELECT value FROM ambar_metadata WHERE key = 'model_hash'")

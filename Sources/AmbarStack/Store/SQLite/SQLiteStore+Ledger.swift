@@ -19,6 +19,12 @@ extension SQLiteStore {
         return token
     }
 
+    func savedToken(forIdempotencyKey key: String) throws(AmbarError) -> Int64? {
+        try read("read an idempotency receipt") { db in
+            try Int64.fetchOne(db, sql: "SELECT token FROM ambar_receipts WHERE key = ?", arguments: [key])
+        }
+    }
+
     func recordMarker(contextName: String) throws(AmbarError) -> Int64 {
         try write("record ledger marker") { db in
             try db.execute(

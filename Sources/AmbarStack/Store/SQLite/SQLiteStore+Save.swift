@@ -43,6 +43,10 @@ private struct SaveWork {
     func resolve(_ id: ManagedObjectID) -> ManagedObjectID { idMap[id] ?? id }
 
     mutating func run() throws {
+        if let key = changes.idempotencyKey,
+           let token = try Int64.fetchOne(db, sql: "SELECT token FROM ambar_receipts WHERE key = ?", arguments: [key]) {
+            throw AmbarError.alreadySaved(idempotencyKey: key, token: token)
+        }
         try assignPrimaryKeys()
         try resolveUniqueness()
         for delete in changes.deletes { try apply(delete) }
@@ -54,6 +58,11 @@ private struct SaveWork {
             outcome.permanentIDs[temporary] = permanent
         }
         outcome.token = try store.writeLedger(db, ledger)
+        if let key = changes.idempotencyKey {
+            try db.execute(
+                sql: "INSERT INTO ambar_receipts (key, token, saved) VALUES (?, ?, ?)",
+                arguments: [key, outcome.token ?? 0, Date().timeIntervalSince1970])
+        }
     }
 
     // MARK: Keys and constraints
