@@ -1,0 +1,73 @@
+import AmbarStack
+import ArgumentParser
+import Foundation
+import Logging
+
+/// `sync-agent import`: NDJSON into one entity, upserted by a key, in batches.
+struct ImportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Import NDJSON (one JSON object per line) into an entity, upserting by a key.",
+        discussion: """
+            Each batch is one transaction through an importer context; processes sharing the store \
+            see each batch merged as it commits. A bad line is reported with its line number and \
+            field. With --on-error abort (the default) nothing of the failing batch is written, \
+            earlier batches stay, and the exit code is 65; with skip the bad lines are reported and \
+            the rest imported. Dates are ISO 8601 text or seconds since 1970; binary is base64.
+            """)
+
+    @OptionGroup var directory: DirectoryOptions
+
+    @Option(name: .long, help: "The entity to import into.")
+    var entity: String
+
+    @Option(name: .long, help: "The attribute to upsert by: a line whose key exists updates that object; others insert.")
+    var key: String?
+
+    @Option(name: .long, help: "Lines per transaction.")
+    var batchSize = 1000
+
+    @Option(name: .long, help: "abort (nothing of the failing batch is written, exit 65) or skip (report bad lines, import the rest).")
+    var onError: String = "abort"
+
+    @Flag(name: .long, help: "Print the summary as JSON.")
+    var json = false
+
+    @Argument(help: "The NDJSON file, or - for standard input.")
+    var file: String = "-"
+
+    func validate() throws {
+        guard batchSize > 0 else { throw ValidationError("--batch-size must be positive.") }
+        guard OnError(rawValue: onError) != nil else { throw ValidationError("--on-error must be abort or skip.") }
+    }
+
+    func run() async throws {
+        bootstrapLogging(level: .warning)
+        let stack = try openExistingStack(directory)
+        let decoder: ImportRecordDecoder
+        do { decoder = try ImportRecordDecoder(model: stack.model, entityName: entity, keyAttribute: key) } catch { throw ValidationError("\(error)") }
+        let source: LineSource
+        do { source = try LineSource(path: file) } catch { throw ValidationError("Cannot read \(file): \(error.localizedDescription)") }
+        var importer = RecordImporter(stack: stack, decoder: decoder)
+        importer.batchSize = batchSize
+        importer.onError = OnError(rawValue: onError) ?? .abort
+        let bar = ProgressBar()
+        let report = try importer.run(source) { progress in
+            bar.update(lines: progress.lines, bytes: source.bytesRead, total: source.totalBytes)
+        }
+        bar.finish()
+        for error in report.skipped { FileHandle.standardError.write(Data("skipped \(error)\n".utf8)) }
+        if json {
+            JSONLine.print(report.json.merging(["entity": entity]) { a, _ in a })
+        } else {
+            let rate = Double(report.lines) / max(report.seconds, 0.001)
+            let tokens = report.tokens.isEmpty ? "no transaction" : report.tokens.count == 1 ? "token \(report.tokens[0])" : "tokens \(report.tokens.first!)–\(report.tokens.last!)"
+            print("\(entity): \(report.inserted) inserted, \(report.updated) updated, \(report.skipped.count) skipped from \(report.lines) lines in \(String(format: "%.2f", report.seconds)) s (\(Int(rate)) lines/s; \(tokens))")
+        }
+        if let error = report.abortedBy {
+            let kept = report.tokens.isEmpty ? "nothing was imported" : "the \(report.tokens.count) earlier batch(es) stay imported"
+            FileHandle.standardError.write(Data("error: \(error)\naborted: nothing from line \(report.firstUnwrittenLine ?? error.line) on was written; \(kept). Fix the line and import again (with --key the import is an upsert, safe to repeat), or pass --on-error skip.\n".utf8))
+            throw ExitCode(65)
+        }
+    }
+}

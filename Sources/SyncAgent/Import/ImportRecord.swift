@@ -1,0 +1,190 @@
+import AmbarStack
+import Foundation
+
+/// One line of NDJSON input, decoded for an entity.
+struct ImportRecord {
+    /// The 1-based line number in the input.
+    let line: Int
+    /// The values to set, by attribute name (only the fields present in the line).
+    let values: [String: AttributeValue]
+    /// The upsert key's value, when importing with `--key`.
+    let key: AttributeValue?
+}
+
+/// Why a line cannot be imported: its number, the field at fault (if one is) and the reason.
+struct ImportLineError: Error, CustomStringConvertible, Equatable {
+    let line: Int
+    let field: String?
+    let reason: String
+
+    var description: String {
+        if let field { return "line \(line): field \"\(field)\": \(reason)" }
+        return "line \(line): \(reason)"
+    }
+
+    /// The error as a JSON object.
+    var json: [String: Any] { ["line": line, "field": field ?? NSNull(), "message": reason] }
+}
+
+/// Turns NDJSON lines into records of one entity, type-checking each field against the model.
+struct ImportRecordDecoder {
+    let entityName: String
+    let keyAttribute: String?
+    /// The entity's attributes, inherited ones included.
+    let attributes: [String: AttributeDescription]
+    let relationships: Set<String>
+    private let decoder = JSONDecoder()
+
+    /// A decoder for `entityName` of `model`, upserting by `keyAttribute` when given.
+    init(model: ManagedObjectModel, entityName: String, keyAttribute: String?) throws(ImportSetupError) {
+        guard model.entity(named: entityName) != nil else {
+            throw .unknownEntity(entityName, known: model.entityNames)
+        }
+        var attributes: [String: AttributeDescription] = [:]
+        var relationships = Set<String>()
+        var name: String? = entityName
+        while let current = name, let entity = model.entity(named: current) {
+            for attribute in entity.attributes where attributes[attribute.name] == nil { attributes[attribute.name] = attribute }
+            for relationship in entity.relationships { relationships.insert(relationship.name) }
+            name = entity.parent
+        }
+        if let keyAttribute, attributes[keyAttribute] == nil {
+            throw .unknownKey(keyAttribute, entity: entityName, known: attributes.keys.sorted())
+        }
+        self.entityName = entityName
+        self.keyAttribute = keyAttribute
+        self.attributes = attributes
+        self.relationships = relationships
+    }
+
+    /// The record on `text`, line `line`.
+    func decode(_ text: Data, line: Int) throws(ImportLineError) -> ImportRecord {
+        let object: [String: JSONValue]
+        do {
+            guard case .object(let fields) = try decoder.decode(JSONValue.self, from: text) else {
+                throw ImportLineError(line: line, field: nil, reason: "expected a JSON object, one per line")
+            }
+            object = fields
+        } catch let error as ImportLineError {
+            throw error
+        } catch {
+            throw ImportLineError(line: line, field: nil, reason: "not valid JSON (\(Self.describe(error)))")
+        }
+        var values: [String: AttributeValue] = [:]
+        for (field, value) in object {
+            guard let attribute = attributes[field] else {
+                if relationships.contains(field) {
+                    throw ImportLineError(line: line, field: field, reason: "is a relationship; import sets attributes only")
+                }
+                throw ImportLineError(line: line, field: field, reason: "\(entityName) has no such attribute (it has: \(attributes.keys.sorted().joined(separator: ", ")))")
+            }
+            values[field] = try Self.convert(value, to: attribute, line: line)
+        }
+        var key: AttributeValue?
+        if let keyAttribute {
+            guard let value = values[keyAttribute], !value.isNull else {
+                throw ImportLineError(line: line, field: keyAttribute, reason: "the key is missing; every line needs a value for --key \(keyAttribute)")
+            }
+            key = value
+        }
+        return ImportRecord(line: line, values: values, key: key)
+    }
+
+    /// Checks that a new object gets every required attribute without a default.
+    func checkComplete(_ record: ImportRecord) throws(ImportLineError) {
+        for attribute in attributes.values.sorted(by: { $0.name < $1.name })
+        where !attribute.isOptional && attribute.defaultValue.isNull && (record.values[attribute.name]?.isNull ?? true) {
+            throw ImportLineError(line: record.line, field: attribute.name, reason: "is required to create a new \(entityName) (not optional, no default)")
+        }
+    }
+
+    static func convert(_ value: JSONValue, to attribute: AttributeDescription, line: Int) throws(ImportLineError) -> AttributeValue {
+        func mismatch(_ expected: String) -> ImportLineError {
+            ImportLineError(line: line, field: attribute.name, reason: "expected \(expected), got \(value.shortDescription)")
+        }
+        if case .null = value {
+            guard attribute.isOptional else {
+                throw ImportLineError(line: line, field: attribute.name, reason: "is not optional; null is not allowed")
+            }
+            return .null
+        }
+        switch attribute.type {
+        case .string:
+            guard case .string(let text) = value else { throw mismatch("a string") }
+            return .string(text)
+        case .integer16, .integer32, .integer64:
+            let range: ClosedRange<Int64> = switch attribute.type {
+            case .integer16: Int64(Int16.min)...Int64(Int16.max)
+            case .integer32: Int64(Int32.min)...Int64(Int32.max)
+            default: Int64.min...Int64.max
+            }
+            let number: Int64
+            switch value {
+            case .integer(let n): number = n
+            case .double(let d) where d.rounded() == d && abs(d) < 9.2e18: number = Int64(d)
+            default: throw mismatch("an integer")
+            }
+            guard range.contains(number) else { throw mismatch("an integer in \(range.lowerBound)…\(range.upperBound)") }
+            return .integer(number)
+        case .double, .float:
+            switch value {
+            case .integer(let n): return .double(Double(n))
+            case .double(let d): return .double(d)
+            default: throw mismatch("a number")
+            }
+        case .boolean:
+            guard case .bool(let flag) = value else { throw mismatch("true or false") }
+            return .bool(flag)
+        case .date:
+            switch value {
+            case .integer(let n): return .date(Date(timeIntervalSince1970: TimeInterval(n)))
+            case .double(let d): return .date(Date(timeIntervalSince1970: d))
+            case .string(let text):
+                if let date = try? Date(text, strategy: .iso8601) { return .date(date) }
+                if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return .date(date) }
+                throw mismatch("an ISO 8601 date (2026-11-22T10:00:00Z) or seconds since 1970")
+            default: throw mismatch("an ISO 8601 date or seconds since 1970")
+            }
+        case .binary:
+            guard case .string(let text) = value, let data = Data(base64Encoded: text) else { throw mismatch("base64 text") }
+            return .data(data)
+        case .uuid:
+            guard case .string(let text) = value, let uuid = UUID(uuidString: text) else { throw mismatch("a UUID") }
+            return .uuid(uuid)
+        case .uri:
+            guard case .string(let text) = value, let url = URL(string: text) else { throw mismatch("a URI") }
+            return .url(url)
+        case .decimal:
+            switch value {
+            case .integer(let n): return .decimal(Decimal(n))
+            case .double(let d): return .decimal(Decimal(d))
+            case .string(let text):
+                guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else { throw mismatch("a decimal number") }
+                return .decimal(decimal)
+            default: throw mismatch("a decimal number")
+            }
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        if case DecodingError.dataCorrupted(let context) = error {
+            return (context.underlyingError as NSError?)?.localizedDescription ?? context.debugDescription
+        }
+        return "\(error)"
+    }
+}
+
+/// Why an import cannot start.
+enum ImportSetupError: Error, CustomStringConvertible {
+    case unknownEntity(String, known: [String])
+    case unknownKey(String, entity: String, known: [String])
+
+    var description: String {
+        switch self {
+        case .unknownEntity(let name, let known):
+            "The store has no entity \"\(name)\" (it has: \(known.joined(separator: ", ")))."
+        case .unknownKey(let key, let entity, let known):
+            "\(entity) has no attribute \"\(key)\" to use as --key (it has: \(known.joined(separator: ", ")))."
+        }
+    }
+}

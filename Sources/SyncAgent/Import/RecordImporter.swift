@@ -1,0 +1,179 @@
+import AmbarStack
+import Foundation
+import Synchronization
+
+/// What to do with a line that cannot be imported.
+enum OnError: String, CaseIterable, Sendable {
+    /// Stop: nothing of the failing batch is written; earlier batches stay.
+    case abort
+    /// Report the line and import the rest.
+    case skip
+}
+
+/// The outcome of an import.
+struct ImportReport {
+    var lines = 0
+    var inserted = 0
+    var updated = 0
+    var skipped: [ImportLineError] = []
+    var tokens: [Int64] = []
+    /// Set when the import stopped (`--on-error abort`): the error and the first line not written.
+    var abortedBy: ImportLineError?
+    var firstUnwrittenLine: Int?
+    var seconds: TimeInterval = 0
+
+    var json: [String: Any] {
+        [
+            "lines": lines, "inserted": inserted, "updated": updated, "skipped": skipped.count,
+            "errors": (skipped + (abortedBy.map { [$0] } ?? [])).map(\.json), "tokens": tokens,
+            "aborted": abortedBy != nil, "seconds": seconds,
+        ]
+    }
+}
+
+/// Imports NDJSON into one entity through importer contexts, in batches: each batch is fetched by
+/// key, upserted and saved in one transaction.
+struct RecordImporter {
+    let stack: DataStack
+    let decoder: ImportRecordDecoder
+    var batchSize = 1000
+    var onError = OnError.abort
+    var author = "sync-agent import"
+
+    /// Imports every line of `source`. With `idempotencyKey` (only for a single batch), the save
+    /// happens at most once for that key. `progress` is called after each batch.
+    func run(_ source: LineSource, idempotencyKey: String? = nil, progress: (ImportReport) -> Void = { _ in }) throws -> ImportReport {
+        let started = Date()
+        var report = ImportReport()
+        var batch: [ImportRecord] = []
+        func flush() throws -> Bool {
+            defer { batch.removeAll(keepingCapacity: true) }
+            guard !batch.isEmpty else { return true }
+            let ok = try save(batch, into: &report, idempotencyKey: idempotencyKey)
+            progress(report)
+            return ok
+        }
+        while let (number, text) = try source.next() {
+            report.lines += 1
+            do {
+                batch.append(try decoder.decode(text, line: number))
+            } catch {
+                if onError == .skip {
+                    report.skipped.append(error)
+                } else {
+                    report.abortedBy = error
+                    report.firstUnwrittenLine = batch.first?.line ?? number
+                    break
+                }
+            }
+            if batch.count >= batchSize, try !flush() { break }
+        }
+        if report.abortedBy == nil { _ = try flush() }
+        report.seconds = Date().timeIntervalSince(started)
+        return report
+    }
+
+    /// Saves one batch; returns false when the import must stop (abort mode).
+    private func save(_ batch: [ImportRecord], into report: inout ImportReport, idempotencyKey: String?) throws -> Bool {
+        do {
+            let outcome = try apply(batch, idempotencyKey: idempotencyKey)
+            report.inserted += outcome.inserted
+            report.updated += outcome.updated
+            if let token = outcome.token { report.tokens.append(token) }
+            return true
+        } catch let failure as BatchFailure {
+            if onError == .abort || batch.count == 1 {
+                if onError == .skip { report.skipped.append(failure.error); return true }
+                report.abortedBy = failure.error
+                report.firstUnwrittenLine = batch.first?.line
+                return false
+            }
+            // Skip mode: find the bad lines by saving the batch one record at a time.
+            for record in batch {
+                _ = try save([record], into: &report, idempotencyKey: nil)
+            }
+            return true
+        }
+    }
+
+    /// A batch that could not be saved, attributed to a line where possible.
+    struct BatchFailure: Error { let error: ImportLineError }
+
+    private func apply(_ batch: [ImportRecord], idempotencyKey: String?) throws -> (inserted: Int, updated: Int, token: Int64?) {
+        let context = try stack.importerContext()
+        context.transactionAuthor = author
+        let decoder = self.decoder
+        return try context.performAndWait { () throws -> (Int, Int, Int64?) in
+            let token = SavedToken()
+            let observation = context.observeDidSave { token.value = $0.token }
+            defer { observation.cancel() }
+            var existing: [AttributeValue: ManagedObject] = [:]
+            if let keyAttribute = decoder.keyAttribute {
+                let keys = Array(Set(batch.compactMap(\.key)))
+                for start in stride(from: 0, to: keys.count, by: 500) {
+                    let chunk = Array(keys[start..<min(start + 500, keys.count)])
+                    var request = FetchRequest<ManagedObject>(entityName: decoder.entityName)
+                    request.predicate = .isIn(key: keyAttribute, values: chunk, options: [])
+                    for object in try context.fetch(request) {
+                        existing[try object.value(forKey: keyAttribute)] = object
+                    }
+                }
+            }
+            var inserted = 0
+            var lineOf: [ObjectIdentifier: Int] = [:]
+            var touched: [ManagedObject] = []
+            for record in batch {
+                let object: ManagedObject
+                if let key = record.key, let found = existing[key] {
+                    object = found
+                    if !found.isInserted { touched.append(found) }
+                } else {
+                    do throws(ImportLineError) { try decoder.checkComplete(record) } catch { throw BatchFailure(error: error) }
+                    object = try context.insertObject(entityName: decoder.entityName)
+                    if let key = record.key { existing[key] = object }
+                    inserted += 1
+                }
+                lineOf[ObjectIdentifier(object)] = record.line
+                for (name, value) in record.values.sorted(by: { $0.key < $1.key }) {
+                    do throws(AmbarError) { try object.setValue(value, forKey: name) } catch {
+                        throw BatchFailure(error: ImportLineError(line: record.line, field: name, reason: error.description))
+                    }
+                }
+            }
+            // An existing object counts as updated only if a value really changed.
+            let updated = Set(touched.filter(\.isUpdated).map(ObjectIdentifier.init)).count
+            do throws(AmbarError) {
+                if let idempotencyKey { try context.save(idempotencyKey: idempotencyKey) } else { try context.save() }
+            } catch {
+                try? context.rollback()
+                throw BatchFailure(error: Self.attribute(error, lines: batch.map(\.line), lineOf: lineOf, context: context))
+            }
+            try context.reset()
+            return (inserted, updated, token.value)
+        }
+    }
+
+    /// Names the line a save error is about, when the error names an object of this batch.
+    private static func attribute(_ error: AmbarError, lines: [Int], lineOf: [ObjectIdentifier: Int], context: ManagedObjectContext) -> ImportLineError {
+        let range = lines.count == 1 ? "line \(lines[0])" : "lines \(lines.first ?? 0)–\(lines.last ?? 0)"
+        let first = lines.first ?? 0
+        switch error {
+        case .validation(let object, let property, let reason):
+            let line = context.registeredObject(for: object).flatMap { lineOf[ObjectIdentifier($0)] } ?? first
+            return ImportLineError(line: line, field: property, reason: reason)
+        case .constraintViolation(_, let attributes, let values, _):
+            return ImportLineError(line: first, field: attributes.joined(separator: ","), reason: "\(range): the values \(values) are already taken (\(error.description))")
+        default:
+            return ImportLineError(line: first, field: nil, reason: "\(range) could not be saved: \(error.description)")
+        }
+    }
+}
+
+/// The ledger token a did-save reported (posted synchronously on the saving context's queue).
+private final class SavedToken: Sendable {
+    private let storage = Mutex<Int64?>(nil)
+    var value: Int64? {
+        get { storage.withLock { $0 } }
+        set { storage.withLock { $0 = newValue } }
+    }
+}
