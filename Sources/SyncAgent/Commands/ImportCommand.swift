@@ -52,9 +52,9 @@ struct ImportCommand: AsyncParsableCommand {
         importer.batchSize = batchSize
         importer.onError = OnError(rawValue: onError) ?? .abort
         let bar = ProgressBar()
-        let report = try importer.run(source) { progress in
+        let report = try importer.run(source, progress: { progress in
             bar.update(lines: progress.lines, bytes: source.bytesRead, total: source.totalBytes)
-        }
+        })
         bar.finish()
         for error in report.skipped { FileHandle.standardError.write(Data("skipped \(error)\n".utf8)) }
         if json {

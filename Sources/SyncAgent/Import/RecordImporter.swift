@@ -42,7 +42,11 @@ struct RecordImporter {
 
     /// Imports every line of `source`. With `idempotencyKey` (only for a single batch), the save
     /// happens at most once for that key. `progress` is called after each batch.
-    func run(_ source: LineSource, idempotencyKey: String? = nil, progress: (ImportReport) -> Void = { _ in }) throws -> ImportReport {
+    /// `heartbeat` is called every 1,000 lines read, for watchdogs.
+    func run(
+        _ source: LineSource, idempotencyKey: String? = nil,
+        heartbeat: () -> Void = {}, progress: (ImportReport) -> Void = { _ in }
+    ) throws -> ImportReport {
         let started = Date()
         var report = ImportReport()
         var batch: [ImportRecord] = []
@@ -55,6 +59,7 @@ struct RecordImporter {
         }
         while let (number, text) = try source.next() {
             report.lines += 1
+            if report.lines % 1000 == 0 { heartbeat() }
             do {
                 batch.append(try decoder.decode(text, line: number))
             } catch {
@@ -146,6 +151,8 @@ struct RecordImporter {
                 if let idempotencyKey { try context.save(idempotencyKey: idempotencyKey) } else { try context.save() }
             } catch {
                 try? context.rollback()
+                // Already imported (an earlier run committed this key): not a data error.
+                if case .alreadySaved = error { throw error }
                 throw BatchFailure(error: Self.attribute(error, lines: batch.map(\.line), lineOf: lineOf, context: context))
             }
             try context.reset()

@@ -1,0 +1,85 @@
+import AmbarStack
+import ArgumentParser
+import Foundation
+import Logging
+import SharedStoreIPC
+import SystemdIntegration
+
+/// `sync-agent run --name NAME`: the long-running agent (`sync-agent@NAME.service`).
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Keep a main context live and import the NDJSON files dropped into <directory>/inbox/NAME/.",
+        discussion: """
+            Write a file elsewhere (or under a name starting with a dot) and rename it into the \
+            inbox. Each file is imported in one transaction, then moved to processed/NAME/; a file \
+            with a bad line goes to failed/NAME/ with <file>.error.txt beside it and nothing of it \
+            written. The file's identity is saved with its objects, so after a crash a file is never \
+            imported twice. Under systemd: READY=1, STATUS=, WATCHDOG=1 from the import loop, \
+            SIGHUP reloads --config, SIGTERM finishes the file in progress and stops.
+            """)
+
+    @OptionGroup var directory: DirectoryOptions
+    @OptionGroup var socket: SocketOptions
+    @OptionGroup var service: ServiceOptions
+
+    @Option(name: .long, help: "The agent's name: its inbox is <directory>/inbox/NAME/.")
+    var name: String
+
+    @Option(name: .long, help: "The entity the files hold.")
+    var entity: String
+
+    @Option(name: .long, help: "The attribute to upsert by.")
+    var key: String?
+
+    @Option(name: .long, help: "How often to look at the inbox, in milliseconds.")
+    var pollInterval = 200
+
+    func validate() throws {
+        guard !name.isEmpty, !name.contains("/"), !name.hasPrefix(".") else {
+            throw ValidationError("--name must be a plain name (no '/', not starting with '.').")
+        }
+        guard pollInterval > 0 else { throw ValidationError("--poll-interval must be positive.") }
+    }
+
+    func run() async throws {
+        let settings = try service.settings()
+        bootstrapLogging(identifier: "sync-agent@\(name)", level: settings.logLevel)
+        let logger = Logger(label: "ambar.agent.run")
+        let stack = try openExistingStack(directory)
+        let decoder: ImportRecordDecoder
+        do { decoder = try ImportRecordDecoder(model: stack.model, entityName: entity, keyAttribute: key) } catch { throw ValidationError("\(error)") }
+        let inbox = try Inbox(root: directory.url, name: name)
+        var sharing = SharingConfiguration.sharedDirectory(directory.url)
+        sharing.socketPath = socket.socket
+        sharing.consumerName = "agent-\(name)"
+        let sync = try await SharedStoreSync.start(stack: stack, configuration: sharing)
+        let merges = sync.observeRemoteMerges { event in
+            logger.debug("merged", metadata: ["token": "\(event.token)", "peer": "\(event.processID)", "latency-ms": "\(Int(event.latency * 1000))"])
+        }
+        let worker = InboxWorker(
+            inbox: inbox, name: name, stack: stack, decoder: decoder,
+            pollInterval: Double(pollInterval) / 1000, logger: logger)
+        let coordinator = try stack.mainCoordinator
+        let config = service.config
+        let current = SettingsBox(settings)
+        try await AgentService.run(logger: logger) {
+            await Supervision.serveUntilShutdown(
+                logger: logger,
+                status: {
+                    let c = worker.counters
+                    let head = (try? coordinator.currentHistoryToken()).map(String.init) ?? "?"
+                    return "\(c.files) files imported (\(c.objects) objects), \(c.failed) failed, \(c.waiting) waiting; head token \(head)"
+                },
+                afterReady: { worker.start() },
+                reload: {
+                    let new = try AgentSettings.load(config, defaults: current.value)
+                    LogLevelControl.shared.level = new.logLevel
+                    current.value = new
+                })
+            await worker.stop()
+            merges.cancel()
+            await sync.stop()
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+
+/// The folders of one `run` agent: files are dropped into `inbox/NAME/` (written elsewhere, then
+/// renamed in), and end in `processed/NAME/` or in `failed/NAME/` with `<file>.error.txt` beside.
+struct Inbox {
+    let incoming: URL
+    let processed: URL
+    let failed: URL
+
+    /// The folders of agent `name` in the shared directory `root`, created if missing.
+    init(root: URL, name: String) throws {
+        incoming = root.appendingPathComponent("inbox/\(name)", isDirectory: true)
+        processed = root.appendingPathComponent("processed/\(name)", isDirectory: true)
+        failed = root.appendingPathComponent("failed/\(name)", isDirectory: true)
+        for folder in [incoming, processed, failed] {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        }
+    }
+
+    /// The files waiting, oldest name first. Hidden files (`.name`, typical of writers still
+    /// writing) and folders are ignored.
+    func waiting() -> [URL] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: incoming.path)) ?? []
+        return names.filter { !$0.hasPrefix(".") }.sorted().compactMap { name in
+            let url = incoming.appendingPathComponent(name)
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue else { return nil }
+            return url
+        }
+    }
+
+    /// Moves `file` to `processed/`; an existing file of that name there is kept by suffixing.
+    func markProcessed(_ file: URL) throws { try move(file, to: processed) }
+
+    /// Moves `file` to `failed/` and writes `report` beside it as `<file>.error.txt`.
+    func markFailed(_ file: URL, report: String) throws {
+        let destination = try move(file, to: failed)
+        try report.write(to: URL(fileURLWithPath: destination.path + ".error.txt"), atomically: true, encoding: .utf8)
+    }
+
+    @discardableResult
+    private func move(_ file: URL, to folder: URL) throws -> URL {
+        var destination = folder.appendingPathComponent(file.lastPathComponent)
+        var attempt = 1
+        while FileManager.default.fileExists(atPath: destination.path) {
+            attempt += 1
+            destination = folder.appendingPathComponent("\(file.lastPathComponent).\(attempt)")
+        }
+        // rename(2): atomic, and the file is never in two places.
+        guard rename(file.path, destination.path) == 0 else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: destination.path, NSLocalizedDescriptionKey: String(cString: strerror(errno))])
+        }
+        return destination
+    }
+
+    /// The idempotency key of `file` for agent `name`: its name, identity and content checksum,
+    /// so the same drop is recognized after a crash and a new drop of the same name is not.
+    static func idempotencyKey(for file: URL, agent name: String) throws -> String {
+        var info = stat()
+        guard stat(file.path, &info) == 0 else { throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: file.path]) }
+        let data = try Data(contentsOf: file, options: .alwaysMapped)
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a
+        for byte in data { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        return "run:\(name):\(file.lastPathComponent):\(info.st_dev):\(info.st_ino):\(data.count):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(String(hash, radix: 16))"
+    }
+}
