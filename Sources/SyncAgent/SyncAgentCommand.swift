@@ -7,5 +7,8 @@ struct SyncAgentCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sync-agent",
         abstract: "Keeps several processes' object graphs in sync around one shared Ambar store.",
-        subcommands: [DemoCommand.self, InitCommand.self, ImportCommand.self, RunCommand.self, WatchCommand.self, StatusCommand.self, HistoryCommand.self, HubCommand.self])
+        subcommands: [
+            DemoCommand.self, InitCommand.self, ImportCommand.self, RunCommand.self, WatchCommand.self, StatusCommand.self,
+            HistoryCommand.self, HubCommand.self, DemoImporterCommand.self, DemoViewerCommand.self,
+        ])
 }

@@ -26,11 +26,16 @@ struct RunCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The agent's name: its inbox is <directory>/inbox/NAME/.")
     var name: String
 
-    @Option(name: .long, help: "The entity the files hold.")
-    var entity: String
+    @Option(name: .long, help: "The entity the files hold (default: $AMBAR_ENTITY).")
+    var entity: String?
 
-    @Option(name: .long, help: "The attribute to upsert by.")
+    @Option(name: .long, help: "The attribute to upsert by (default: $AMBAR_KEY; none: every line inserts).")
     var key: String?
+
+    /// `--entity`, else `$AMBAR_ENTITY`.
+    var resolvedEntity: String? { entity ?? ProcessInfo.processInfo.environment["AMBAR_ENTITY"].flatMap { $0.isEmpty ? nil : $0 } }
+    /// `--key`, else `$AMBAR_KEY`.
+    var resolvedKey: String? { key ?? ProcessInfo.processInfo.environment["AMBAR_KEY"].flatMap { $0.isEmpty ? nil : $0 } }
 
     @Option(name: .long, help: "How often to look at the inbox, in milliseconds.")
     var pollInterval = 200
@@ -40,6 +45,7 @@ struct RunCommand: AsyncParsableCommand {
             throw ValidationError("--name must be a plain name (no '/', not starting with '.').")
         }
         guard pollInterval > 0 else { throw ValidationError("--poll-interval must be positive.") }
+        guard resolvedEntity != nil else { throw ValidationError("Name the entity: --entity NAME or AMBAR_ENTITY=NAME (the unit reads it from /etc/ambar/agent-<name>.env).") }
     }
 
     func run() async throws {
@@ -48,7 +54,7 @@ struct RunCommand: AsyncParsableCommand {
         let logger = Logger(label: "ambar.agent.run")
         let stack = try openExistingStack(directory)
         let decoder: ImportRecordDecoder
-        do { decoder = try ImportRecordDecoder(model: stack.model, entityName: entity, keyAttribute: key) } catch { throw ValidationError("\(error)") }
+        do { decoder = try ImportRecordDecoder(model: stack.model, entityName: resolvedEntity ?? "", keyAttribute: resolvedKey) } catch { throw ValidationError("\(error)") }
         let inbox = try Inbox(root: directory.url, name: name)
         var sharing = SharingConfiguration.sharedDirectory(directory.url)
         sharing.socketPath = socket.socket
