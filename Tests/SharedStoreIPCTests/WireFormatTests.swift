@@ -26,6 +26,9 @@ final class WireFormatTests: XCTestCase {
         try roundTrip(.tokenOnly(storeUUID: store, token: 5, processID: 9))
         try roundTrip(.ping(UInt64.max))
         try roundTrip(.pong(0))
+        try roundTrip(.peersRequest)
+        try roundTrip(.peers([]))
+        try roundTrip(.peers([.init(processID: 12, processName: "viewer-ü", connectCursor: 3, lastToken: 40), .init(processID: 13, processName: "", connectCursor: 0, lastToken: 0)]))
     }
 
     func testDidSaveCarriesANotificationsIDs() throws {

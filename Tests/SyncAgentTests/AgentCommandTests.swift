@@ -41,6 +41,16 @@ final class AgentCommandTests: AgentTestCase {
         let peer = try Peer("peer", directory: directory, store: store)
         defer { peer.kill() }
         XCTAssertTrue(try peer.await("status") { $0.contains("connected=true") }.contains("hub=false"))
+        // The hub lists its peers, with what it relayed to them.
+        let token = Int(try peer.send("insert listed 1").dropFirst("ok ".count)) ?? -1
+        var listed: [String: Any]?
+        XCTAssertTrue(try eventually {
+            let facts = try json(try agent(["status", "--directory", directory.url.path, "--json"]).output)
+            let peers = (facts["hub"] as? [String: Any])?["peers"] as? [[String: Any]] ?? []
+            XCTAssertFalse(peers.contains { $0["name"] as? String == "sync-agent status" }, "the status command itself is not listed")
+            listed = peers.first { $0["pid"] as? Int == Int(peer.process.processIdentifier) }
+            return listed?["last_token"] as? Int == token
+        }, "the hub lists the peer with the token it relayed: \(listed ?? [:])")
         kill(hub.processIdentifier, SIGTERM)
         hub.waitUntilExit()
         XCTAssertEqual(hub.terminationReason, .exit)
@@ -71,6 +81,7 @@ final class AgentCommandTests: AgentTestCase {
         let deadline = Date().addingTimeInterval(20)
         while lines.count < committed.count, let line = reader.next(until: deadline) { lines.append(Substring(line)) }
         let events = try lines.map(json)
+        guard events.count == committed.count else { return XCTFail("watch printed \(lines), expected tokens \(committed)") }
         XCTAssertEqual(events.compactMap { $0["token"] as? Int }, committed)
         XCTAssertEqual((events.first?["inserted"] as? [String])?.count, 1)
         XCTAssertTrue((events[2]["updated"] as? [String])?.first?.hasSuffix("/Item/p1") == true)

@@ -122,6 +122,8 @@ final class HubState: @unchecked Sendable {
     struct Peer {
         let channel: any Channel
         var hello: Frame.Hello?
+        /// The highest token relayed from or to this peer.
+        var lastToken: Int64 = 0
     }
 
     let configuration: SyncHub.Configuration
@@ -133,6 +135,12 @@ final class HubState: @unchecked Sendable {
         self.configuration = configuration
         self.eventLoop = eventLoop
         self.maximumPeers = configuration.maximumPeers
+    }
+
+    func peerEntries() -> [Frame.PeerEntry] {
+        peers.values.compactMap { peer in
+            peer.hello.map { Frame.PeerEntry(processID: $0.processID, processName: $0.processName, connectCursor: $0.cursor, lastToken: max(peer.lastToken, $0.cursor)) }
+        }.sorted { $0.processID < $1.processID }
     }
 
     func peerInfos() -> [SyncHub.PeerInfo] {
@@ -202,22 +210,30 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         switch frame {
         case .didSave(let save):
             guard save.storeUUID == hello.storeUUID else { return refuse(context, .wrongStore, "did-save for another store") }
-            relay(frame, from: key)
-        case .tokenOnly(let uuid, _, _):
+            relay(frame, token: save.token, from: key)
+        case .tokenOnly(let uuid, let token, _):
             guard uuid == hello.storeUUID else { return refuse(context, .wrongStore, "token for another store") }
-            relay(frame, from: key)
+            relay(frame, token: token, from: key)
         case .ping(let n):
             context.writeAndFlush(wrapOutboundOut(.pong(n)), promise: nil)
+        case .peersRequest:
+            context.writeAndFlush(wrapOutboundOut(.peers(state.peerEntries())), promise: nil)
         case .pong:
             break
-        case .hello, .welcome, .error:
+        case .hello, .welcome, .error, .peers:
             refuse(context, .malformed, "unexpected frame after the handshake")
         }
     }
 
-    private func relay(_ frame: Frame, from sender: ObjectIdentifier) {
+    private func relay(_ frame: Frame, token: Int64, from sender: ObjectIdentifier) {
+        // (Computed first: an optional-chained assignment begins its write access before the
+        // right-hand side is evaluated.)
+        let senderToken = max(state.peers[sender]?.lastToken ?? 0, token)
+        state.peers[sender]?.lastToken = senderToken
         for (key, peer) in state.peers where key != sender && peer.hello != nil {
             peer.channel.writeAndFlush(frame, promise: nil)
+            let peerToken = max(peer.lastToken, token)
+            state.peers[key]?.lastToken = peerToken
         }
     }
 

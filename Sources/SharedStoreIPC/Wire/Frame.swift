@@ -16,6 +16,29 @@ public enum Frame: Sendable, Equatable {
     /// Keep-alive request and answer.
     case ping(UInt64)
     case pong(UInt64)
+    /// Client → hub: list the connected processes (answered with ``peers(_:)``).
+    case peersRequest
+    /// Hub → client: the connected processes, as the hub sees them.
+    case peers([PeerEntry])
+
+    /// A connected process in a ``peers(_:)`` answer.
+    public struct PeerEntry: Sendable, Equatable {
+        /// Its process ID and name, from its hello.
+        public var processID: Int32
+        public var processName: String
+        /// The ledger position it announced when it connected.
+        public var connectCursor: Int64
+        /// The highest token the hub relayed from or to it since.
+        public var lastToken: Int64
+
+        /// Creates an entry.
+        public init(processID: Int32, processName: String, connectCursor: Int64, lastToken: Int64) {
+            self.processID = processID
+            self.processName = processName
+            self.connectCursor = connectCursor
+            self.lastToken = lastToken
+        }
+    }
 
     /// A client's introduction.
     public struct Hello: Sendable, Equatable {

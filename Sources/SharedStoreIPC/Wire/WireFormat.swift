@@ -12,6 +12,7 @@ public enum WireFormat {
         case hello = 0x01, welcome = 0x02, error = 0x03
         case didSave = 0x10, tokenOnly = 0x11
         case ping = 0x20, pong = 0x21
+        case peersRequest = 0x30, peers = 0x31
     }
 
     /// Encodes `frame`.
@@ -66,6 +67,18 @@ public enum WireFormat {
         case .pong(let n):
             type = .pong
             w.u64(n)
+        case .peersRequest:
+            type = .peersRequest
+        case .peers(let entries):
+            type = .peers
+            guard entries.count <= Int(UInt16.max) else { throw .malformed("too many peers") }
+            w.u16(UInt16(entries.count))
+            for entry in entries {
+                w.u32(UInt32(bitPattern: entry.processID))
+                w.i64(entry.connectCursor)
+                w.i64(entry.lastToken)
+                try w.string16(entry.processName)
+            }
         }
         let length = 2 + w.buffer.count
         guard length + 4 <= maximumFrameSize else { throw .frameTooLarge(announced: length + 4, maximum: maximumFrameSize) }
@@ -120,6 +133,16 @@ public enum WireFormat {
             frame = .ping(try r.u64())
         case .pong:
             frame = .pong(try r.u64())
+        case .peersRequest:
+            frame = .peersRequest
+        case .peers:
+            let count = Int(try r.u16())
+            var entries: [Frame.PeerEntry] = []
+            for _ in 0..<count {
+                let pid = Int32(bitPattern: try r.u32()), cursor = try r.i64(), last = try r.i64()
+                entries.append(.init(processID: pid, processName: try r.string16(), connectCursor: cursor, lastToken: last))
+            }
+            frame = .peers(entries)
         }
         guard r.isAtEnd else { throw .malformed("\(r.remaining) unexpected bytes after the payload") }
         return frame

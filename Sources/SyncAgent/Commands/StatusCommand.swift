@@ -3,6 +3,7 @@ import ArgumentParser
 import Foundation
 import NIOPosix
 import SharedStoreIPC
+import Synchronization
 
 /// `sync-agent status`: the store and the hub, at a glance.
 struct StatusCommand: AsyncParsableCommand {
@@ -36,10 +37,22 @@ struct StatusCommand: AsyncParsableCommand {
         var hub: [String: Any] = ["socket": socketPath, "reachable": false]
         if let uuid = UUID(uuidString: coordinator.storeIdentifier) {
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            let answer = Mutex<[Frame.PeerEntry]?>(nil)
             if let client = try? await SyncClient.connect(
                 socketPath: socketPath, hello: .init(storeUUID: uuid, processID: getpid(), processName: "sync-agent status", cursor: head),
-                group: group, onFrame: { _ in }, onClose: {}) {
-                hub = ["socket": socketPath, "reachable": true, "pid": Int(client.welcome.hubProcessID), "peers": Int(client.welcome.peers)]
+                group: group,
+                onFrame: { frame in if case .peers(let entries) = frame { answer.withLock { $0 = entries } } },
+                onClose: {}) {
+                client.send(.peersRequest)
+                for _ in 0..<200 where answer.withLock({ $0 == nil }) { try? await Task.sleep(for: .milliseconds(10)) }
+                let peers = (answer.withLock { $0 } ?? []).filter { $0.processID != getpid() }.map { peer -> [String: Any] in
+                    let ledger = cursors.first { $0.consumer.hasSuffix("-\(peer.processID)") }
+                    return [
+                        "pid": Int(peer.processID), "name": peer.processName, "connect_cursor": peer.connectCursor,
+                        "last_token": peer.lastToken, "ledger_cursor": ledger.map { $0.token as Any } ?? NSNull(),
+                    ]
+                }
+                hub = ["socket": socketPath, "reachable": true, "pid": Int(client.welcome.hubProcessID), "peer_count": peers.count, "peers": peers]
                 await client.close()
             }
             try? await group.shutdownGracefully()
@@ -58,7 +71,10 @@ struct StatusCommand: AsyncParsableCommand {
         print("head token \(head)")
         for (entity, count) in counts.sorted(by: { $0.key < $1.key }) { print("objects    \(entity): \(count)") }
         if hub["reachable"] as? Bool == true {
-            print("hub        \(socketPath): served by pid \(hub["pid"] ?? "?"), \(hub["peers"] ?? 0) other peer(s)")
+            print("hub        \(socketPath): served by pid \(hub["pid"] ?? "?"), \(hub["peer_count"] ?? 0) peer(s)")
+            for peer in hub["peers"] as? [[String: Any]] ?? [] {
+                print("peer       pid \(peer["pid"] ?? "?") \(peer["name"] ?? "?"): last token \(peer["last_token"] ?? "?"), ledger cursor \(peer["ledger_cursor"] is NSNull ? "-" : "\(peer["ledger_cursor"] ?? "-")")")
+            }
         } else {
             print("hub        \(socketPath): not reachable (processes poll the ledger)")
         }
