@@ -18,6 +18,7 @@ struct HistoryCommand: ParsableCommand {
     var json = false
 
     func run() throws {
+        bootstrapLogging(level: .warning)
         let stack = try openExistingStack(directory)
         for transaction in try stack.mainCoordinator.history(after: after, limit: limit) {
             if json {

@@ -17,6 +17,7 @@ struct InitCommand: ParsableCommand {
     var json = false
 
     func run() throws {
+        bootstrapLogging(level: .warning)
         let modelURL = URL(fileURLWithPath: model)
         let source = ModelSource.named(modelURL.deletingPathExtension().lastPathComponent, directory: modelURL.deletingLastPathComponent())
         let loaded = try source.load()

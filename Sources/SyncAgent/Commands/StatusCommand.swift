@@ -16,6 +16,7 @@ struct StatusCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
+        bootstrapLogging(level: .warning)
         let stack = try openExistingStack(directory)
         let coordinator = try stack.mainCoordinator
         let file = directory.storeFile

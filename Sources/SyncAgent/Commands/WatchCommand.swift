@@ -1,6 +1,8 @@
 import AmbarStack
 import ArgumentParser
 import Foundation
+import Logging
+import ServiceLifecycle
 import SharedStoreIPC
 
 /// `sync-agent watch`: keeps a main context live and prints every transaction merged into it.
@@ -16,6 +18,7 @@ struct WatchCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
+        bootstrapLogging(level: .warning)
         let stack = try openExistingStack(directory)
         var configuration = SharingConfiguration.sharedDirectory(directory.url)
         configuration.socketPath = socket.socket
@@ -36,9 +39,12 @@ struct WatchCommand: AsyncParsableCommand {
                 FileHandle.standardOutput.write(Data((line + "\n").utf8))
             }
         }
-        _ = await TerminationSignal.wait()
-        observation.cancel()
-        await sync.stop()
+        // Until SIGTERM or SIGINT (Ctrl-C), through swift-service-lifecycle.
+        try await AgentService.run(logger: Logger(label: "ambar.agent.watch")) {
+            try? await gracefulShutdown()
+            observation.cancel()
+            await sync.stop()
+        }
     }
 }
 

@@ -53,7 +53,7 @@ func openExistingStack(_ options: DirectoryOptions) throws -> DataStack {
 
 /// Options of the long-running commands: logging and the configuration file.
 struct ServiceOptions: ParsableArguments {
-    @Option(name: .long, help: "A configuration file, read at start and on SIGHUP (log-level, max-peers, batch-size). A missing file means defaults.")
+    @Option(name: .long, help: "A configuration file, read at start and on SIGHUP (log-level; max-peers for the hub). A missing file means defaults.")
     var config: String?
 
     @Option(name: .long, help: "The log level (trace, debug, info, notice, warning, error, critical); the configuration file's log-level wins.")

@@ -7,12 +7,10 @@ import Logging
 /// ```
 /// log-level = debug      # trace, debug, info, notice, warning, error, critical
 /// max-peers = 64         # hub: the most processes served at once
-/// batch-size = 500       # run: objects per save when importing
 /// ```
 struct AgentSettings: Equatable, Sendable {
     var logLevel: Logger.Level = .info
     var maximumPeers = 256
-    var batchSize = 1000
 
     /// What is wrong with a configuration file.
     struct Invalid: Error, CustomStringConvertible {
@@ -43,11 +41,8 @@ struct AgentSettings: Equatable, Sendable {
             case "max-peers":
                 guard let value = Int(parts[1]), value > 0 else { throw Invalid(file: file, line: index + 1, reason: "max-peers must be a positive integer") }
                 settings.maximumPeers = value
-            case "batch-size":
-                guard let value = Int(parts[1]), value > 0 else { throw Invalid(file: file, line: index + 1, reason: "batch-size must be a positive integer") }
-                settings.batchSize = value
             default:
-                throw Invalid(file: file, line: index + 1, reason: "unknown setting \"\(parts[0])\" (known: log-level, max-peers, batch-size)")
+                throw Invalid(file: file, line: index + 1, reason: "unknown setting \"\(parts[0])\" (known: log-level, max-peers)")
             }
         }
         return settings
