@@ -39,6 +39,18 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
         self.key = key
     }
 
+    // Hashing and equality look at the cheap, most distinguishing parts first: the key, then the
+    // entity name; the store UUID (the same for nearly every ID a process holds) is compared last
+    // and not hashed.
+    public static func == (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {
+        lhs.key == rhs.key && lhs.entityName == rhs.entityName && lhs.storeIdentifier == rhs.storeIdentifier
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(key)
+        hasher.combine(entityName.utf8.count)
+    }
+
     /// Whether the ID is temporary (the object was inserted but not yet saved).
     public var isTemporaryID: Bool {
         if case .temporary = key { return true }
@@ -96,9 +108,4 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
 
     /// Same as ``uriString``.
     public var description: String { uriString }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(key)
-        hasher.combine(entityName)
-    }
 }

@@ -164,8 +164,7 @@ public final class FetchedResultsController<T: ManagedObject> {
         }
         let gone = note.deleted.union(note.invalidated)
         let changed = note.inserted.union(note.updated).union(note.refreshed).subtracting(gone).filter(isCandidate)
-        let oldMembers = Set(fetchedObjects.map(\.objectID))
-        guard !changed.isEmpty || !gone.isDisjoint(with: oldMembers) else { return }
+        guard !changed.isEmpty || gone.contains(where: isCandidate) else { return }
 
         // Objects for the changed IDs: registered ones directly, the rest (merged inserts) in one
         // fetch by ID.
@@ -196,7 +195,8 @@ public final class FetchedResultsController<T: ManagedObject> {
             if matches { matching.append(object) }
         }
 
-        let old = sections, oldPositions = positions()
+        // Positions are only needed to describe the changes to an observer.
+        let old = sections, oldPositions = onChange == nil ? [:] : positions()
         let touched = changed.union(gone)
         var next = fetchedObjects.filter { !touched.contains($0.objectID) }
         let sorts = fetchRequest.sortDescriptors
