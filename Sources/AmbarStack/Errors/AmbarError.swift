@@ -49,6 +49,8 @@ public enum AmbarError: Error, Sendable, Equatable {
     /// A save with this idempotency key already committed (as transaction `token`); nothing was
     /// written again.
     case alreadySaved(idempotencyKey: String, token: Int64)
+    /// An argument cannot be used as given; the message says why and what to pass instead.
+    case invalidArgument(String)
     /// The underlying SQLite call failed.
     case storage(operation: String, code: Int32, message: String)
 }
@@ -104,6 +106,8 @@ extension AmbarError: CustomStringConvertible, LocalizedError {
             return "No model named '\(name)' was found (looked in: \(searched.joined(separator: ", "))). Put \(name).json in one of those directories or pass the directory."
         case .alreadySaved(let key, let token):
             return "A save with idempotency key '\(key)' already committed as transaction \(token); nothing was written again. Discard these changes (rollback) and move on."
+        case .invalidArgument(let reason):
+            return "Invalid argument: \(reason)."
         case .storage(let operation, let code, let message):
             return "SQLite failed during \(operation) (code \(code)): \(message). The transaction was rolled back; the context keeps its changes."
         }

@@ -252,10 +252,3 @@ extension ResultsChange {
         }
     }
 }
-
-/// Holds a queue-confined object weakly so a `@Sendable` callback that runs on that same queue
-/// can reach it.
-final class UncheckedBox<Value: AnyObject>: @unchecked Sendable {
-    weak var value: Value?
-    init(_ value: Value) { self.value = value }
-}

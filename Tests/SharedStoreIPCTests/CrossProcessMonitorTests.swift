@@ -1,0 +1,67 @@
+import AmbarStack
+import AmbarTestSupport
+import Foundation
+import SharedStoreIPC
+import XCTest
+
+/// The item entity as a class, for the typed monitors.
+final class Item: ManagedObject {
+    @Managed("uid") var uid: String
+    @Managed("value") var value: Int64
+}
+
+/// Monitors and typed collections on a main context react to saves made in another process.
+final class CrossProcessMonitorTests: XCTestCase {
+    var directory: SharedDirectory!
+
+    override func setUpWithError() throws {
+        signal(SIGPIPE, SIG_IGN)
+        directory = try SharedDirectory()
+        _ = try PersistentStoreCoordinator(model: try itemModel(), store: .sqlite(directory.store))
+    }
+
+    override func tearDown() { directory = nil }
+
+    @MainActor
+    func testMonitorsSeeAnotherProcessesInsertUpdateAndDelete() async throws {
+        let stack = try DataStack.open(model: .model(try itemModel()), classes: [Item.self], storeURL: directory.store, name: "monitored")
+        let sync = try await SharedStoreSync.start(stack: stack, configuration: .sharedDirectory(directory.url))
+        let main = try stack.mainContext
+        let writer = try Peer("writer", directory: directory)
+        defer { writer.kill() }
+
+        let inserted = expectation(description: "the entity monitor sees the other process's insert")
+        let reports = MainQueueLog()
+        let entityMonitor = EntityMonitor<Item>(context: main, predicate: Key<Int64>("value") >= 0) { ins, upd, del in
+                reports.entries.append("+\(ins.map(\.uid).sorted()) ~\(upd.map(\.uid).sorted()) -\(del.count)")
+                if ins.contains(where: { $0.uid == "u1" }) { inserted.fulfill() }
+            }
+        XCTAssertTrue(try writer.send("insert u1 1").hasPrefix("ok "))
+        await fulfillment(of: [inserted], timeout: 20)
+
+        let updated = expectation(description: "the set monitor sees the update")
+        let deleted = expectation(description: "the set monitor sees the delete")
+        let item = try XCTUnwrap(try Item.fetch(in: main, predicate: Key<String>("uid") == "u1").first)
+        XCTAssertEqual(item.value, 1)
+        let setMonitor = try ManagedSetMonitor(objects: [item]) { upd, del in
+            if upd.first?.value == 7 { updated.fulfill() }
+            if !del.isEmpty { deleted.fulfill() }
+        }
+        XCTAssertTrue(try writer.send("update u1 7").hasPrefix("ok "))
+        await fulfillment(of: [updated], timeout: 20)
+        XCTAssertTrue(try writer.send("delete u1").hasPrefix("ok "))
+        await fulfillment(of: [deleted], timeout: 20)
+        XCTAssertTrue(setMonitor.objects.isEmpty, "the deleted item left the watched set")
+        XCTAssertTrue(reports.entries.contains("+[] ~[] -1"), "the entity monitor saw the delete too: \(reports.entries)")
+        XCTAssertTrue(reports.entries.contains("+[] ~[\"u1\"] -0"), "and the update: \(reports.entries)")
+        XCTAssertEqual(try Item.count(in: main), 0)
+        withExtendedLifetime(entityMonitor) {}
+        XCTAssertEqual(try writer.send("quit"), "bye")
+        await sync.stop()
+    }
+}
+
+/// Report lines, appended on the main queue only.
+final class MainQueueLog: @unchecked Sendable {
+    var entries: [String] = []
+}
