@@ -236,7 +236,7 @@ public final class DataStack: Sendable {
         return context
     }
 
-    private func track(_ context: ManagedObjectContext) {
+    func track(_ context: ManagedObjectContext) {
         state.withLock { s in
             s.vended.removeAll { $0.context == nil }
             s.vended.append(WeakContext(context: context))
@@ -272,6 +272,9 @@ public final class DataStack: Sendable {
     }
 
     // MARK: - Deleting the store
+
+    /// Whether ``deleteStore()`` ran.
+    public var isStoreDeleted: Bool { state.withLock { $0.deleted } }
 
     /// Deletes the store file with its -wal and -shm files and resets every context the stack
     /// made. Later saves and fetches throw ``AmbarError/storeDeleted``. A second call does nothing.
