@@ -100,19 +100,25 @@ final class PersistenceManagerTests: XCTestCase {
         let manager = self.manager!
         let ids = try await onThread {
             let a = try manager.contextForThread(), b = try manager.contextForThread(), c = try other.contextForThread()
-            return (a === b, a === c, ObjectIdentifier(a))
+            return (a === b, a === c, a.identifier)
         }
         XCTAssertTrue(ids.0, "same thread: the same context")
         XCTAssertFalse(ids.1, "two managers on one thread: different contexts")
-        let elsewhere = try await onThread { ObjectIdentifier(try manager.contextForThread()) }
+        let elsewhere = try await onThread { try manager.contextForThread().identifier }
         XCTAssertNotEqual(elsewhere, ids.2, "another thread: another context")
+        // One long-lived thread, before and after destroy.
+        let worker = WorkerThread()
+        defer { worker.finish() }
+        let before = try worker.run { try manager.contextForThread().identifier }
+        XCTAssertEqual(try worker.run { try manager.contextForThread().identifier }, before, "cached on that thread")
         try await manager.destroy()
-        let afterDestroy = try await onThread { () throws -> (Bool, Int) in
+        let after = try worker.run { () throws -> (ContextIdentifier, Int) in
             let context = try manager.contextForThread()
             let count = try context.performAndWait { try manager.fetchRecords(FruitRecord.self, context: context).count }
-            return (ObjectIdentifier(context) == ids.2, count)
+            return (context.identifier, count)
         }
-        XCTAssertFalse(afterDestroy.0, "destroy drops the cached contexts")
+        XCTAssertNotEqual(after.0, before, "destroy drops the cached context, on the same thread")
+        XCTAssertEqual(after.1, 0)
         let onMain = try await MainActor.run { try manager.contextForThread() === manager.mainContext }
         XCTAssertTrue(onMain, "the main thread gets the main context")
     }
@@ -279,5 +285,44 @@ final class PersistenceManagerTests: XCTestCase {
         try child.saveChangesAndWait()
         XCTAssertFalse(main.hasChanges, "sync: goes on to the parent")
         XCTAssertEqual(try storedNames(), ["apple"])
+    }
+}
+
+/// A thread that runs the blocks it is given, one at a time, until finished.
+final class WorkerThread: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var jobs: [() -> Void] = []
+    private var finished = false
+
+    init() {
+        Thread { [self] in
+            while true {
+                condition.lock()
+                while jobs.isEmpty && !finished { condition.wait() }
+                if jobs.isEmpty && finished { condition.unlock(); return }
+                let job = jobs.removeFirst()
+                condition.unlock()
+                job()
+            }
+        }.start()
+    }
+
+    /// Runs `body` on the thread and waits for its result.
+    func run<R>(_ body: @escaping () throws -> R) throws -> R {
+        let done = DispatchSemaphore(value: 0)
+        var result: Result<R, any Error>!
+        condition.lock()
+        jobs.append { result = Result { try body() }; done.signal() }
+        condition.signal()
+        condition.unlock()
+        done.wait()
+        return try result.get()
+    }
+
+    func finish() {
+        condition.lock()
+        finished = true
+        condition.signal()
+        condition.unlock()
     }
 }
