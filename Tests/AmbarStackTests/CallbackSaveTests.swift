@@ -1,0 +1,73 @@
+import AmbarStack
+import Foundation
+import Synchronization
+import XCTest
+
+/// Ambar's `save(shouldPropagate:callback:)` (checklist row 36).
+final class CallbackSaveTests: XCTestCase {
+    var directory: TemporaryDirectory!
+    var stack: DataStack!
+
+    override func setUpWithError() throws {
+        directory = try TemporaryDirectory()
+        stack = try DataStack.open(model: .model(try TestModel.make()), storeURL: directory.url, name: "callbacks")
+    }
+
+    override func tearDown() {
+        stack = nil
+        directory = nil
+    }
+
+    func storedCount() throws -> Int {
+        let context = try stack.temporaryContext()
+        return try context.performAndWait { try Employee.count(in: context, includePending: false) }
+    }
+
+    /// Saves `context` and waits until the chain settles; returns the callbacks' results.
+    func save(_ context: ManagedObjectContext, propagate: Bool) -> [AmbarError?] {
+        let calls = Mutex<[AmbarError?]>([])
+        let first = expectation(description: "callback")
+        context.save(shouldPropagate: propagate) { error in
+            let count = calls.withLock { $0.append(error); return $0.count }
+            if count == 1 { first.fulfill() }
+        }
+        wait(for: [first], timeout: 10)
+        RunLoop.main.run(until: Date().addingTimeInterval(0.2))  // a second callback would arrive by now
+        return calls.withLock { $0 }
+    }
+
+    func testAnEditorChainCallsBackOnceWithTheDataOnDisk() throws {
+        let editor = try stack.editorContext()
+        try editor.performAndWait { try editor.insert(Employee.self).name = "E" }
+        let calls = save(editor, propagate: true)
+        XCTAssertEqual(calls.count, 1)
+        XCTAssertNil(calls.first ?? nil)
+        XCTAssertEqual(try storedCount(), 1)
+    }
+
+    func testWithoutPropagationTheParentKeepsTheChanges() throws {
+        let editor = try stack.editorContext()
+        try editor.performAndWait { try editor.insert(Employee.self).name = "E" }
+        XCTAssertEqual(save(editor, propagate: false).count, 1)
+        XCTAssertTrue(try stack.mainContext.hasChanges)
+        XCTAssertEqual(try storedCount(), 0)
+    }
+
+    func testAContextWithoutChangesCallsBackOnceAndLeavesItsParent() throws {
+        let main = try stack.mainContext
+        try main.insert(Employee.self).name = "pending in main"
+        let editor = try stack.editorContext()
+        XCTAssertEqual(save(editor, propagate: true).count, 1)
+        XCTAssertTrue(main.hasChanges, "the parent was not saved")
+        XCTAssertEqual(try storedCount(), 0)
+    }
+
+    func testAnErrorStopsTheChain() throws {
+        let editor = try stack.editorContext()
+        try editor.performAndWait { try editor.insert(Employee.self).setValue(.null, forKey: "name") }
+        let calls = save(editor, propagate: true)
+        XCTAssertEqual(calls.count, 1)
+        guard case .validation = calls.first ?? nil else { return XCTFail("\(calls)") }
+        XCTAssertEqual(try storedCount(), 0)
+    }
+}
