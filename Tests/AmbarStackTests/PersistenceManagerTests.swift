@@ -29,8 +29,15 @@ final class FruitRecord: ManagedObject, RecordFromModel, RecordToModel, SyncReco
     func toModel() -> Fruit { Fruit(uid: uid, name: name, code: code) }
 }
 
-final class SettingRecord: ManagedObject {
+/// A record whose uid attribute is not called `uid` (row 60).
+final class SettingRecord: ManagedObject, RecordToModel {
+    struct Setting: CoreModel, Equatable { var uid: String }
+    typealias ModelType = Setting
     override class var entityName: String { "Setting" }
+    static var uidKey: String { "key" }
+    @Managed("key") var key: String
+    var uid: String { key }
+    func toModel() -> Setting { Setting(uid: key) }
 }
 
 /// Y—Persistence's manager on AmbarStack (checklist rows 37, 40–43, 60–69) and the seed's test
@@ -154,6 +161,18 @@ final class PersistenceManagerTests: XCTestCase {
         XCTAssertEqual(try manager.fetchModels(entity: FruitRecord.self, uids: []).count, 0, "empty: none (D6; the seed returned all)")
         XCTAssertEqual(try manager.fetchModel(entity: FruitRecord.self, uid: "2"), Fruit(uid: "2", name: "banana"))
         XCTAssertNil(try manager.fetchModel(entity: FruitRecord.self, uid: "9"))
+    }
+
+    // Row 60
+    func testACustomUidKey() throws {
+        let worker = try manager.workerContext
+        try worker.performAndWait { () throws in
+            for key in ["theme", "locale"] { try worker.insert(SettingRecord.self).key = key }
+            try worker.save()
+        }
+        XCTAssertEqual(try manager.fetchModels(entity: SettingRecord.self, uids: ["locale", "nope"]), [SettingRecord.Setting(uid: "locale")])
+        try manager.delete(entity: SettingRecord.self, uid: "theme")
+        XCTAssertEqual(try manager.fetchModels(entity: SettingRecord.self).map(\.uid), ["locale"])
     }
 
     // Row 63 and D7

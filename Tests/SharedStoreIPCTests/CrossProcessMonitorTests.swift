@@ -5,9 +5,14 @@ import SharedStoreIPC
 import XCTest
 
 /// The item entity as a class, for the typed monitors.
-final class Item: ManagedObject {
+final class Item: ManagedObject, StringIdentified {
     @Managed("uid") var uid: String
     @Managed("value") var value: Int64
+    static var idStringKey: String { "uid" }
+    var idString: String {
+        get { uid }
+        set { uid = newValue }
+    }
 }
 
 /// Monitors and typed collections on a main context react to saves made in another process.
@@ -36,8 +41,14 @@ final class CrossProcessMonitorTests: XCTestCase {
                 reports.entries.append("+\(ins.map(\.uid).sorted()) ~\(upd.map(\.uid).sorted()) -\(del.count)")
                 if ins.contains(where: { $0.uid == "u1" }) { inserted.fulfill() }
             }
+        let collection = ObjectCollection<Item>(context: main)
+        let controller = collection.allObjects()
+        try controller.performFetch()
+        XCTAssertTrue(controller.fetchedObjects.isEmpty)
         XCTAssertTrue(try writer.send("insert u1 1").hasPrefix("ok "))
         await fulfillment(of: [inserted], timeout: 20)
+        XCTAssertEqual(controller.fetchedObjects.map(\.idString), ["u1"], "the collection's controller has the other process's insert")
+        XCTAssertEqual(try collection.existingObject(idString: "u1")?.value, 1)
 
         let updated = expectation(description: "the set monitor sees the update")
         let deleted = expectation(description: "the set monitor sees the delete")
