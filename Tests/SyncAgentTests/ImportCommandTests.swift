@@ -44,6 +44,17 @@ final class ImportCommandTests: AgentTestCase {
         XCTAssertEqual(try storedItems(), ["a": 10, "b": 2, "c": 0, "d": 4])
     }
 
+    func testInsertsResolvedByAUniquenessConstraintCountAsUpdates() throws {
+        try initStore()
+        let file = try write([#"{"uid":"a","value":1}"#, #"{"uid":"b","value":2}"#])
+        let withoutKey = { try self.agent(["import", "--directory", self.directory.url.path, "--entity", "Item", "--json", file]) }
+        XCTAssertEqual(try json(try withoutKey().output)["inserted"] as? Int, 2)
+        let again = try json(try withoutKey().output)
+        XCTAssertEqual(again["inserted"] as? Int, 0, "uid is unique: the importer's policy merged them into the existing rows")
+        XCTAssertEqual(again["updated"] as? Int, 2)
+        XCTAssertEqual(try storedItems(), ["a": 1, "b": 2])
+    }
+
     func testABadLineThreeAbortsItsBatchAndKeepsEarlierBatches() throws {
         try initStore()
         let lines = [#"{"uid":"a","value":1}"#, #"{"uid":"b","value":2}"#, #"{"uid":"c","value":"three"}"#, #"{"uid":"d","value":4}"#]

@@ -109,8 +109,10 @@ struct RecordImporter {
         context.transactionAuthor = author
         let decoder = self.decoder
         return try context.performAndWait { () throws -> (Int, Int, Int64?) in
-            let token = SavedToken()
-            let observation = context.observeDidSave { token.value = $0.token }
+            // What the store did, as the did-save reports it: an insert that a uniqueness
+            // constraint resolved to an existing row counts as an update there.
+            let saved = SavedOutcome()
+            let observation = context.observeDidSave { saved.value = ($0.token, $0.inserted.count, $0.updated.count) }
             defer { observation.cancel() }
             var existing: [AttributeValue: ManagedObject] = [:]
             if let keyAttribute = decoder.keyAttribute {
@@ -124,19 +126,15 @@ struct RecordImporter {
                     }
                 }
             }
-            var inserted = 0
             var lineOf: [ObjectIdentifier: Int] = [:]
-            var touched: [ManagedObject] = []
             for record in batch {
                 let object: ManagedObject
                 if let key = record.key, let found = existing[key] {
                     object = found
-                    if !found.isInserted { touched.append(found) }
                 } else {
                     do throws(ImportLineError) { try decoder.checkComplete(record) } catch { throw BatchFailure(error: error) }
                     object = try context.insertObject(entityName: decoder.entityName)
                     if let key = record.key { existing[key] = object }
-                    inserted += 1
                 }
                 lineOf[ObjectIdentifier(object)] = record.line
                 for (name, value) in record.values.sorted(by: { $0.key < $1.key }) {
@@ -145,8 +143,6 @@ struct RecordImporter {
                     }
                 }
             }
-            // An existing object counts as updated only if a value really changed.
-            let updated = Set(touched.filter(\.isUpdated).map(ObjectIdentifier.init)).count
             do throws(AmbarError) {
                 if let idempotencyKey { try context.save(idempotencyKey: idempotencyKey) } else { try context.save() }
             } catch {
@@ -156,7 +152,9 @@ struct RecordImporter {
                 throw BatchFailure(error: Self.attribute(error, lines: batch.map(\.line), lineOf: lineOf, context: context))
             }
             try context.reset()
-            return (inserted, updated, token.value)
+            // No did-save: nothing changed (existing objects that got the same values are not updates).
+            guard let outcome = saved.value else { return (0, 0, nil) }
+            return (outcome.inserted, outcome.updated, outcome.token)
         }
     }
 
@@ -176,10 +174,10 @@ struct RecordImporter {
     }
 }
 
-/// The ledger token a did-save reported (posted synchronously on the saving context's queue).
-private final class SavedToken: Sendable {
-    private let storage = Mutex<Int64?>(nil)
-    var value: Int64? {
+/// The token and counts a did-save reported (posted synchronously on the saving context's queue).
+private final class SavedOutcome: Sendable {
+    private let storage = Mutex<(token: Int64?, inserted: Int, updated: Int)?>(nil)
+    var value: (token: Int64?, inserted: Int, updated: Int)? {
         get { storage.withLock { $0 } }
         set { storage.withLock { $0 = newValue } }
     }
