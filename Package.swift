@@ -104,7 +104,8 @@ let package = Package(
                 "AmbarStack",
                 "AmbarTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
-            ]
+            ],
+            exclude: ["Fixtures"]  // model files the tests read by path
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -44,7 +44,7 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
         return try ManagedObjectModel(entities: entities, classes: Array(map.values))
     }
 
-    /// The entity named `name`, with inherited properties resolved.
+    /// The entity named `name`, as declared: inherited properties are on its parent entities.
     public func entity(named name: String) -> EntityDescription? {
         resolved.entities[name]?.description
     }

@@ -1,14 +1,15 @@
 import Foundation
 
-/// Where a stack gets its model: a value, or model files (`<name>.json`, the project's JSON form of
-/// ``ManagedObjectModel``) in a models directory.
+/// Where a stack gets its model: a value, or model files in a models directory — `<name>.json`
+/// (the project's format), `<name>.xcdatamodeld` or `<name>.xcdatamodel` (Core Data's); see
+/// ``ModelFile``.
 ///
 /// Without an explicit directory, models are searched in `$AMBAR_MODELS_DIRECTORY`, then
 /// `Models/` beside the executable, then `Models/` in the current directory.
 public enum ModelSource: Sendable {
     /// This model.
     case model(ManagedObjectModel)
-    /// The model file `<name>.json`.
+    /// The model file `<name>.json`, `<name>.xcdatamodeld` or `<name>.xcdatamodel`.
     case named(String, directory: URL? = nil)
     /// Every model file found, merged into one model (as Ambar does without a model name).
     case allModels(directory: URL? = nil)
@@ -35,9 +36,11 @@ public enum ModelSource: Sendable {
         case .named(let name, let directory):
             let directories = Self.searchDirectories(directory)
             for dir in directories {
-                let file = dir.appendingPathComponent("\(name).json")
-                if FileManager.default.fileExists(atPath: file.path) {
-                    return try Self.decode(file).registering(classes)
+                for ext in ModelFile.extensions {
+                    let file = dir.appendingPathComponent("\(name).\(ext)")
+                    if FileManager.default.fileExists(atPath: file.path) {
+                        return try ModelFile.load(file).registering(classes)
+                    }
                 }
             }
             throw .modelNotFound(name: name, searched: directories.map(\.path))
@@ -46,23 +49,13 @@ public enum ModelSource: Sendable {
             var entities: [EntityDescription] = []
             for dir in directories {
                 let files = (try? FileManager.default.contentsOfDirectory(at: dir, includingPropertiesForKeys: nil)) ?? []
-                for file in files.filter({ $0.pathExtension == "json" }).sorted(by: { $0.lastPathComponent < $1.lastPathComponent }) {
-                    entities += try Self.decode(file).entities
+                for file in files.filter({ ModelFile.extensions.contains($0.pathExtension) }).sorted(by: { $0.lastPathComponent < $1.lastPathComponent }) {
+                    entities += try ModelFile.load(file).entities
                 }
                 if !entities.isEmpty { break }
             }
             guard !entities.isEmpty else { throw .modelNotFound(name: "*", searched: directories.map(\.path)) }
             return try ManagedObjectModel(entities: entities, classes: classes)
-        }
-    }
-
-    private static func decode(_ file: URL) throws(AmbarError) -> ManagedObjectModel {
-        do {
-            return try JSONDecoder().decode(ManagedObjectModel.self, from: Data(contentsOf: file))
-        } catch let error as AmbarError {
-            throw error
-        } catch {
-            throw .invalidModel("\(file.path) is not a model file: \(error)")
         }
     }
 }

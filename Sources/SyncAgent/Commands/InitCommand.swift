@@ -6,11 +6,11 @@ import Foundation
 struct InitCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "init",
-        abstract: "Create the shared store with a model (the project's JSON model format).")
+        abstract: "Create the shared store with a model (the project's JSON, or a Core Data .xcdatamodeld/.xcdatamodel).")
 
     @OptionGroup var directory: DirectoryOptions
 
-    @Option(name: .long, help: "The model file (JSON: {\"entities\": [...]}).")
+    @Option(name: .long, help: "The model file: JSON ({\"entities\": [...]}, see examples/products.model.json) or a Core Data .xcdatamodeld/.xcdatamodel.")
     var model: String
 
     @Flag(name: .long, help: "Print the result as JSON.")
@@ -18,9 +18,7 @@ struct InitCommand: ParsableCommand {
 
     func run() throws {
         bootstrapLogging(level: .warning)
-        let modelURL = URL(fileURLWithPath: model)
-        let source = ModelSource.named(modelURL.deletingPathExtension().lastPathComponent, directory: modelURL.deletingLastPathComponent())
-        let loaded = try source.load()
+        let loaded = try ModelFile.load(URL(fileURLWithPath: model))
         let stack = try DataStack.open(model: .model(loaded), storeURL: directory.storeFile, name: "ambar")
         let uuid = try stack.mainCoordinator.storeIdentifier
         if json {
