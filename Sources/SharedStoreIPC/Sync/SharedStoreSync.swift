@@ -21,6 +21,8 @@ public final class SharedStoreSync: Sendable {
         var lockDescriptor: CInt = -1
         var stopped = false
         var connecting = false
+        /// The running connect loop; ``stop()`` waits for it before shutting the event loops down.
+        var connectTask: Task<Void, Never>?
         var lastCursorWrite = Date.distantPast
         var lastCursorWritten: Int64 = -1
         var lastWatchdog = Date.distantPast
@@ -119,6 +121,9 @@ public final class SharedStoreSync: Sendable {
         }
         timer.withLock { $0?.timer.cancel(); $0 = nil }
         observations.withLock { list in list.forEach { $0.cancel() }; list = [] }
+        // A connect in flight must end before the event loops go: a promise made on a loop that
+        // has shut down can never complete.
+        await state.withLock { $0.connectTask }?.value
         await client?.close()
         await hub?.stop()
         if lock >= 0 { close(lock) }
@@ -314,7 +319,8 @@ public final class SharedStoreSync: Sendable {
             return true
         }
         guard go else { return }
-        Task { await self.connectLoop() }
+        let task = Task { await self.connectLoop() }
+        state.withLock { $0.connectTask = task }
     }
 
     private func connectLoop() async {
