@@ -36,10 +36,12 @@ final class ErrorTests: StoreTestCase {
 
     func testIncompatibleModelAndBadFilesAreTypedErrors() throws {
         let other = try ManagedObjectModel(entities: [EntityDescription("Other", properties: [.attribute("x", .string)])])
+        // A model that is not a lightweight step from the store's: refused, every reason named.
         assertThrows({ try PersistentStoreCoordinator(model: other, store: .sqlite(directory.file())) }) {
-            if case .incompatibleModel(let storeHash, let modelHash) = $0 { return storeHash == self.model.versionHash && modelHash == other.versionHash }
+            if case .migrationRefused(let reasons) = $0 { return reasons.contains("entity Employee was removed") && reasons.count == 4 }
             return false
         }
+        XCTAssertEqual(try PersistentStoreCoordinator.storedModel(at: directory.file()).versionHash, model.versionHash, "the store is untouched")
         let garbage = directory.file("garbage.sqlite")
         try Data(repeating: 0x41, count: 8192).write(to: garbage)
         assertThrows({ try PersistentStoreCoordinator(model: model, store: .sqlite(garbage)) }) {

@@ -23,6 +23,12 @@ public enum AmbarError: Error, Sendable, Equatable {
     case storeCannotOpen(path: String, reason: String)
     /// The store was created with a different model.
     case incompatibleModel(storeHash: String, modelHash: String)
+    /// The store's model and this model differ in ways a lightweight migration cannot bridge;
+    /// each reason names the element. Nothing was changed.
+    case migrationRefused(reasons: [String])
+    /// Another process migrated the store to a newer model than this process uses; nothing was
+    /// written.
+    case storeMigrated(storeHash: String, modelHash: String)
     /// No object with this ID exists (in the context or the store).
     case objectNotFound(ManagedObjectID)
     /// An object ID or URI is not valid here (malformed, or of another store).
@@ -82,6 +88,10 @@ extension AmbarError: CustomStringConvertible, LocalizedError {
             return "Cannot open the store at \(path): \(reason). Check the path, its permissions and that it is an Ambar SQLite store."
         case .incompatibleModel(let storeHash, let modelHash):
             return "The store was created with a different model (store \(storeHash), this program \(modelHash)). Open it with the model it was created with, or migrate it."
+        case .migrationRefused(let reasons):
+            return "The model changed in ways a lightweight migration cannot apply: \(reasons.joined(separator: "; ")). The store is untouched; keep the old model, or make the changes additive (new entities, optional or defaulted attributes, optional relationships, indexes)."
+        case .storeMigrated(let storeHash, let modelHash):
+            return "The store was migrated to a newer model (\(storeHash)) by another process; this process still uses \(modelHash). Nothing was written: restart it with the new version of the program."
         case .objectNotFound(let id):
             return "Object \(id.uriString) does not exist (it was deleted or never saved)."
         case .invalidObjectID(let reason):

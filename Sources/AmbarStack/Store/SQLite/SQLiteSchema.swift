@@ -30,7 +30,7 @@ enum SQLiteSchema {
             """)
         let existingHash = try String.fetchOne(db, sql: "SELECT value FROM ambar_metadata WHERE key = 'model_hash'")
         if let existingHash, existingHash != model.versionHash {
-            throw AmbarError.incompatibleModel(storeHash: existingHash, modelHash: model.versionHash)
+            try migrate(db, storeHash: existingHash, to: model)
         }
         if existingHash == nil {
             let modelJSON = String(decoding: try JSONEncoder().encode(model), as: UTF8.self)
@@ -53,6 +53,60 @@ enum SQLiteSchema {
             ids[row[0]] = row[1]
         }
         return (uuid, ids)
+    }
+
+    /// Brings a store made with another model to `model` in place, inside the caller's IMMEDIATE
+    /// transaction: other processes opening the store wait, then find it migrated. Refuses (and
+    /// changes nothing) what is not a lightweight change, and a store already newer than `model`.
+    private static func migrate(_ db: Database, storeHash: String, to model: ManagedObjectModel) throws {
+        guard let json = try String.fetchOne(db, sql: "SELECT value FROM ambar_metadata WHERE key = 'model'"),
+              let stored = try? JSONDecoder().decode(ManagedObjectModel.self, from: Data(json.utf8)) else {
+            throw AmbarError.incompatibleModel(storeHash: storeHash, modelHash: model.versionHash)
+        }
+        let problems = ModelDifference.lightweightProblems(from: stored, to: model)
+        guard problems.isEmpty else {
+            if ModelDifference.lightweightProblems(from: model, to: stored).isEmpty {
+                throw AmbarError.storeMigrated(storeHash: storeHash, modelHash: model.versionHash)
+            }
+            throw AmbarError.migrationRefused(reasons: problems)
+        }
+        // New columns first (indexes need them), then new tables and indexes, then the defaults
+        // of new attributes for the rows that already exist.
+        let resolved = model.resolved
+        for root in resolved.roots {
+            let existing = Set(try Row.fetchAll(db, sql: "PRAGMA table_info(\(quoted(root)))").map { $0["name"] as String })
+            guard !existing.isEmpty else { continue }  // a new root table: created below
+            for column in resolved.rootColumns[root] ?? [] where !existing.contains(column.name) {
+                try db.execute(sql: "ALTER TABLE \(quoted(root)) ADD COLUMN \(quoted(column.name)) \(column.sqlType)")
+            }
+        }
+        try createTables(db, model: model)
+        var entityIDs: [String: Int64] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT name, id FROM ambar_entities") { entityIDs[row[0]] = row[1] }
+        for entity in model.entities {
+            let before = stored.entities.first { $0.name == entity.name }
+            guard let before, let layout = resolved.entities[entity.name] else { continue }
+            for attribute in entity.attributes where !attribute.defaultValue.isNull && !before.attributes.contains(where: { $0.name == attribute.name }) {
+                let ids = layout.selfAndDescendants.compactMap { entityIDs[$0] }
+                try db.execute(
+                    sql: "UPDATE \(quoted(layout.rootName)) SET \(quoted(attribute.name)) = ? WHERE Z_ENT IN (\(ids.map(String.init).joined(separator: ",")))",
+                    arguments: [SQLiteValues.databaseValue(attribute.defaultValue)])
+            }
+        }
+        let modelJSON = String(decoding: try JSONEncoder().encode(model), as: UTF8.self)
+        for (key, value) in [("model_hash", model.versionHash), ("model", modelJSON), ("migrated_at", ISO8601DateFormatter().string(from: Date()))] {
+            try db.execute(sql: "INSERT OR REPLACE INTO ambar_metadata (key, value) VALUES (?, ?)", arguments: [key, value])
+        }
+        SQLiteStore.logger.notice("migrated the store to a new model", metadata: ["from": "\(storeHash)", "to": "\(model.versionHash)"])
+    }
+
+    /// Throws ``AmbarError/storeMigrated(storeHash:modelHash:)`` when another process migrated the
+    /// store since this one opened it: its writes would not fit the tables any more.
+    static func checkModelIsCurrent(_ db: Database, model: ManagedObjectModel) throws {
+        let hash = try String.fetchOne(db, sql: "SELECT value FROM ambar_metadata WHERE key = 'model_hash'")
+        if let hash, hash != model.versionHash {
+            throw AmbarError.storeMigrated(storeHash: hash, modelHash: model.versionHash)
+        }
     }
 
     private static func createTables(_ db: Database, model: ManagedObjectModel) throws {

@@ -30,6 +30,7 @@ extension SQLiteStore {
         let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + layout.attributes.map { quoted($0.name) }
         let sql = "INSERT INTO \(quoted(layout.rootName)) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
         return try write("batch insert") { db in
+            try SQLiteSchema.checkModelIsCurrent(db, model: model)
             let first = try allocate(db, root: layout.rootName, count: prepared.count)
             let statement = try db.cachedStatement(sql: sql)
             var ids: [ManagedObjectID] = []
@@ -70,6 +71,7 @@ extension SQLiteStore {
         }
         let (select, selectArguments, _) = try select({ "\($0).Z_PK, \($0).Z_ENT" }, query)
         return try write("batch update") { db in
+            try SQLiteSchema.checkModelIsCurrent(db, model: model)
             let ids = try matchingIDs(db, select, selectArguments)
             for chunk in chunks(ids.compactMap(\.primaryKey)) {
                 try db.execute(
@@ -88,6 +90,7 @@ extension SQLiteStore {
         let layout = try model.resolved.layout(query.entity)
         let (select, selectArguments, _) = try select({ "\($0).Z_PK, \($0).Z_ENT" }, query)
         return try write("batch delete") { db in
+            try SQLiteSchema.checkModelIsCurrent(db, model: model)
             let ids = try matchingIDs(db, select, selectArguments)
             for chunk in chunks(ids.compactMap(\.primaryKey)) {
                 let list = chunk.map(String.init).joined(separator: ",")

@@ -43,6 +43,7 @@ private struct SaveWork {
     func resolve(_ id: ManagedObjectID) -> ManagedObjectID { idMap[id] ?? id }
 
     mutating func run() throws {
+        try SQLiteSchema.checkModelIsCurrent(db, model: store.model)
         if let key = changes.idempotencyKey,
            let token = try Int64.fetchOne(db, sql: "SELECT token FROM ambar_receipts WHERE key = ?", arguments: [key]) {
             throw AmbarError.alreadySaved(idempotencyKey: key, token: token)

@@ -1,0 +1,62 @@
+/// What separates two versions of a model, for lightweight migration: whether a store made with
+/// `old` can be brought to `new` in place, without touching its data.
+///
+/// Lightweight (additive) changes: new entities; new attributes that are optional or have a
+/// default; new optional to-one and any new to-many relationships; attributes becoming optional;
+/// indexes added or removed; defaults and delete rules changed. Everything else — a removed or
+/// retyped element, a new required attribute without a default, a new uniqueness constraint, a
+/// changed parent, destination or inverse — is refused with a reason per element.
+public enum ModelDifference {
+    /// The reasons `old` cannot be migrated to `new` in place; empty when it can.
+    public static func lightweightProblems(from old: ManagedObjectModel, to new: ManagedObjectModel) -> [String] {
+        var problems: [String] = []
+        for before in old.entities {
+            guard let after = new.entities.first(where: { $0.name == before.name }) else {
+                problems.append("entity \(before.name) was removed")
+                continue
+            }
+            let name = before.name
+            if before.parent != after.parent {
+                problems.append("entity \(name) changed its parent from \(before.parent ?? "none") to \(after.parent ?? "none")")
+            }
+            if Set(before.uniquenessConstraints.map(Set.init)) != Set(after.uniquenessConstraints.map(Set.init)) {
+                problems.append("entity \(name) changed its uniqueness constraints (existing rows would need checking)")
+            }
+            for attribute in before.attributes {
+                guard let now = after.attributes.first(where: { $0.name == attribute.name }) else {
+                    problems.append("attribute \(name).\(attribute.name) was removed")
+                    continue
+                }
+                if now.type != attribute.type {
+                    problems.append("attribute \(name).\(attribute.name) changed type from \(attribute.type.rawValue) to \(now.type.rawValue)")
+                }
+                if attribute.isOptional && !now.isOptional {
+                    problems.append("attribute \(name).\(attribute.name) became required (existing rows may have no value)")
+                }
+            }
+            for attribute in after.attributes where !before.attributes.contains(where: { $0.name == attribute.name }) {
+                if !attribute.isOptional && attribute.defaultValue.isNull {
+                    problems.append("new attribute \(name).\(attribute.name) is required and has no default (existing rows would have no value)")
+                }
+            }
+            for relationship in before.relationships {
+                guard let now = after.relationships.first(where: { $0.name == relationship.name }) else {
+                    problems.append("relationship \(name).\(relationship.name) was removed")
+                    continue
+                }
+                if now.destination != relationship.destination || now.isToMany != relationship.isToMany || now.inverse != relationship.inverse {
+                    problems.append("relationship \(name).\(relationship.name) changed its destination, cardinality or inverse")
+                }
+                if relationship.isOptional && !now.isOptional {
+                    problems.append("relationship \(name).\(relationship.name) became required (existing rows may have none)")
+                }
+            }
+            for relationship in after.relationships where !before.relationships.contains(where: { $0.name == relationship.name }) {
+                if !relationship.isToMany && !relationship.isOptional {
+                    problems.append("new relationship \(name).\(relationship.name) is required (existing rows would have none)")
+                }
+            }
+        }
+        return problems
+    }
+}

@@ -1,0 +1,116 @@
+import AmbarStack
+import Foundation
+import XCTest
+
+/// Lightweight migration in place (issue 7): additive changes migrate with the data kept;
+/// anything else is refused with reasons and the store untouched; a process still on the old
+/// model gets a clear error instead of writing into changed tables.
+final class MigrationTests: XCTestCase {
+    var directory: TemporaryDirectory!
+    var file: URL { directory.file("migrating.sqlite") }
+
+    override func setUpWithError() throws { directory = try TemporaryDirectory() }
+    override func tearDown() { directory = nil }
+
+    func v1() throws -> ManagedObjectModel {
+        try ManagedObjectModel(entities: [EntityDescription("Item", properties: [.attribute("name", .string)])])
+    }
+
+    func v2() throws -> ManagedObjectModel {
+        try ManagedObjectModel(entities: [
+            EntityDescription("Item", properties: [
+                .attribute("name", .string, indexed: true),
+                .attribute("note", .string, optional: true),
+                .attribute("rank", .integer64, defaultValue: 7),
+                .toOne("tag", "Tag", inverse: "items"),
+            ]),
+            EntityDescription("Tag", properties: [
+                .attribute("label", .string),
+                .toMany("items", "Item", inverse: "tag"),
+            ]),
+        ])
+    }
+
+    func coordinator(_ model: ManagedObjectModel) throws -> PersistentStoreCoordinator {
+        try PersistentStoreCoordinator(model: model, store: .sqlite(file))
+    }
+
+    func seed() throws -> PersistentStoreCoordinator {
+        let old = try coordinator(try v1())
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: old)
+        try context.performAndWait { () throws in
+            for name in ["a", "b", "c"] { try context.insertObject(entityName: "Item").setValue(name, forKey: "name") }
+            try context.save()
+        }
+        return old
+    }
+
+    func testAdditiveChangesMigrateInPlaceKeepingTheData() throws {
+        _ = try seed()
+        let migrated = try coordinator(try v2())
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: migrated)
+        try context.performAndWait { () throws in
+            let items = try context.fetch(FetchRequest<ManagedObject>(entityName: "Item", sortDescriptors: [Key<String>("name").sorted()]))
+            XCTAssertEqual(try items.map { try $0.value(forKey: "name") }, [.string("a"), .string("b"), .string("c")])
+            XCTAssertEqual(try items[0].value(forKey: "rank"), .integer(7), "existing rows get the new attribute's default")
+            XCTAssertEqual(try items[0].value(forKey: "note"), .null)
+            let tag = try context.insertObject(entityName: "Tag")
+            try tag.setValue("new", forKey: "label")
+            try items[0].setObject(tag, forKey: "tag")
+            try context.save()
+        }
+        XCTAssertEqual(try PersistentStoreCoordinator.storedModel(at: file).versionHash, try v2().versionHash, "the store keeps its new model")
+    }
+
+    func testAProcessStillOnTheOldModelGetsAClearErrorAndWritesNothing() throws {
+        let old = try seed()
+        _ = try coordinator(try v2())  // another "process" migrates
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: old)
+        try context.performAndWait {
+            try context.insertObject(entityName: "Item").setValue("late", forKey: "name")
+            XCTAssertThrowsError(try context.save()) { error in
+                guard case .storeMigrated = error as? AmbarError else { return XCTFail("\(error)") }
+            }
+        }
+        XCTAssertThrowsError(try coordinator(try v1()), "opening with the older model again") { error in
+            guard case .storeMigrated = error as? AmbarError else { return XCTFail("\(error)") }
+        }
+        let check = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: try coordinator(try v2()))
+        XCTAssertEqual(try check.performAndWait { try check.count(for: FetchRequest<ManagedObject>(entityName: "Item")) }, 3)
+    }
+
+    func testNonAdditiveChangesAreRefusedWithReasonsAndTheStoreUntouched() throws {
+        _ = try seed()
+        let retyped = try ManagedObjectModel(entities: [
+            EntityDescription("Item", properties: [.attribute("name", .integer64), .attribute("size", .double)]),
+        ])
+        XCTAssertThrowsError(try coordinator(retyped)) { error in
+            guard case .migrationRefused(let reasons) = error as? AmbarError else { return XCTFail("\(error)") }
+            XCTAssertTrue(reasons.contains { $0.contains("Item.name changed type") }, "\(reasons)")
+            XCTAssertTrue(reasons.contains { $0.contains("Item.size is required and has no default") }, "\(reasons)")
+        }
+        let dropped = try ManagedObjectModel(entities: [EntityDescription("Other", properties: [.attribute("x", .string)])])
+        XCTAssertThrowsError(try coordinator(dropped)) { error in
+            guard case .migrationRefused(let reasons) = error as? AmbarError else { return XCTFail("\(error)") }
+            XCTAssertEqual(reasons, ["entity Item was removed"])
+        }
+        XCTAssertEqual(try PersistentStoreCoordinator.storedModel(at: file).versionHash, try v1().versionHash, "nothing changed")
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: try coordinator(try v1()))
+        XCTAssertEqual(try context.performAndWait { try context.count(for: FetchRequest<ManagedObject>(entityName: "Item")) }, 3)
+    }
+
+    func testConcurrentOpenersMigrateOnceAndAllOpen() throws {
+        _ = try seed()
+        let file = self.file, model = try v2()
+        let counts = Collector<String>()
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            do {
+                let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: try PersistentStoreCoordinator(model: model, store: .sqlite(file)))
+                counts.append("\(try context.performAndWait { try context.count(for: FetchRequest<ManagedObject>(entityName: "Item")) })")
+            } catch {
+                counts.append("\(error)")
+            }
+        }
+        XCTAssertEqual(counts.all, ["3", "3", "3", "3"], "every opener waited for the one migration and opened the migrated store")
+    }
+}
