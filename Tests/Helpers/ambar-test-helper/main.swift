@@ -15,6 +15,11 @@
 //         status       -> status connected=<bool> hub=<bool> merged=<token> expired=<n>
 //         bigsaves <n> <size> -> ok  (n saves of <size> inserts each, uids "<save>-<i>")
 //         integrity    -> integrity ok | integrity <problems>
+//   ambar-test-helper open <model-file> <store-file>
+//       Opens the store with that model (migrating it if needed) and answers "opened <model hash>"
+//       or "error <AmbarError>", then commands on stdin:
+//         insert <name> -> ok | error <AmbarError>   (an Item with that name, saved)
+//         quit          -> bye
 //   ambar-test-helper probe <socket> <store-uuid>
 //       Tries the hub handshake and prints "welcome", "refused <code>" or "unreachable <error>".
 //         quit         -> bye
@@ -223,6 +228,41 @@ func runPeer(directory: URL, store: URL) throws {
     dispatchMain()
 }
 
+/// `open`: one process on a store with a given model, for migration tests.
+func runOpen(model file: URL, store: URL) {
+    let coordinator: PersistentStoreCoordinator
+    do throws(AmbarError) {
+        let model = try ModelFile.load(file)
+        coordinator = try PersistentStoreCoordinator(model: model, store: .sqlite(store))
+        reply("opened \(model.versionHash)")
+    } catch {
+        reply("error \(error)")
+        return
+    }
+    let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+    while let line = readLine() {
+        let words = line.split(separator: " ")
+        switch words.first {
+        case "insert" where words.count == 2:
+            do throws(AmbarError) {
+                try context.performAndWait { () throws(AmbarError) in
+                    try context.insertObject(entityName: "Item").setValue(String(words[1]), forKey: "name")
+                    try context.save()
+                }
+                reply("ok")
+            } catch {
+                try? context.performAndWait { () throws(AmbarError) in try context.rollback() }
+                reply("error \(error)")
+            }
+        case "quit":
+            reply("bye")
+            return
+        default:
+            reply("error unknown command")
+        }
+    }
+}
+
 // Logs go to standard error: standard output carries the line protocol.
 LoggingSystem.bootstrap(StreamLogHandler.standardError)
 
@@ -252,6 +292,8 @@ do {
             done.signal()
         }
         done.wait()
+    case "open" where arguments.count >= 4:
+        runOpen(model: URL(fileURLWithPath: arguments[2]), store: URL(fileURLWithPath: arguments[3]))
     case "peer" where arguments.count >= 4:
         try runPeer(directory: URL(fileURLWithPath: arguments[2]), store: URL(fileURLWithPath: arguments[3]))
     default:
