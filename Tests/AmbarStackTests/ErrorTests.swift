@@ -45,7 +45,7 @@ final class ErrorTests: StoreTestCase {
         let garbage = directory.file("garbage.sqlite")
         try Data(repeating: 0x41, count: 8192).write(to: garbage)
         assertThrows({ try PersistentStoreCoordinator(model: model, store: .sqlite(garbage)) }) {
-            if case .storeCannotOpen(let path, let reason) = $0 { return path == garbage.path && reason.contains("not an SQLite database") }
+            if case .storeDamaged(let path, let reason) = $0 { return path == garbage.path && reason.contains("not an SQLite database") }
             return false
         }
         XCTAssertEqual(try Data(contentsOf: garbage), Data(repeating: 0x41, count: 8192), "a bad file is never touched")

@@ -21,6 +21,9 @@ public enum AmbarError: Error, Sendable, Equatable {
     case mergeConflict([MergeConflict])
     /// The store file could not be opened.
     case storeCannotOpen(path: String, reason: String)
+    /// The store file is damaged: not a database, or failing SQLite's integrity check. Nothing was
+    /// changed; opening with ``DamagedStoreRecovery/quarantine`` moves it aside and starts afresh.
+    case storeDamaged(path: String, reason: String)
     /// The store was created with a different model.
     case incompatibleModel(storeHash: String, modelHash: String)
     /// The store's model and this model differ in ways a lightweight migration cannot bridge;
@@ -88,6 +91,8 @@ extension AmbarError: CustomStringConvertible, LocalizedError {
             return "Cannot open the store at \(path): \(reason). Check the path, its permissions and that it is an Ambar SQLite store."
         case .incompatibleModel(let storeHash, let modelHash):
             return "The store was created with a different model (store \(storeHash), this program \(modelHash)). Open it with the model it was created with, or migrate it."
+        case .storeDamaged(let path, let reason):
+            return "The store at \(path) is damaged (\(reason)). It was left as it is: restore a backup, or open it with damaged-store recovery (.quarantine) to move it aside and start an empty store."
         case .migrationRefused(let reasons):
             return "The model changed in ways a lightweight migration cannot apply: \(reasons.joined(separator: "; ")). The store is untouched; keep the old model, or make the changes additive (new entities, optional or defaulted attributes, optional relationships, indexes)."
         case .storeMigrated(let storeHash, let modelHash):

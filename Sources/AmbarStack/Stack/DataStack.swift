@@ -58,6 +58,8 @@ public final class DataStack: Sendable {
     private let readOnly = Atomic<Bool>(false)
     private let merging = Atomic<Bool>(true)
     private let modelSource: ModelSource
+    /// What a damaged store file does at setup.
+    public let damagedStoreRecovery: DamagedStoreRecovery
     private let classes: [ManagedObject.Type]
     static let logger = Logger(label: "ambar.stack")
 
@@ -72,18 +74,21 @@ public final class DataStack: Sendable {
     ///     `~/.local/share/<name>`.
     ///   - name: the store name; the process name by default.
     ///   - usingSeparateCoordinators: whether importers write through their own coordinator.
+    ///   - damagedStoreRecovery: what a damaged store file does: fail (the default) or quarantine.
     ///   - completion: runs exactly once, on the main queue, when setup succeeded or failed.
     public convenience init(
         storeType: StoreType = .sqlite, model: ModelSource, classes: [ManagedObject.Type] = [],
         storeURL: URL? = nil, name: String? = nil, usingSeparateCoordinators: Bool = true,
+        damagedStoreRecovery: DamagedStoreRecovery = .fail,
         completion: @escaping @MainActor @Sendable (Result<Void, AmbarError>) -> Void = { _ in }
     ) {
-        self.init(storeType: storeType, model: model, classes: classes, storeURL: storeURL, name: name, usingSeparateCoordinators: usingSeparateCoordinators)
+        self.init(storeType: storeType, model: model, classes: classes, storeURL: storeURL, name: name, usingSeparateCoordinators: usingSeparateCoordinators, recovery: damagedStoreRecovery)
         state.withLock { $0.completion = completion }
         DispatchQueue.global(qos: .userInitiated).async { self.setUp() }
     }
 
-    private init(storeType: StoreType, model: ModelSource, classes: [ManagedObject.Type], storeURL: URL?, name: String?, usingSeparateCoordinators: Bool) {
+    private init(storeType: StoreType, model: ModelSource, classes: [ManagedObject.Type], storeURL: URL?, name: String?, usingSeparateCoordinators: Bool, recovery: DamagedStoreRecovery) {
+        self.damagedStoreRecovery = recovery
         let resolvedName = name ?? StoreLocation.defaultName
         self.storeType = storeType
         self.name = resolvedName
@@ -98,9 +103,10 @@ public final class DataStack: Sendable {
     /// - Throws: the setup failure (``AmbarError``), e.g. ``AmbarError/storeCannotOpen(path:reason:)``.
     public static func open(
         storeType: StoreType = .sqlite, model: ModelSource, classes: [ManagedObject.Type] = [],
-        storeURL: URL? = nil, name: String? = nil, usingSeparateCoordinators: Bool = true
+        storeURL: URL? = nil, name: String? = nil, usingSeparateCoordinators: Bool = true,
+        damagedStoreRecovery: DamagedStoreRecovery = .fail
     ) throws(AmbarError) -> DataStack {
-        let stack = DataStack(storeType: storeType, model: model, classes: classes, storeURL: storeURL, name: name, usingSeparateCoordinators: usingSeparateCoordinators)
+        let stack = DataStack(storeType: storeType, model: model, classes: classes, storeURL: storeURL, name: name, usingSeparateCoordinators: usingSeparateCoordinators, recovery: damagedStoreRecovery)
         stack.setUp(synchronous: true)
         if let failure = stack.state.withLock({ $0.failure }) { throw failure }
         return stack
@@ -116,7 +122,7 @@ public final class DataStack: Sendable {
             let writer: PersistentStoreCoordinator
             if let storeURL {
                 try StoreLocation.prepare(storeURL)
-                main = try PersistentStoreCoordinator(model: model, store: .sqlite(storeURL), name: "\(name).main")
+                main = try PersistentStoreCoordinator(model: model, store: .sqlite(storeURL), name: "\(name).main", recovery: damagedStoreRecovery)
                 writer = isUsingSeparateCoordinators
                     ? try PersistentStoreCoordinator(model: model, store: .sqlite(storeURL), name: "\(name).writer")
                     : main

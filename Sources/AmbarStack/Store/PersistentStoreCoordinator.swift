@@ -39,12 +39,17 @@ public final class PersistentStoreCoordinator: Sendable {
     ///
     /// - Throws: ``AmbarError/storeCannotOpen(path:reason:)`` or
     ///   ``AmbarError/incompatibleModel(storeHash:modelHash:)``.
-    public init(model: ManagedObjectModel, store description: StoreDescription, name: String? = nil) throws(AmbarError) {
+    ///   ``AmbarError/storeDamaged(path:reason:)`` when the file is damaged and `recovery` is
+    ///   ``DamagedStoreRecovery/fail``.
+    public init(
+        model: ManagedObjectModel, store description: StoreDescription, name: String? = nil,
+        recovery: DamagedStoreRecovery = .fail
+    ) throws(AmbarError) {
         self.model = model
         self.storeDescription = description
         self.name = name
         switch description {
-        case .sqlite(let url): self.store = try SQLiteStore.open(.file(url), model: model)
+        case .sqlite(let url): self.store = try SQLiteStore.open(.file(url), model: model, recovery: recovery)
         case .inMemory: self.store = try SQLiteStore.open(.inMemory, model: model)
         }
     }

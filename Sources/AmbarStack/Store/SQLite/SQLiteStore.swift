@@ -66,7 +66,32 @@ final class SQLiteStore: PersistentStore {
     /// - Throws: ``AmbarError/storeCannotOpen(path:reason:)`` when the file cannot be opened or is
     ///   not an SQLite database, ``AmbarError/incompatibleModel(storeHash:modelHash:)`` when it was
     ///   created with another model.
-    static func open(_ location: Location, model: ManagedObjectModel, busyTimeout: TimeInterval = 10) throws(AmbarError) -> SQLiteStore {
+    static func open(_ location: Location, model: ManagedObjectModel, recovery: DamagedStoreRecovery = .fail, busyTimeout: TimeInterval = 10) throws(AmbarError) -> SQLiteStore {
+        do {
+            return try openOnce(location, model: model, busyTimeout: busyTimeout)
+        } catch {
+            guard case .storeDamaged(let path, let reason) = error, recovery == .quarantine, case .file(let url) = location else { throw error }
+            let moved = try quarantine(url)
+            logger.error("the store was damaged and was moved aside; starting an empty store", metadata: [
+                "store": "\(path)", "reason": "\(reason)", "moved-to": "\(moved.path)",
+            ])
+            return try openOnce(location, model: model, busyTimeout: busyTimeout)
+        }
+    }
+
+    /// Moves a damaged store and its -wal and -shm aside; returns the new path of the main file.
+    static func quarantine(_ url: URL) throws(AmbarError) -> URL {
+        let stamp = Date().formatted(.iso8601.year().month().day().dateSeparator(.omitted).time(includingFractionalSeconds: false).timeSeparator(.omitted))
+        let target = URL(fileURLWithPath: "\(url.path).corrupt-\(stamp)")
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: url.path + suffix) {
+            guard rename(url.path + suffix, target.path + suffix) == 0 else {
+                throw .storage(operation: "quarantine a damaged store", code: errno, message: "cannot move \(url.path + suffix) aside: \(String(cString: strerror(errno)))")
+            }
+        }
+        return target
+    }
+
+    private static func openOnce(_ location: Location, model: ManagedObjectModel, busyTimeout: TimeInterval) throws(AmbarError) -> SQLiteStore {
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout)
         configuration.label = "ambar"
@@ -98,7 +123,7 @@ final class SQLiteStore: PersistentStore {
         } catch {
             let path: String
             if case .file(let url) = location { path = url.path } else { path = ":memory:" }
-            throw .storeCannotOpen(path: path, reason: Self.reason(error))
+            throw Self.openError(error, path: path)
         }
         let prepared: (uuid: String, entityIDs: [String: Int64])
         do {
@@ -111,9 +136,19 @@ final class SQLiteStore: PersistentStore {
                 return result
             }
         } catch let error as AmbarError {
+            try? writer.close()
             throw error
         } catch {
-            throw .storeCannotOpen(path: description, reason: Self.reason(error))
+            try? writer.close()
+            throw Self.openError(error, path: description)
+        }
+        if isFile {
+            // A damaged page would otherwise surface later, in the middle of some save.
+            let problems = (try? writer.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }) ?? ["the integrity check could not run"]
+            if problems != ["ok"] {
+                try? writer.close()
+                throw .storeDamaged(path: description, reason: "integrity check: " + problems.prefix(3).joined(separator: "; "))
+            }
         }
         return try SQLiteStore(writer: writer, location: description, model: model, uuid: prepared.uuid, entityIDs: prepared.entityIDs)
     }
@@ -139,6 +174,15 @@ final class SQLiteStore: PersistentStore {
         } catch {
             throw .storeCannotOpen(path: url.path, reason: Self.reason(error))
         }
+    }
+
+    /// A damaged file (not a database, or corrupt) as ``AmbarError/storeDamaged(path:reason:)``;
+    /// anything else as ``AmbarError/storeCannotOpen(path:reason:)``.
+    private static func openError(_ error: any Error, path: String) -> AmbarError {
+        if let db = error as? DatabaseError, db.resultCode == .SQLITE_NOTADB || db.resultCode == .SQLITE_CORRUPT {
+            return .storeDamaged(path: path, reason: reason(error))
+        }
+        return .storeCannotOpen(path: path, reason: reason(error))
     }
 
     private static func reason(_ error: any Error) -> String {
