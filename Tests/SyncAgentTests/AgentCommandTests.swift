@@ -18,6 +18,18 @@ final class AgentCommandTests: AgentTestCase {
         XCTAssertNotEqual(missing.status, 0, "a missing store is an error, not a crash")
     }
 
+    func testBackupWritesACheckedCopyAndNeverOverwrites() throws {
+        try initStore()
+        let copy = directory.url.appendingPathComponent("copy.sqlite").path
+        let made = try agent(["backup", "--directory", directory.url.path, "--to", copy, "--json"])
+        XCTAssertEqual(made.status, 0, made.error)
+        XCTAssertEqual(try json(made.output)["integrity"] as? String, "ok")
+        XCTAssertEqual(try PersistentStoreCoordinator.storedModel(at: URL(fileURLWithPath: copy)).versionHash, try itemModel().versionHash)
+        let again = try agent(["backup", "--directory", directory.url.path, "--to", copy])
+        XCTAssertNotEqual(again.status, 0)
+        XCTAssertTrue(again.error.contains("never overwrites"), again.error)
+    }
+
     func testHubServesAndStopsCleanlyOnSIGTERM() throws {
         try initStore()
         let hub = Process()

@@ -46,6 +46,8 @@ protocol PersistentStore: AnyObject, Sendable {
     func recordMarker(contextName: String) throws(AmbarError) -> Int64
     /// Runs the backend's consistency check; returns the problems found (empty when sound).
     func integrityCheck() throws(AmbarError) -> [String]
+    /// Copies the whole store, consistent as of one moment, to a new file at `url`.
+    func backup(to url: URL) throws(AmbarError)
 
     /// The token of the last committed transaction (0 when none).
     func currentHistoryToken() throws(AmbarError) -> Int64

@@ -75,6 +75,22 @@ public final class PersistentStoreCoordinator: Sendable {
         didSaveObservers.add(callback)
     }
 
+    /// Writes an online backup of the store to a new file at `url` while this and other
+    /// processes keep reading and writing: a consistent copy as of one moment (SQLite's backup
+    /// API, reading one snapshot), checked with `integrity_check` before this returns. The copy
+    /// is a complete store — model, ledger and all — that opens like any other.
+    ///
+    /// - Throws: ``AmbarError/invalidArgument(_:)`` when `url` exists (a backup never overwrites),
+    ///   ``AmbarError/storage(operation:code:message:)`` when the copy cannot be written; a
+    ///   partial file is removed.
+    public func backup(to url: URL) throws(AmbarError) {
+        try checkUsable()
+        guard !FileManager.default.fileExists(atPath: url.path) else {
+            throw .invalidArgument("\(url.path) exists; a backup never overwrites a file — choose a new name")
+        }
+        try store.backup(to: url)
+    }
+
     /// Checks the store's integrity (SQLite's `integrity_check`); returns the problems found,
     /// empty when the store is sound.
     public func integrityCheck() throws(AmbarError) -> [String] {
