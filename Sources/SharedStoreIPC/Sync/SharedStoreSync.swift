@@ -18,7 +18,7 @@ public final class SharedStoreSync: Sendable {
         var cursor: Int64 = 0
         var client: SyncClient?
         var hub: SyncHub?
-        var lockDescriptor: CInt = -1
+        var lock: HubElectionLock?
         var stopped = false
         var connecting = false
         /// The running connect loop; ``stop()`` waits for it before shutting the event loops down.
@@ -114,10 +114,10 @@ public final class SharedStoreSync: Sendable {
     /// Stops sharing: closes the hub connection, stops serving the hub if this process did, and
     /// records this process's position in the ledger.
     public func stop() async {
-        let (client, hub, lock) = state.withLock { s -> (SyncClient?, SyncHub?, CInt) in
+        let (client, hub) = state.withLock { s -> (SyncClient?, SyncHub?) in
             s.stopped = true
-            defer { s.client = nil; s.hub = nil; s.lockDescriptor = -1 }
-            return (s.client, s.hub, s.lockDescriptor)
+            defer { s.client = nil; s.hub = nil }
+            return (s.client, s.hub)
         }
         timer.withLock { $0?.timer.cancel(); $0 = nil }
         observations.withLock { list in list.forEach { $0.cancel() }; list = [] }
@@ -126,7 +126,7 @@ public final class SharedStoreSync: Sendable {
         await state.withLock { $0.connectTask }?.value
         await client?.close()
         await hub?.stop()
-        if lock >= 0 { close(lock) }
+        state.withLock { $0.lock = nil }  // released only once the hub has stopped
         queue.sync { writeCursor(force: true) }
         try? await group.shutdownGracefully()
     }
@@ -366,31 +366,24 @@ public final class SharedStoreSync: Sendable {
     /// Takes the hub lock without waiting; on success serves the hub in this process.
     private func becomeHubIfFree() async -> Bool {
         if state.withLock({ $0.hub != nil || $0.stopped }) { return false }
-        let fd = open(configuration.lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o660)
-        guard fd >= 0 else { return false }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            close(fd)
-            return false
-        }
+        guard let lock = HubElectionLock.take(forSocket: configuration.resolvedSocketPath) else { return false }
         do {
             let hubConfiguration = try SyncHub.Configuration(socketPath: configuration.resolvedSocketPath, storeUUID: storeUUID, storeFile: storeFile)
             let hub = try await SyncHub.start(hubConfiguration)
             let keep = state.withLock { s -> Bool in
                 guard !s.stopped else { return false }
                 s.hub = hub
-                s.lockDescriptor = fd
+                s.lock = lock
                 return true
             }
             if !keep {
                 await hub.stop()
-                close(fd)
                 return false
             }
             Self.logger.info("serving the hub in this process", metadata: ["socket": "\(configuration.resolvedSocketPath)"])
             return true
         } catch {
             Self.logger.error("could not serve the hub: \(error)")
-            close(fd)
             return false
         }
     }

@@ -27,14 +27,13 @@ public struct SharingConfiguration: Sendable {
         self.consumerName = consumerName
     }
 
-    var resolvedSocketPath: String {
-        if let socketPath { return socketPath }
-        if let fromEnvironment = ProcessInfo.processInfo.environment["AMBAR_SOCKET"], !fromEnvironment.isEmpty { return fromEnvironment }
-        return directory.appendingPathComponent(".ambar/sync.sock").path
-    }
+    var resolvedSocketPath: String { socketPath ?? Self.defaultSocketPath(in: directory) }
 
-    var lockPath: String {
-        URL(fileURLWithPath: resolvedSocketPath).deletingLastPathComponent().appendingPathComponent("hub.lock").path
+    /// The hub socket when none is configured: `$AMBAR_SOCKET` if set, else
+    /// `<directory>/.ambar/sync.sock`.
+    public static func defaultSocketPath(in directory: URL, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let fromEnvironment = environment["AMBAR_SOCKET"], !fromEnvironment.isEmpty { return fromEnvironment }
+        return directory.appendingPathComponent(".ambar/sync.sock").path
     }
 
     var resolvedConsumerName: String {

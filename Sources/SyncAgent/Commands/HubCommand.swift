@@ -36,8 +36,14 @@ struct HubCommand: AsyncParsableCommand {
         let inherited = try SocketActivation.listeningSocket(named: "hub")
         // Hold the election lock, so processes never start a second hub beside this one. When
         // socket-activated, systemd guarantees one hub; the lock is then taken only if possible.
-        let lock = try Self.takeElectionLock(socketPath: socketPath, required: inherited == nil)
-        defer { if lock >= 0 { close(lock) } }
+        if inherited == nil {
+            try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: socketPath).deletingLastPathComponent().path, withIntermediateDirectories: true)
+        }
+        let lock = HubElectionLock.take(forSocket: socketPath)
+        if lock == nil && inherited == nil {
+            throw ValidationError("Another process already serves the hub at \(socketPath) (it holds \(HubElectionLock.path(forSocket: socketPath))).")
+        }
+        defer { withExtendedLifetime(lock) {} }  // held until the hub has stopped
 
         var hubConfiguration = try SyncHub.Configuration(socketPath: socketPath, storeUUID: uuid, storeFile: file)
         hubConfiguration.inheritedSocket = inherited
@@ -68,17 +74,5 @@ struct HubCommand: AsyncParsableCommand {
                 })
             await hub.stop()
         }
-    }
-
-    /// Takes `<socket dir>/hub.lock`; returns -1 when it is not `required` and cannot be taken.
-    static func takeElectionLock(socketPath: String, required: Bool) throws -> Int32 {
-        let socketDirectory = URL(fileURLWithPath: socketPath).deletingLastPathComponent()
-        if required { try FileManager.default.createDirectory(at: socketDirectory, withIntermediateDirectories: true) }
-        let lockPath = socketDirectory.appendingPathComponent("hub.lock").path
-        let lock = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o660)
-        if lock >= 0, flock(lock, LOCK_EX | LOCK_NB) == 0 { return lock }
-        if lock >= 0 { close(lock) }
-        guard required else { return -1 }
-        throw ValidationError("Another process already serves the hub at \(socketPath) (it holds \(lockPath)).")
     }
 }

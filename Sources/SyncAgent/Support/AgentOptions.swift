@@ -2,6 +2,7 @@ import AmbarStack
 import ArgumentParser
 import Foundation
 import Logging
+import SharedStoreIPC
 import SystemdIntegration
 
 /// Options every command shares: where the shared directory is.
@@ -27,9 +28,7 @@ struct SocketOptions: ParsableArguments {
     var socket: String?
 
     func path(in directory: URL) -> String {
-        if let socket { return socket }
-        if let fromEnvironment = ProcessInfo.processInfo.environment["AMBAR_SOCKET"], !fromEnvironment.isEmpty { return fromEnvironment }
-        return directory.appendingPathComponent(".ambar/sync.sock").path
+        socket ?? SharingConfiguration.defaultSocketPath(in: directory)
     }
 }
 
