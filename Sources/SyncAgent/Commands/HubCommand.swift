@@ -23,7 +23,7 @@ struct HubCommand: AsyncParsableCommand {
 
     func run() async throws {
         let settings = try service.settings()
-        bootstrapLogging(level: settings.logLevel)
+        bootstrapLogging(level: settings.value.logLevel)
         let logger = Logger(label: "ambar.agent.hub")
         let file = directory.storeFile
         guard FileManager.default.fileExists(atPath: file.path) else {
@@ -47,10 +47,8 @@ struct HubCommand: AsyncParsableCommand {
 
         var hubConfiguration = try SyncHub.Configuration(socketPath: socketPath, storeUUID: uuid, storeFile: file)
         hubConfiguration.inheritedSocket = inherited
-        hubConfiguration.maximumPeers = settings.maximumPeers
+        hubConfiguration.maximumPeers = settings.value.maximumPeers
         let hub = try await SyncHub.start(hubConfiguration)
-        let config = service.config
-        let current = SettingsBox(settings)
         try await AgentService.run(logger: logger) {
             await Supervision.serveUntilShutdown(
                 logger: logger,
@@ -66,12 +64,7 @@ struct HubCommand: AsyncParsableCommand {
                         hub.onEventLoop(every: interval) { ServiceNotifier.notify(.watchdog) }
                     }
                 },
-                reload: {
-                    let new = try AgentSettings.load(config, defaults: current.value)
-                    LogLevelControl.shared.level = new.logLevel
-                    await hub.setMaximumPeers(new.maximumPeers)
-                    current.value = new
-                })
+                reload: { await hub.setMaximumPeers(try settings.reload().maximumPeers) })
             await hub.stop()
         }
     }

@@ -50,7 +50,7 @@ struct RunCommand: AsyncParsableCommand {
 
     func run() async throws {
         let settings = try service.settings()
-        bootstrapLogging(identifier: "sync-agent@\(name)", level: settings.logLevel)
+        bootstrapLogging(identifier: "sync-agent@\(name)", level: settings.value.logLevel)
         let logger = Logger(label: "ambar.agent.run")
         let stack = try openExistingStack(directory)
         let decoder: ImportRecordDecoder
@@ -67,8 +67,6 @@ struct RunCommand: AsyncParsableCommand {
             inbox: inbox, name: name, stack: stack, decoder: decoder,
             pollInterval: Double(pollInterval) / 1000, logger: logger)
         let coordinator = try stack.mainCoordinator
-        let config = service.config
-        let current = SettingsBox(settings)
         try await AgentService.run(logger: logger) {
             await Supervision.serveUntilShutdown(
                 logger: logger,
@@ -78,11 +76,7 @@ struct RunCommand: AsyncParsableCommand {
                     return "\(c.files) files imported (\(c.objects) objects), \(c.failed) failed, \(c.waiting) waiting; head token \(head)"
                 },
                 afterReady: { worker.start() },
-                reload: {
-                    let new = try AgentSettings.load(config, defaults: current.value)
-                    LogLevelControl.shared.level = new.logLevel
-                    current.value = new
-                })
+                reload: { try settings.reload() })
             await worker.stop()
             merges.cancel()
             await sync.stop()

@@ -58,14 +58,15 @@ struct ServiceOptions: ParsableArguments {
     @Option(name: .long, help: "The log level (trace, debug, info, notice, warning, error, critical); the configuration file's log-level wins.")
     var logLevel: String = "info"
 
-    /// The settings: defaults, then `--log-level`, then the configuration file.
-    func settings() throws -> AgentSettings {
+    /// The settings: defaults, then `--log-level`, then the configuration file (read again on
+    /// each reload).
+    func settings() throws -> LiveSettings {
         guard let level = Logger.Level(rawValue: logLevel) else {
             throw ValidationError("--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")).")
         }
-        var defaults = AgentSettings()
-        defaults.logLevel = level
-        return try AgentSettings.load(config, defaults: defaults)
+        var base = AgentSettings()
+        base.logLevel = level
+        return try LiveSettings(base: base, file: config)
     }
 }
 
