@@ -28,10 +28,7 @@ public struct ConsoleLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        var merged = metadata
-        if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
-        if let extra = event.metadata { merged.merge(extra) { _, new in new } }
-        let details = merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        let details = entryMetadata(event).map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         let time = Date().formatted(.iso8601.time(includingFractionalSeconds: true))
         let line = "\(time) \(event.level) \(label): \(event.message)\(details.isEmpty ? "" : " " + details)\n"
         // One write(2) per line, so lines of concurrent loggers never interleave.

@@ -45,10 +45,7 @@ public struct JournalLogHandler: LogHandler {
             "CODE_FUNC=\(event.function)",
             "AMBAR_LOGGER=\(label)",
         ]
-        var merged = metadata
-        if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
-        if let extra = event.metadata { merged.merge(extra) { _, new in new } }
-        for (key, value) in merged.sorted(by: { $0.key < $1.key }) {
+        for (key, value) in entryMetadata(event) {
             fields.append("\(JournalField.name(forMetadataKey: key))=\(value)")
         }
         Self.send(fields)
