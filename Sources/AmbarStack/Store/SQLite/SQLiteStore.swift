@@ -144,7 +144,15 @@ final class SQLiteStore: PersistentStore {
         }
         if isFile {
             // A damaged page would otherwise surface later, in the middle of some save.
-            let problems = (try? writer.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }) ?? ["the integrity check could not run"]
+            // A check that cannot run (I/O error, lock) is not evidence of damage: reported as a
+            // failure to open, so recovery never moves a sound store aside.
+            let problems: [String]
+            do {
+                problems = try writer.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
+            } catch {
+                try? writer.close()
+                throw Self.openError(error, path: description)
+            }
             if problems != ["ok"] {
                 try? writer.close()
                 throw .storeDamaged(path: description, reason: "integrity check: " + problems.prefix(3).joined(separator: "; "))
