@@ -38,13 +38,16 @@ enum Supervision {
         logger.notice("ready", metadata: ["status": "\(initial)"])
         afterReady()
         await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                var last = initial
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(1))
-                    guard !Task.isCancelled else { return }
-                    let now = await status()
-                    if now != last { ServiceNotifier.notify(.status(now)); last = now }
+            // STATUS= is only read by a service manager: without one, no polling.
+            if ServiceNotifier.isSupervised {
+                group.addTask {
+                    var last = initial
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: .seconds(1))
+                        guard !Task.isCancelled else { return }
+                        let now = await status()
+                        if now != last { ServiceNotifier.notify(.status(now)); last = now }
+                    }
                 }
             }
             group.addTask {
