@@ -1,3 +1,5 @@
+import Logging
+
 /// Reports the changes to one entity's objects in a context: local edits, saves merged from other
 /// contexts, and — with SharedStoreIPC — saves of other processes merged into the main context
 /// (Ambar's `EntityMonitor`).
@@ -17,6 +19,7 @@ public final class EntityMonitor<T: ManagedObject> {
     public let predicate: ObjectPredicate?
     private let callback: Callback
     private var observation: ContextObservation?
+    private static var logger: Logger { Logger(label: "ambar.stack.monitor") }
 
     /// Monitors `T` (and its sub-entities) in `context`.
     public init(context: ManagedObjectContext, predicate: ObjectPredicate? = nil, callback: @escaping Callback) {
@@ -38,7 +41,13 @@ public final class EntityMonitor<T: ManagedObject> {
 
     private func matches(_ object: T) -> Bool {
         guard let predicate else { return true }
-        return (try? PredicateEvaluation.evaluate(predicate, on: object)) ?? false
+        do throws(AmbarError) {
+            return try PredicateEvaluation.evaluate(predicate, on: object)
+        } catch {
+            // A predicate that cannot be evaluated (e.g. an unknown key) matches nothing; say so.
+            Self.logger.error("the monitor's predicate cannot be evaluated; it matches nothing: \(error)")
+            return false
+        }
     }
 
     private func handle(_ note: ObjectsDidChangeNotification) {

@@ -225,7 +225,17 @@ public final class SharedStoreSync: Sendable {
             // to it. (A foreign write in the same interval as an Ambar one is not told apart.)
             Self.logger.info("the store changed outside Ambar; refreshing every object")
             let main = self.main
-            main.enqueue { try? main.refreshAllObjects() }
+            main.enqueue { Self.refreshAll(main) }
+        }
+    }
+
+    /// Re-reads every object of the main context (on its queue); a failure is logged, since the
+    /// objects may then be stale until the next change.
+    private static func refreshAll(_ main: ManagedObjectContext) {
+        do throws(AmbarError) {
+            try main.refreshAllObjects()
+        } catch {
+            logger.error("refreshing the main context failed; its objects may be stale until the next change: \(error)")
         }
     }
 
@@ -265,7 +275,7 @@ public final class SharedStoreSync: Sendable {
                 Self.logger.warning("history after token \(cursor) was purged; refreshing every object")
                 let main = self.main, events = self.events
                 main.enqueue {
-                    try? main.refreshAllObjects()
+                    Self.refreshAll(main)
                     events.post(RemoteMergeEvent(token: current, author: nil, processID: 0, inserted: [], updated: [], deleted: [],
                                                  refreshed: Set(main.registeredObjects.map(\.objectID)), invalidated: [], latency: 0, historyExpired: true))
                 }

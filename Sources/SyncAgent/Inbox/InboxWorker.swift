@@ -122,7 +122,12 @@ final class InboxWorker: Sendable {
         } catch AmbarError.alreadySaved(_, let token) {
             // Another instance imported the same file between our check and our save.
             logger.notice("already imported; moving it to processed", metadata: ["file": "\(fileName)", "token": "\(token)"])
-            try? inbox.markProcessed(file)
+            do {
+                try inbox.markProcessed(file)
+            } catch {
+                // The next pass finds the receipt again and retries the move.
+                logger.error("could not move an imported file; will retry", metadata: ["file": "\(fileName)", "error": "\(error)"])
+            }
         } catch {
             // Not a problem of the file's content (the store or the file system): leave the file
             // where it is and try again later.
