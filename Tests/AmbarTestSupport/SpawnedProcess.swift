@@ -48,9 +48,6 @@ public final class SpawnedProcess {
         return true
     }
 
-    /// Sends `signal` to the child.
-    public func send(_ signal: Int32) { kill(processIdentifier, signal) }
-
     /// Waits for the child to end; returns its raw wait status (see ``exitCode(_:)``), or `nil`
     /// if it still runs after `timeout` seconds.
     public func waitForExit(timeout: TimeInterval) -> Int32? {

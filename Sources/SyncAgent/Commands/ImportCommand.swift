@@ -44,8 +44,7 @@ struct ImportCommand: AsyncParsableCommand {
     func run() async throws {
         bootstrapLogging(level: .warning)
         let stack = try openExistingStack(directory)
-        let decoder: ImportRecordDecoder
-        do { decoder = try ImportRecordDecoder(model: stack.model, entityName: entity, keyAttribute: key) } catch { throw ValidationError("\(error)") }
+        let decoder = try ImportRecordDecoder(model: stack.model, entityName: entity, keyAttribute: key)
         let source: LineSource
         do { source = try LineSource(path: file) } catch { throw ValidationError("Cannot read \(file): \(error.localizedDescription)") }
         var importer = RecordImporter(stack: stack, decoder: decoder)

@@ -53,8 +53,7 @@ struct RunCommand: AsyncParsableCommand {
         bootstrapLogging(identifier: "sync-agent@\(name)", level: settings.value.logLevel)
         let logger = Logger(label: "ambar.agent.run")
         let stack = try openExistingStack(directory)
-        let decoder: ImportRecordDecoder
-        do { decoder = try ImportRecordDecoder(model: stack.model, entityName: resolvedEntity ?? "", keyAttribute: resolvedKey) } catch { throw ValidationError("\(error)") }
+        let decoder = try ImportRecordDecoder(model: stack.model, entityName: resolvedEntity ?? "", keyAttribute: resolvedKey)
         let inbox = try Inbox(root: directory.url, name: name)
         var sharing = SharingConfiguration.sharedDirectory(directory.url)
         sharing.socketPath = socket.socket

@@ -24,12 +24,9 @@ enum DemoModel {
         for product in products where !product.isDeleted {
             rows.append("\(try product.value(forKey: "sku"))|\(try product.value(forKey: "title"))|\(try product.value(forKey: "price"))|\(try product.value(forKey: "stock"))")
         }
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a over the sorted rows
-        for row in rows.sorted() {
-            for byte in row.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-            hash = (hash ^ 0x0A) &* 0x0000_0100_0000_01b3
-        }
-        return (String(format: "%016llx", hash), rows.count)
+        var hash = FNV1a()
+        for row in rows.sorted() { hash.combine(Array(row.utf8) + [0x0A]) }
+        return (hash.hex, rows.count)
     }
 
     /// The digest of every product in the store, read through a fresh context of `stack`.

@@ -59,8 +59,8 @@ struct Inbox {
         var info = stat()
         guard stat(file.path, &info) == 0 else { throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: file.path]) }
         let data = try Data(contentsOf: file, options: .alwaysMapped)
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a
-        for byte in data { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-        return "run:\(name):\(file.lastPathComponent):\(info.st_dev):\(info.st_ino):\(data.count):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(String(hash, radix: 16))"
+        var hash = FNV1a()
+        hash.combine(data)
+        return "run:\(name):\(file.lastPathComponent):\(info.st_dev):\(info.st_ino):\(data.count):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(hash.hex)"
     }
 }

@@ -1,0 +1,16 @@
+/// A 64-bit FNV-1a checksum: cheap, stable across runs and processes (unlike `Hasher`), for
+/// digests the agent compares between processes and file identities it records.
+struct FNV1a {
+    private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
+
+    /// Mixes in `bytes`.
+    mutating func combine<S: Sequence>(_ bytes: S) where S.Element == UInt8 {
+        for byte in bytes { value = (value ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+    }
+
+    /// The checksum as 16 hex digits.
+    var hex: String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+}
