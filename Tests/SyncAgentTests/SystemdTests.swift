@@ -75,6 +75,29 @@ final class SystemdTests: AgentTestCase {
         XCTAssertLessThan(try XCTUnwrap(kinds.firstIndex(of: "ready")), firstWatchdog)
     }
 
+    func testAReloadFallsBackToTheCommandLineForASettingRemovedFromTheFile() throws {
+        try initStore()
+        let uuid = try XCTUnwrap(try json(try agent(["status", "--directory", directory.url.path, "--json"]).output)["uuid"] as? String)
+        let config = directory.url.appendingPathComponent("hub.conf")
+        try "max-peers = 1\n".write(to: config, atomically: true, encoding: .utf8)
+        let hub = try startAgent(["hub", "--directory", directory.url.path, "--config", config.path])
+        let socket = directory.url.appendingPathComponent(".ambar/sync.sock").path
+        func probe() throws -> String {
+            try ProcessRunner.run(BuiltProducts.url("ambar-test-helper"), ["probe", socket, uuid]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        XCTAssertTrue(try eventually { try probe() == "welcome" })
+        let peer = try Peer("peer", directory: directory, store: store)
+        defer { peer.kill() }
+        XCTAssertTrue(try peer.await("status") { $0.contains("connected=true") }.contains("connected=true"))
+        XCTAssertEqual(try probe(), "refused tooManyPeers", "the file's max-peers = 1 is in force")
+        try "# max-peers removed\n".write(to: config, atomically: true, encoding: .utf8)
+        kill(hub.processIdentifier, SIGHUP)
+        XCTAssertTrue(try eventually { try probe() == "welcome" }, "back to the default limit, not the previous file's")
+        kill(hub.processIdentifier, SIGTERM)
+        hub.waitUntilExit()
+        XCTAssertEqual(hub.terminationStatus, 0)
+    }
+
     func testJournalFieldNamesAreWhatJournaldKeeps() {
         XCTAssertEqual(JournalField.name(forMetadataKey: "token"), "AMBAR_TOKEN")
         XCTAssertEqual(JournalField.name(forMetadataKey: "peer"), "AMBAR_PEER")
