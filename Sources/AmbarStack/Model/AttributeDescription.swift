@@ -10,16 +10,20 @@ public struct AttributeDescription: Codable, Sendable, Hashable {
     public var defaultValue: AttributeValue
     /// Whether the store keeps an index on this attribute.
     public var isIndexed: Bool
+    /// The attribute's name in an earlier model version, when it was renamed: lightweight
+    /// migration then renames the column and keeps its values (Core Data's renaming identifier).
+    public var renamingIdentifier: String?
 
     /// Creates an attribute description.
     public init(
         name: String, type: AttributeType, isOptional: Bool = false,
-        defaultValue: AttributeValue = .null, isIndexed: Bool = false
+        defaultValue: AttributeValue = .null, isIndexed: Bool = false, renamingIdentifier: String? = nil
     ) {
         self.name = name
         self.type = type
         self.isOptional = isOptional
         self.defaultValue = defaultValue
         self.isIndexed = isIndexed
+        self.renamingIdentifier = renamingIdentifier
     }
 }

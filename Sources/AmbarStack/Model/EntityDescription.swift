@@ -14,12 +14,15 @@ public struct EntityDescription: Codable, Sendable, Hashable {
     public var relationships: [RelationshipDescription]
     /// Groups of attribute names whose combined values must be unique among the entity's objects.
     public var uniquenessConstraints: [[String]]
+    /// The entity's name in an earlier model version, when it was renamed: lightweight migration
+    /// then keeps its rows (Core Data's renaming identifier).
+    public var renamingIdentifier: String?
 
     /// Creates an entity description from its parts.
     public init(
         name: String, parent: String? = nil, isAbstract: Bool = false,
         attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = [],
-        uniquenessConstraints: [[String]] = []
+        uniquenessConstraints: [[String]] = [], renamingIdentifier: String? = nil
     ) {
         self.name = name
         self.parent = parent
@@ -27,12 +30,14 @@ public struct EntityDescription: Codable, Sendable, Hashable {
         self.attributes = attributes
         self.relationships = relationships
         self.uniquenessConstraints = uniquenessConstraints
+        self.renamingIdentifier = renamingIdentifier
     }
 
     /// Creates an entity description from a list of properties (see ``PropertyDescription``).
     public init(
         _ name: String, parent: String? = nil, isAbstract: Bool = false,
-        properties: [PropertyDescription] = [], uniquenessConstraints: [[String]] = []
+        properties: [PropertyDescription] = [], uniquenessConstraints: [[String]] = [],
+        renamingIdentifier: String? = nil
     ) {
         var attributes: [AttributeDescription] = []
         var relationships: [RelationshipDescription] = []
@@ -44,6 +49,7 @@ public struct EntityDescription: Codable, Sendable, Hashable {
         }
         self.init(
             name: name, parent: parent, isAbstract: isAbstract, attributes: attributes,
-            relationships: relationships, uniquenessConstraints: uniquenessConstraints)
+            relationships: relationships, uniquenessConstraints: uniquenessConstraints,
+            renamingIdentifier: renamingIdentifier)
     }
 }

@@ -3,12 +3,22 @@
 ///
 /// Lightweight (additive) changes: new entities; new attributes that are optional or have a
 /// default; new optional to-one and any new to-many relationships; attributes becoming optional;
-/// indexes added or removed; defaults and delete rules changed. Everything else — a removed or
+/// indexes added or removed; defaults and delete rules changed; entities, attributes and
+/// relationships renamed, with the new element's `renamingIdentifier` naming the old one. Everything else — a removed or
 /// retyped element, a new required attribute without a default, a new uniqueness constraint, a
 /// changed parent, destination or inverse — is refused with a reason per element.
 public enum ModelDifference {
     /// The reasons `old` cannot be migrated to `new` in place; empty when it can.
-    public static func lightweightProblems(from old: ManagedObjectModel, to new: ManagedObjectModel) -> [String] {
+    public static func lightweightProblems(from stored: ManagedObjectModel, to new: ManagedObjectModel) -> [String] {
+        let renaming = ModelRenaming(from: stored, to: new)
+        guard renaming.problems.isEmpty else { return renaming.problems }
+        let old: ManagedObjectModel  // the stored model in the new model's names
+        do {
+            old = try renaming.apply(to: stored)
+        } catch {
+            if case .migrationRefused(let reasons) = error { return reasons }
+            return ["\(error)"]
+        }
         var problems: [String] = []
         for before in old.entities {
             guard let after = new.entities.first(where: { $0.name == before.name }) else {

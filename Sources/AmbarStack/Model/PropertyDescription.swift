@@ -16,30 +16,32 @@ public enum PropertyDescription: Sendable, Hashable {
     /// An attribute named `name` of `type`.
     public static func attribute(
         _ name: String, _ type: AttributeType, optional: Bool = false,
-        defaultValue: (any AttributeValueConvertible)? = nil, indexed: Bool = false
+        defaultValue: (any AttributeValueConvertible)? = nil, indexed: Bool = false,
+        renamedFrom renamingIdentifier: String? = nil
     ) -> PropertyDescription {
         .attributeDescription(AttributeDescription(
             name: name, type: type, isOptional: optional,
-            defaultValue: defaultValue?.attributeValue ?? .null, isIndexed: indexed))
+            defaultValue: defaultValue?.attributeValue ?? .null, isIndexed: indexed,
+            renamingIdentifier: renamingIdentifier))
     }
 
     /// A to-one relationship named `name` to `destination`.
     public static func toOne(
         _ name: String, _ destination: String, inverse: String? = nil,
-        deleteRule: DeleteRule = .nullify, optional: Bool = true
+        deleteRule: DeleteRule = .nullify, optional: Bool = true, renamedFrom renamingIdentifier: String? = nil
     ) -> PropertyDescription {
         .relationshipDescription(RelationshipDescription(
             name: name, destination: destination, inverse: inverse, isToMany: false,
-            deleteRule: deleteRule, isOptional: optional))
+            deleteRule: deleteRule, isOptional: optional, renamingIdentifier: renamingIdentifier))
     }
 
     /// A to-many relationship named `name` to `destination`.
     public static func toMany(
         _ name: String, _ destination: String, inverse: String? = nil,
-        deleteRule: DeleteRule = .nullify
+        deleteRule: DeleteRule = .nullify, renamedFrom renamingIdentifier: String? = nil
     ) -> PropertyDescription {
         .relationshipDescription(RelationshipDescription(
             name: name, destination: destination, inverse: inverse, isToMany: true,
-            deleteRule: deleteRule, isOptional: true))
+            deleteRule: deleteRule, isOptional: true, renamingIdentifier: renamingIdentifier))
     }
 }

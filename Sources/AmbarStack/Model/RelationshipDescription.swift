@@ -24,11 +24,14 @@ public struct RelationshipDescription: Codable, Sendable, Hashable {
     public var deleteRule: DeleteRule
     /// Whether a to-one relationship may be empty when the object is saved.
     public var isOptional: Bool
+    /// The relationship's name in an earlier model version, when it was renamed: lightweight
+    /// migration then keeps its links (Core Data's renaming identifier).
+    public var renamingIdentifier: String?
 
     /// Creates a relationship description.
     public init(
         name: String, destination: String, inverse: String? = nil, isToMany: Bool = false,
-        deleteRule: DeleteRule = .nullify, isOptional: Bool = true
+        deleteRule: DeleteRule = .nullify, isOptional: Bool = true, renamingIdentifier: String? = nil
     ) {
         self.name = name
         self.destination = destination
@@ -36,5 +39,6 @@ public struct RelationshipDescription: Codable, Sendable, Hashable {
         self.isToMany = isToMany
         self.deleteRule = deleteRule
         self.isOptional = isOptional
+        self.renamingIdentifier = renamingIdentifier
     }
 }

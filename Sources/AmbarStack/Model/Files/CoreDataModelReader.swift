@@ -5,7 +5,8 @@ import FoundationXML
 
 /// Reads Core Data's model XML (the `contents` file of an `.xcdatamodel`): entities with their
 /// parent and abstractness, attributes with type, optionality, default and index, relationships
-/// with destination, inverse, to-many and delete rule, and uniqueness constraints.
+/// with destination, inverse, to-many and delete rule, uniqueness constraints, and renaming
+/// identifiers (Xcode's "Renaming ID", kept as `elementID`).
 ///
 /// What Ambar cannot honour is an error naming the element and line — transient, derived or
 /// transformable attributes, ordered relationships, compound fetch indexes, fetched properties,
@@ -64,7 +65,7 @@ private final class ModelXMLBuilder: NSObject, XMLParserDelegate {
             ignoredDepth = 1  // layout, user info, configurations: no effect on the store
         case "entity":
             guard let name = a["name"] else { return fail(parser, "<entity> without a name") }
-            current = EntityDescription(name: name, parent: a["parentEntity"], isAbstract: a["isAbstract"] == "YES")
+            current = EntityDescription(name: name, parent: a["parentEntity"], isAbstract: a["isAbstract"] == "YES", renamingIdentifier: a["elementID"])
         case "attribute":
             guard current != nil, let name = a["name"] else { return fail(parser, "<attribute> outside an entity or without a name") }
             if a["transient"] == "YES" { return fail(parser, "attribute \"\(name)\" is transient; Ambar stores every attribute (remove it or make it stored)") }
@@ -77,7 +78,8 @@ private final class ModelXMLBuilder: NSObject, XMLParserDelegate {
                 return fail(parser, "attribute \"\(name)\": the default \"\(a["defaultValueString"] ?? a["defaultDateTimeInterval"] ?? "")\" is not a \(typeName)")
             }
             current?.attributes.append(AttributeDescription(
-                name: name, type: type, isOptional: a["optional"] == "YES", defaultValue: defaultValue, isIndexed: a["indexed"] == "YES"))
+                name: name, type: type, isOptional: a["optional"] == "YES", defaultValue: defaultValue, isIndexed: a["indexed"] == "YES",
+                renamingIdentifier: a["elementID"]))
         case "relationship":
             guard current != nil, let name = a["name"], let destination = a["destinationEntity"] else {
                 return fail(parser, "<relationship> outside an entity or without name and destinationEntity")
@@ -92,7 +94,7 @@ private final class ModelXMLBuilder: NSObject, XMLParserDelegate {
             guard let rule = CoreDataModelReader.deleteRules[ruleName] else { return fail(parser, "relationship \"\(name)\" has unknown deletion rule \"\(ruleName)\"") }
             current?.relationships.append(RelationshipDescription(
                 name: name, destination: destination, inverse: a["inverseName"], isToMany: toMany, deleteRule: rule,
-                isOptional: a["optional"] == "YES"))
+                isOptional: a["optional"] == "YES", renamingIdentifier: a["elementID"]))
         case "uniquenessConstraints":
             break
         case "uniquenessConstraint":

@@ -70,7 +70,7 @@ private struct EntityDocument: Decodable {
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: AnyKey.self)
-        try c.rejectUnknown(["name", "parent", "abstract", "isAbstract", "attributes", "relationships", "unique", "uniquenessConstraints"], in: "an entity")
+        try c.rejectUnknown(["name", "parent", "abstract", "isAbstract", "attributes", "relationships", "unique", "uniquenessConstraints", "renamingIdentifier"], in: "an entity")
         guard let name = try c.first(String.self, "name") else {
             throw DecodingError.keyNotFound(AnyKey("name"), .init(codingPath: c.codingPath, debugDescription: "an entity needs a name"))
         }
@@ -79,7 +79,8 @@ private struct EntityDocument: Decodable {
             isAbstract: try c.first(Bool.self, "abstract", "isAbstract") ?? false,
             attributes: (try c.first([AttributeDocument].self, "attributes") ?? []).map(\.description),
             relationships: (try c.first([RelationshipDocument].self, "relationships") ?? []).map(\.description),
-            uniquenessConstraints: try c.first([[String]].self, "unique", "uniquenessConstraints") ?? [])
+            uniquenessConstraints: try c.first([[String]].self, "unique", "uniquenessConstraints") ?? [],
+            renamingIdentifier: try c.first(String.self, "renamingIdentifier"))
     }
 }
 
@@ -88,7 +89,7 @@ private struct AttributeDocument: Decodable {
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: AnyKey.self)
-        try c.rejectUnknown(["name", "type", "optional", "isOptional", "default", "defaultValue", "indexed", "isIndexed"], in: "an attribute")
+        try c.rejectUnknown(["name", "type", "optional", "isOptional", "default", "defaultValue", "indexed", "isIndexed", "renamingIdentifier"], in: "an attribute")
         guard let name = try c.first(String.self, "name") else {
             throw DecodingError.keyNotFound(AnyKey("name"), .init(codingPath: c.codingPath, debugDescription: "an attribute needs a name"))
         }
@@ -112,7 +113,8 @@ private struct AttributeDocument: Decodable {
         }
         description = AttributeDescription(
             name: name, type: type, isOptional: try c.first(Bool.self, "optional", "isOptional") ?? false,
-            defaultValue: defaultValue, isIndexed: try c.first(Bool.self, "indexed", "isIndexed") ?? false)
+            defaultValue: defaultValue, isIndexed: try c.first(Bool.self, "indexed", "isIndexed") ?? false,
+            renamingIdentifier: try c.first(String.self, "renamingIdentifier"))
     }
 }
 
@@ -121,7 +123,7 @@ private struct RelationshipDocument: Decodable {
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: AnyKey.self)
-        try c.rejectUnknown(["name", "destination", "inverse", "toMany", "isToMany", "deleteRule", "optional", "isOptional"], in: "a relationship")
+        try c.rejectUnknown(["name", "destination", "inverse", "toMany", "isToMany", "deleteRule", "optional", "isOptional", "renamingIdentifier"], in: "a relationship")
         guard let name = try c.first(String.self, "name"), let destination = try c.first(String.self, "destination") else {
             throw DecodingError.keyNotFound(AnyKey("destination"), .init(codingPath: c.codingPath, debugDescription: "a relationship needs a name and a destination"))
         }
@@ -132,7 +134,8 @@ private struct RelationshipDocument: Decodable {
         description = RelationshipDescription(
             name: name, destination: destination, inverse: try c.first(String.self, "inverse"),
             isToMany: try c.first(Bool.self, "toMany", "isToMany") ?? false, deleteRule: rule,
-            isOptional: try c.first(Bool.self, "optional", "isOptional") ?? true)
+            isOptional: try c.first(Bool.self, "optional", "isOptional") ?? true,
+            renamingIdentifier: try c.first(String.self, "renamingIdentifier"))
     }
 }
 

@@ -70,8 +70,12 @@ enum SQLiteSchema {
             }
             throw AmbarError.migrationRefused(reasons: problems)
         }
-        // New columns first (indexes need them), then new tables and indexes, then the defaults
-        // of new attributes for the rows that already exist.
+        // Renames first (tables, columns, join tables), then new columns (indexes need them),
+        // then stale indexes dropped, new tables and indexes created, renamed join tables
+        // copied back, and the defaults of new attributes filled into the rows that exist.
+        let renaming = ModelRenaming(from: stored, to: model)
+        let renamed = try renaming.apply(to: stored)
+        let outcome = try applyRenames(db, from: stored, as: renamed, renaming)
         let resolved = model.resolved
         for root in resolved.roots {
             let existing = Set(try Row.fetchAll(db, sql: "PRAGMA table_info(\(quoted(root)))").map { $0["name"] as String })
@@ -80,11 +84,18 @@ enum SQLiteSchema {
                 try db.execute(sql: "ALTER TABLE \(quoted(root)) ADD COLUMN \(quoted(column.name)) \(column.sqlType)")
             }
         }
+        let wanted = indexes(of: model)
+        for table in resolved.roots + resolved.joinTables.map(\.table) {
+            // Renamed tables lose all their indexes; the others only those the model dropped.
+            let keep = outcome.touchedTables.contains(table) ? [] : Set(wanted[table, default: []].map(\.name))
+            try dropIndexes(db, on: table, keeping: keep)
+        }
         try createTables(db, model: model)
+        try finishJoinCopies(db, outcome)
         var entityIDs: [String: Int64] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT name, id FROM ambar_entities") { entityIDs[row[0]] = row[1] }
         for entity in model.entities {
-            let before = stored.entities.first { $0.name == entity.name }
+            let before = renamed.entities.first { $0.name == entity.name }
             guard let before, let layout = resolved.entities[entity.name] else { continue }
             for attribute in entity.attributes where !attribute.defaultValue.isNull && !before.attributes.contains(where: { $0.name == attribute.name }) {
                 let ids = layout.selfAndDescendants.compactMap { entityIDs[$0] }
@@ -122,23 +133,35 @@ enum SQLiteSchema {
             definitions += columns.map { "\(quoted($0.name)) \($0.sqlType)" }
             try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(quoted(root)) (\(definitions.joined(separator: ", ")))")
             try db.execute(sql: "INSERT OR IGNORE INTO ambar_primarykeys (root, max_pk) VALUES (?, 0)", arguments: [root])
-            if resolved.entities[root]?.selfAndDescendants.count ?? 1 > 1 {
-                try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(quoted("\(root)_Z_ENT")) ON \(quoted(root)) (Z_ENT)")
-            }
-            for column in columns where column.isIndexed {
-                try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(quoted("\(root)_\(column.name)")) ON \(quoted(root)) (\(quoted(column.name)))")
-            }
-            for group in resolved.rootUniqueness[root] ?? [] {
-                let name = "\(root)_unique_\(group.joined(separator: "_"))"
-                let cols = group.map(quoted).joined(separator: ", ")
-                try db.execute(sql: "CREATE UNIQUE INDEX IF NOT EXISTS \(quoted(name)) ON \(quoted(root)) (\(cols))")
-            }
         }
         for join in resolved.joinTables {
-            try db.execute(sql: """
-                CREATE TABLE IF NOT EXISTS \(quoted(join.table)) (src INTEGER NOT NULL, dst INTEGER NOT NULL, PRIMARY KEY (src, dst)) WITHOUT ROWID;
-                CREATE INDEX IF NOT EXISTS \(quoted("\(join.table)_dst")) ON \(quoted(join.table)) (dst, src);
-                """)
+            try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(quoted(join.table)) (src INTEGER NOT NULL, dst INTEGER NOT NULL, PRIMARY KEY (src, dst)) WITHOUT ROWID")
         }
+        let wanted = indexes(of: model)
+        for table in wanted.keys.sorted() {
+            for index in wanted[table] ?? [] { try db.execute(sql: index.sql) }
+        }
+    }
+
+    /// The indexes `model` wants, by table: name and CREATE statement. Index names are global in
+    /// SQLite, so each is prefixed with its table's name.
+    static func indexes(of model: ManagedObjectModel) -> [String: [(name: String, sql: String)]] {
+        let resolved = model.resolved
+        var result: [String: [(name: String, sql: String)]] = [:]
+        func add(_ table: String, _ name: String, unique: Bool = false, _ columns: [String]) {
+            let sql = "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(quoted(name)) ON \(quoted(table)) (\(columns.map(quoted).joined(separator: ", ")))"
+            result[table, default: []].append((name, sql))
+        }
+        for root in resolved.roots {
+            if resolved.entities[root]?.selfAndDescendants.count ?? 1 > 1 { add(root, "\(root)_Z_ENT", ["Z_ENT"]) }
+            for column in resolved.rootColumns[root] ?? [] where column.isIndexed {
+                add(root, "\(root)_\(column.name)", [column.name])
+            }
+            for group in resolved.rootUniqueness[root] ?? [] {
+                add(root, "\(root)_unique_\(group.joined(separator: "_"))", unique: true, group)
+            }
+        }
+        for join in resolved.joinTables { add(join.table, "\(join.table)_dst", ["dst", "src"]) }
+        return result
     }
 }
