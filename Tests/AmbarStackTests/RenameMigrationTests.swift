@@ -260,4 +260,19 @@ final class RenameMigrationTests: XCTestCase {
             XCTAssertEqual(try notes.map { try $0.value(forKey: "text") }, [.string("kept")], "and back again, by the JSON format's renamingIdentifier")
         }
     }
+
+    func testARenamingIdentifierAloneIsNotANewVersion() throws {
+        let plain = try ManagedObjectModel(entities: [EntityDescription("Note", properties: [.attribute("text", .string)])])
+        let annotated = try ManagedObjectModel(entities: [
+            EntityDescription("Note", properties: [.attribute("text", .string, renamedFrom: "body")], renamingIdentifier: "Memo"),
+        ])
+        XCTAssertEqual(plain.versionHash, annotated.versionHash)
+        let first = try PersistentStoreCoordinator(model: plain, store: .sqlite(file))
+        _ = try PersistentStoreCoordinator(model: annotated, store: .sqlite(file))
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: first)
+        try context.performAndWait { () throws in
+            try context.insertObject(entityName: "Note").setValue("still writes", forKey: "text")
+            try context.save()
+        }
+    }
 }

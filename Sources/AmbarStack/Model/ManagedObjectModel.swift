@@ -18,7 +18,8 @@ import Foundation
 public struct ManagedObjectModel: Sendable, Hashable, Codable {
     /// The entities, in the order given.
     public let entities: [EntityDescription]
-    /// A hash of the entities' definitions: equal models have equal hashes.
+    /// A hash of the entities' definitions: equal models have equal hashes. Renaming identifiers
+    /// do not count: adding one to an unchanged model does not make a new version.
     public let versionHash: String
     let resolved: ResolvedModel
 
@@ -71,11 +72,18 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
 
     public func hash(into hasher: inout Hasher) { hasher.combine(versionHash) }
 
-    /// FNV-1a over the canonical JSON of the entities sorted by name.
+    /// FNV-1a over the canonical JSON of the entities sorted by name. Renaming identifiers are
+    /// left out, as in Core Data: they say where an element came from, not what the store holds.
     static func hash(of entities: [EntityDescription]) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let sorted = entities.sorted { $0.name < $1.name }
+        let sorted = entities.sorted { $0.name < $1.name }.map { entity in
+            var entity = entity
+            entity.renamingIdentifier = nil
+            for i in entity.attributes.indices { entity.attributes[i].renamingIdentifier = nil }
+            for i in entity.relationships.indices { entity.relationships[i].renamingIdentifier = nil }
+            return entity
+        }
         let bytes = (try? encoder.encode(sorted)) ?? Data(sorted.map(\.name).joined(separator: ",").utf8)
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
         for b in bytes {
