@@ -65,7 +65,7 @@ let package = Package(
         .executableTarget(
             name: "ambar-test-helper",
             dependencies: [
-                "AmbarStack", "SharedStoreIPC",
+                "AmbarStack", "SharedStoreIPC", "AmbarTestSupport",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -60,6 +60,13 @@ public enum AmbarError: Error, Sendable, Equatable {
     case alreadySaved(idempotencyKey: String, token: Int64)
     /// An argument cannot be used as given; the message says why and what to pass instead.
     case invalidArgument(String)
+    /// The file system holding the store is full (or the store reached a size limit: a quota, or
+    /// the process's file-size limit) during `operation`. Nothing was written; the context keeps
+    /// its changes, so saving again once there is space loses nothing.
+    case storeFull(path: String, operation: String)
+    /// The store cannot be written because its file or file system is read-only. Nothing was
+    /// written; the context keeps its changes.
+    case storeReadOnly(path: String, reason: String)
     /// The underlying SQLite call failed.
     case storage(operation: String, code: Int32, message: String)
 }
@@ -123,6 +130,10 @@ extension AmbarError: CustomStringConvertible, LocalizedError {
             return "A save with idempotency key '\(key)' already committed as transaction \(token); nothing was written again. Discard these changes (rollback) and move on."
         case .invalidArgument(let reason):
             return "Invalid argument: \(reason)."
+        case .storeFull(let path, let operation):
+            return "The disk holding the store at \(path) is full (or the store reached a size limit) during \(operation). Nothing was written and the store is intact; a context that was saving keeps its changes. Free some space and save again."
+        case .storeReadOnly(let path, let reason):
+            return "The store at \(path) cannot be written: \(reason). Nothing was written; a context that was saving keeps its changes. Make the file and its file system writable, then try again."
         case .storage(let operation, let code, let message):
             return "SQLite failed during \(operation) (code \(code)): \(message). The transaction was rolled back; the context keeps its changes."
         }

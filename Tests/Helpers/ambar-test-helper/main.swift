@@ -20,6 +20,8 @@
 //       or "error <AmbarError>", then commands on stdin:
 //         insert <name> -> ok | error <AmbarError>   (an Item with that name, saved)
 //         quit          -> bye
+//   ambar-test-helper diskfull <dir> tmpfs|fsize     (see DiskFull.swift)
+//   ambar-test-helper readonly <dir>                 (see DiskFull.swift)
 //   ambar-test-helper probe <socket> <store-uuid>
 //       Tries the hub handshake and prints "welcome", "refused <code>" or "unreachable <error>".
 //         quit         -> bye
@@ -294,6 +296,10 @@ do {
         done.wait()
     case "open" where arguments.count >= 4:
         runOpen(model: URL(fileURLWithPath: arguments[2]), store: URL(fileURLWithPath: arguments[3]))
+    case "diskfull" where arguments.count >= 4:
+        try runDiskFull(directory: URL(fileURLWithPath: arguments[2]), mode: arguments[3])
+    case "readonly":
+        try runReadOnly(directory: URL(fileURLWithPath: arguments[2]))
     case "peer" where arguments.count >= 4:
         try runPeer(directory: URL(fileURLWithPath: arguments[2]), store: URL(fileURLWithPath: arguments[3]))
     default:

@@ -128,12 +128,9 @@ final class SQLiteStore: PersistentStore {
         let prepared: (uuid: String, entityIDs: [String: Int64])
         do {
             prepared = try writer.writeWithoutTransaction { db in
-                var result: (String, [String: Int64]) = ("", [:])
-                try db.inTransaction(.immediate) {
-                    result = try SQLiteSchema.prepare(db, model: model)
-                    return .commit
+                try SQLiteStore.immediateTransaction(db, path: description, operation: "opening the store") {
+                    try SQLiteSchema.prepare(db, model: model)
                 }
-                return result
             }
         } catch let error as AmbarError {
             try? writer.close()
@@ -184,11 +181,15 @@ final class SQLiteStore: PersistentStore {
         }
     }
 
-    /// A damaged file (not a database, or corrupt) as ``AmbarError/storeDamaged(path:reason:)``;
-    /// anything else as ``AmbarError/storeCannotOpen(path:reason:)``.
+    /// A damaged file (not a database, or corrupt) as ``AmbarError/storeDamaged(path:reason:)``; a
+    /// file on a read-only file system as ``AmbarError/storeReadOnly(path:reason:)``; anything
+    /// else as ``AmbarError/storeCannotOpen(path:reason:)``.
     private static func openError(_ error: any Error, path: String) -> AmbarError {
         if let db = error as? DatabaseError, db.resultCode == .SQLITE_NOTADB || db.resultCode == .SQLITE_CORRUPT {
             return .storeDamaged(path: path, reason: reason(error))
+        }
+        if access(path, W_OK) != 0 && errno == EROFS {
+            return .storeReadOnly(path: path, reason: "its file system is mounted read-only (\(reason(error)))")
         }
         return .storeCannotOpen(path: path, reason: reason(error))
     }
@@ -482,16 +483,34 @@ final class SQLiteStore: PersistentStore {
     func write<T>(_ operation: String, _ body: (Database) throws -> T) throws(AmbarError) -> T {
         do {
             return try writer.writeWithoutTransaction { db in
-                var result: T?
-                try db.inTransaction(.immediate) {
-                    result = try body(db)
-                    return .commit
-                }
-                guard let result else { throw AmbarError.storage(operation: operation, code: -1, message: "transaction produced no result") }
-                return result
+                try Self.immediateTransaction(db, path: location, operation: operation) { try body(db) }
             }
         } catch {
             throw SQLiteValues.wrap(error, operation)
+        }
+    }
+
+    /// Runs `body` in an IMMEDIATE transaction and commits it; on any error, rolls back and
+    /// rethrows. A full disk or a read-only file system comes out as
+    /// ``AmbarError/storeFull(path:operation:)`` or ``AmbarError/storeReadOnly(path:reason:)``:
+    /// the system error behind SQLite's code is read before the rollback can overwrite it.
+    static func immediateTransaction<T>(_ db: Database, path: String, operation: String, _ body: () throws -> T) throws -> T {
+        try db.execute(sql: "BEGIN IMMEDIATE TRANSACTION")
+        do {
+            let result = try body()
+            try db.execute(sql: "COMMIT TRANSACTION")
+            return result
+        } catch {
+            // SQLite's unix VFS does not always record the errno of a failed write (a write past
+            // RLIMIT_FSIZE leaves it 0); the thread's errno, read before anything else runs, has it.
+            let threadErrno = errno
+            let recorded = sqlite3_system_errno(db.sqliteConnection)
+            let systemErrno = recorded != 0 ? recorded : threadErrno
+            if db.isInsideTransaction { try? db.execute(sql: "ROLLBACK TRANSACTION") }
+            if let error = error as? DatabaseError, let failure = SQLiteValues.resourceFailure(error, systemErrno: systemErrno, path: path, operation) {
+                throw failure
+            }
+            throw error
         }
     }
 

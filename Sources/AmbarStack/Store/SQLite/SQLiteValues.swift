@@ -76,6 +76,23 @@ enum SQLiteValues {
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
+    /// A failed write as ``AmbarError/storeFull(path:operation:)`` or
+    /// ``AmbarError/storeReadOnly(path:reason:)`` when SQLite's result code or the system error
+    /// behind it (`systemErrno`, from `sqlite3_system_errno`) says so; `nil` for anything else.
+    static func resourceFailure(_ error: DatabaseError, systemErrno: Int32, path: String, _ operation: String) -> AmbarError? {
+        let fullErrnos: Set<Int32> = [ENOSPC, EFBIG, EDQUOT]
+        if error.resultCode == .SQLITE_FULL || (error.resultCode == .SQLITE_IOERR && fullErrnos.contains(systemErrno)) {
+            return .storeFull(path: path, operation: operation)
+        }
+        if error.resultCode == .SQLITE_READONLY || systemErrno == EROFS {
+            var fileSystem = statvfs()
+            let mountedReadOnly = systemErrno == EROFS || (statvfs(path, &fileSystem) == 0 && fileSystem.f_flag & UInt(ST_RDONLY) != 0)
+            let reason = mountedReadOnly ? "its file system is mounted read-only" : (error.message ?? "SQLite opened it read-only")
+            return .storeReadOnly(path: path, reason: reason)
+        }
+        return nil
+    }
+
     /// Maps any error from GRDB to an ``AmbarError``.
     static func wrap(_ error: any Error, _ operation: String) -> AmbarError {
         if let ambar = error as? AmbarError { return ambar }
