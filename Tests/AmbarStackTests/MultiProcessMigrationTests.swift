@@ -6,34 +6,6 @@ import XCTest
 /// Migration with several real processes: openers racing with the migrating one all end on the
 /// migrated store, and a process still on the old model gets the clear error on its next save.
 final class MultiProcessMigrationTests: XCTestCase {
-    /// An `ambar-test-helper open` process, driven line by line. Killed when released.
-    final class Opener {
-        let process = Process()
-        private let input = Pipe(), output = Pipe()
-        private lazy var reader = LineReader(output.fileHandleForReading)
-
-        init(model: URL, store: URL) throws {
-            process.executableURL = BuiltProducts.url("ambar-test-helper")
-            process.arguments = ["open", model.path, store.path]
-            process.standardInput = input
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-        }
-
-        deinit {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
-        }
-
-        /// The next line the process writes.
-        func line() -> String { reader.next(until: Date().addingTimeInterval(30), alive: { self.process.isRunning }) ?? "nothing" }
-
-        func send(_ command: String) throws -> String {
-            try input.fileHandleForWriting.write(contentsOf: Data((command + "\n").utf8))
-            return line()
-        }
-    }
-
     func testRacingOpenersAndAnOldModelProcess() throws {
         signal(SIGPIPE, SIG_IGN)
         let directory = try TemporaryDirectory()
@@ -46,18 +18,18 @@ final class MultiProcessMigrationTests: XCTestCase {
         try JSONEncoder().encode(v1).write(to: v1File)
         try JSONEncoder().encode(v2).write(to: v2File)
 
-        let old = try Opener(model: v1File, store: store)
+        let old = try OpenerProcess(model: v1File, store: store)
         XCTAssertEqual(old.line(), "opened \(v1.versionHash)")
         XCTAssertEqual(try old.send("insert before"), "ok")
 
         // Three processes start on the new model at once: one migrates, the others wait for it.
-        let openers = try (0..<3).map { _ in try Opener(model: v2File, store: store) }
+        let openers = try (0..<3).map { _ in try OpenerProcess(model: v2File, store: store) }
         for opener in openers { XCTAssertEqual(opener.line(), "opened \(v2.versionHash)") }
         for (i, opener) in openers.enumerated() { XCTAssertEqual(try opener.send("insert new\(i)"), "ok") }
 
         let refused = try old.send("insert late")
         XCTAssertTrue(refused.hasPrefix("error ") && refused.contains("migrated to a newer model"), refused)
-        let reopened = try Opener(model: v1File, store: store)
+        let reopened = try OpenerProcess(model: v1File, store: store)
         XCTAssertTrue(reopened.line().contains("migrated to a newer model"), "a new process on the old model is refused too")
 
         let check = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: try PersistentStoreCoordinator(model: v2, store: .sqlite(store)))

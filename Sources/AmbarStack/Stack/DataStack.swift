@@ -60,6 +60,8 @@ public final class DataStack: Sendable {
     private let modelSource: ModelSource
     /// What a damaged store file does at setup.
     public let damagedStoreRecovery: DamagedStoreRecovery
+    /// The store file setup moves to ``storeURL`` when it exists (see `relocatingFrom`).
+    public let relocationSource: URL?
     private let classes: [ManagedObject.Type]
     static let logger = Logger(label: "ambar.stack")
 
@@ -75,21 +77,27 @@ public final class DataStack: Sendable {
     ///   - name: the store name; the process name by default.
     ///   - usingSeparateCoordinators: whether importers write through their own coordinator.
     ///   - damagedStoreRecovery: what a damaged store file does: fail (the default) or quarantine.
+    ///   - relocatingFrom: where the store used to be (a directory or a file, as `storeURL`). When
+    ///     a store is there, setup first moves it to `storeURL` (Ambar's `migratingFrom:to:`):
+    ///     copied with SQLite's backup API, renamed into place, then the old file and its
+    ///     `-wal`/`-shm` deleted. It refuses while another process has the old store open. Safe to
+    ///     pass on every launch: with nothing at the old path it does nothing.
     ///   - completion: runs exactly once, on the main queue, when setup succeeded or failed.
     public convenience init(
         storeType: StoreType = .sqlite, model: ModelSource, classes: [ManagedObject.Type] = [],
         storeURL: URL? = nil, name: String? = nil, usingSeparateCoordinators: Bool = true,
-        damagedStoreRecovery: DamagedStoreRecovery = .fail,
+        damagedStoreRecovery: DamagedStoreRecovery = .fail, relocatingFrom: URL? = nil,
         completion: @escaping @MainActor @Sendable (Result<Void, AmbarError>) -> Void = { _ in }
     ) {
-        self.init(storeType: storeType, model: model, classes: classes, storeURL: storeURL, name: name, usingSeparateCoordinators: usingSeparateCoordinators, recovery: damagedStoreRecovery)
+        self.init(storeType: storeType, model: model, classes: classes, storeURL: storeURL, name: name, usingSeparateCoordinators: usingSeparateCoordinators, recovery: damagedStoreRecovery, relocatingFrom: relocatingFrom)
         state.withLock { $0.completion = completion }
         DispatchQueue.global(qos: .userInitiated).async { self.setUp() }
     }
 
-    private init(storeType: StoreType, model: ModelSource, classes: [ManagedObject.Type], storeURL: URL?, name: String?, usingSeparateCoordinators: Bool, recovery: DamagedStoreRecovery) {
+    private init(storeType: StoreType, model: ModelSource, classes: [ManagedObject.Type], storeURL: URL?, name: String?, usingSeparateCoordinators: Bool, recovery: DamagedStoreRecovery, relocatingFrom: URL?) {
         self.damagedStoreRecovery = recovery
         let resolvedName = name ?? StoreLocation.defaultName
+        self.relocationSource = relocatingFrom.map { StoreLocation.storeFile(for: $0, name: resolvedName) }
         self.storeType = storeType
         self.name = resolvedName
         self.storeURL = storeType == .inMemory ? nil : StoreLocation.storeFile(for: storeURL, name: resolvedName)
@@ -104,9 +112,9 @@ public final class DataStack: Sendable {
     public static func open(
         storeType: StoreType = .sqlite, model: ModelSource, classes: [ManagedObject.Type] = [],
         storeURL: URL? = nil, name: String? = nil, usingSeparateCoordinators: Bool = true,
-        damagedStoreRecovery: DamagedStoreRecovery = .fail
+        damagedStoreRecovery: DamagedStoreRecovery = .fail, relocatingFrom: URL? = nil
     ) throws(AmbarError) -> DataStack {
-        let stack = DataStack(storeType: storeType, model: model, classes: classes, storeURL: storeURL, name: name, usingSeparateCoordinators: usingSeparateCoordinators, recovery: damagedStoreRecovery)
+        let stack = DataStack(storeType: storeType, model: model, classes: classes, storeURL: storeURL, name: name, usingSeparateCoordinators: usingSeparateCoordinators, recovery: damagedStoreRecovery, relocatingFrom: relocatingFrom)
         stack.setUp(synchronous: true)
         if let failure = stack.state.withLock({ $0.failure }) { throw failure }
         return stack
@@ -121,12 +129,16 @@ public final class DataStack: Sendable {
             let main: PersistentStoreCoordinator
             let writer: PersistentStoreCoordinator
             if let storeURL {
+                if let relocationSource { _ = try SQLiteStoreRelocation.relocate(from: relocationSource, to: storeURL) }
                 try StoreLocation.prepare(storeURL)
                 main = try PersistentStoreCoordinator(model: model, store: .sqlite(storeURL), name: "\(name).main", recovery: damagedStoreRecovery)
                 writer = isUsingSeparateCoordinators
                     ? try PersistentStoreCoordinator(model: model, store: .sqlite(storeURL), name: "\(name).writer")
                     : main
             } else {
+                if let relocationSource {
+                    throw AmbarError.invalidArgument("an in-memory stack cannot take over the store file at \(relocationSource.path); open it with storeType: .sqlite")
+                }
                 main = try PersistentStoreCoordinator(model: model, store: .inMemory, name: "\(name).memory")
                 writer = main
             }
