@@ -72,18 +72,15 @@ let package = Package(
             path: "Tests/Helpers/ambar-test-helper"
         ),
         .executableTarget(
-            name: "ambar-quickbench",
+            name: "ambar-bench",
             dependencies: [
-                "AmbarStack",
+                "AmbarStack", "SharedStoreIPC",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
-            path: "Benchmarks/ambar-quickbench"
-        ),
-        .executableTarget(
-            name: "ambar-ipc-bench",
-            dependencies: ["AmbarStack", "SharedStoreIPC", .product(name: "Logging", package: "swift-log")],
-            path: "Benchmarks/ambar-ipc-bench"
+            path: "Benchmarks/ambar-bench"
         ),
         .target(
             name: "AmbarTestSupport",
@@ -93,6 +90,10 @@ let package = Package(
         .testTarget(
             name: "SharedStoreIPCTests",
             dependencies: ["SharedStoreIPC", "AmbarStack", "AmbarTestSupport"]
+        ),
+        .testTarget(
+            name: "BenchmarkTests",
+            dependencies: ["AmbarTestSupport"]
         ),
         .testTarget(
             name: "SyncAgentTests",

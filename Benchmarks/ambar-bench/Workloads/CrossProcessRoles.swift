@@ -1,0 +1,119 @@
+import AmbarStack
+import Foundation
+import GRDBSQLite
+import SharedStoreIPC
+import Synchronization
+
+/// What a child process recorded, shared between its threads.
+final class Recorder: Sendable {
+    let values = Mutex<[Int64]>([])
+}
+
+/// The child-process side of workloads 6 and 7. Each role answers commands on stdin, one line each:
+/// `count` (latencies or frames recorded), `report` (the latencies, in ns), `reset`, `quit`.
+enum CrossProcessRoles {
+    /// The model both ends of workload 6 use: a row per object, stamped with the publisher's
+    /// CLOCK_MONOTONIC at commit start.
+    static func model() throws -> ManagedObjectModel {
+        try ManagedObjectModel(entities: [
+            EntityDescription("Stamp", properties: [
+                .attribute("uid", .string),
+                .attribute("stamp", .integer64, defaultValue: 0),
+            ], uniquenessConstraints: [["uid"]]),
+        ])
+    }
+
+    /// An AmbarStack process sharing the store: every object registered in its main context; a
+    /// latency recorded when a remote save's object is refreshed there.
+    static func ambarReceiver(directory: URL) throws -> Never {
+        let stack = try DataStack.open(model: .model(try model()), storeURL: directory.appendingPathComponent("bench.sqlite"), name: "bench")
+        let latencies = Recorder()
+        let holder = Mutex<[AnyObject]>([])
+        let ready = DispatchSemaphore(value: 0)
+        Task.detached {
+            let sync = try await SharedStoreSync.start(stack: stack, configuration: .sharedDirectory(directory))
+            let main = try stack.mainContext
+            let observation = sync.observeRemoteMerges { event in
+                let t = now()
+                for id in event.refreshed {
+                    if case .integer(let stamp)? = try? main.registeredObject(for: id)?.value(forKey: "stamp") {
+                        latencies.values.withLock { $0.append(t - stamp) }
+                    }
+                }
+            }
+            holder.withLock { $0 = [sync, observation] }
+            ready.signal()
+        }
+        ready.wait()
+        DispatchQueue.main.async {
+            // Register and load every object, as a viewer showing them would.
+            let main = try? stack.mainContext
+            _ = try? main?.fetch(FetchRequest<ManagedObject>(entityName: "Stamp")).map { try $0.value(forKey: "stamp") }
+            say("ready")
+        }
+        serve(latencies: latencies)
+    }
+
+    /// The physical path without the library: a blocking read on a Unix stream socket for the
+    /// changed row's id, then a SELECT of that row through the raw C API.
+    static func rawReceiver(store: String, socket: String) throws -> Never {
+        let latencies = Recorder()
+        let fd = PosixSocket.connect(socket)
+        guard fd >= 0 else { say("error connect"); exit(1) }
+        Thread.detachNewThread {
+            var handle: OpaquePointer?
+            sqlite3_open_v2(store, &handle, SQLITE_OPEN_READWRITE, nil)
+            sqlite3_busy_timeout(handle, 10_000)
+            var statement: OpaquePointer?
+            sqlite3_prepare_v2(handle, "SELECT stamp FROM stamp WHERE id = ?", -1, &statement, nil)
+            var id: Int64 = 0
+            while withUnsafeMutableBytes(of: &id, { PosixSocket.readFully(fd, $0) }) {
+                sqlite3_bind_int64(statement, 1, id)
+                if sqlite3_step(statement) == SQLITE_ROW {
+                    let stamp = sqlite3_column_int64(statement, 0)
+                    let t = now()
+                    latencies.values.withLock { $0.append(t - stamp) }
+                }
+                sqlite3_reset(statement)
+            }
+        }
+        say("ready")
+        serve(latencies: latencies)
+    }
+
+    /// Counts the did-save frames the hub relays to this process (workload 7).
+    static func hubReceiver(socket: String, storeUUID: UUID) throws -> Never {
+        let frames = Recorder()
+        let ready = DispatchSemaphore(value: 0)
+        let holder = Mutex<[AnyObject]>([])
+        Task.detached {
+            let group = MultiThreadedEventLoopGroupHolder.shared
+            let client = try await SyncClient.connect(
+                socketPath: socket, hello: .init(storeUUID: storeUUID, processID: getpid(), processName: "hub-receiver", cursor: 0),
+                group: group, onFrame: { frame in
+                    if case .didSave = frame { frames.values.withLock { $0.append(0) } }
+                }, onClose: {})
+            holder.withLock { $0 = [client] }
+            ready.signal()
+        }
+        ready.wait()
+        say("ready")
+        serve(latencies: frames)
+    }
+
+    /// Answers the parent's commands until `quit`.
+    private static func serve(latencies: Recorder) -> Never {
+        Thread.detachNewThread {
+            while let line = readLine() {
+                switch line {
+                case "report": say(latencies.values.withLock { $0.map(String.init).joined(separator: " ") })
+                case "count": say(String(latencies.values.withLock { $0.count }))
+                case "reset": latencies.values.withLock { $0.removeAll() }; say("ok")
+                default: exit(0)
+                }
+            }
+            exit(0)
+        }
+        dispatchMain()
+    }
+}

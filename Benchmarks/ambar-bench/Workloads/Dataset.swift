@@ -1,0 +1,68 @@
+import AmbarStack
+import Foundation
+
+/// The rows every bulk workload writes (shared/reference/baselines.md §2): a unique text uid, a
+/// name, a double score, a 100-byte payload and an integer updated-at. Generated before any
+/// timing starts.
+struct Dataset {
+    let count: Int
+    let uids: [String]
+    let names: [String]
+    let payload = Data((0..<100).map { UInt8($0) })
+    /// The indices the update workload changes: random, without repeats, the same in every run.
+    let updateIndices: [Int]
+
+    init(count: Int, updates: Int) {
+        self.count = count
+        uids = (0..<count).map { "uid-\($0)" }
+        names = (0..<count).map { "Item \($0)" }
+        var generator = SplitMix64(seed: 42)
+        var indices = Array(0..<count)
+        for i in stride(from: indices.count - 1, to: 0, by: -1) {
+            indices.swapAt(i, Int(generator.next() % UInt64(i + 1)))
+        }
+        updateIndices = Array(indices.prefix(min(updates, count)))
+    }
+
+    static let createTable = "CREATE TABLE item (id INTEGER PRIMARY KEY, uid TEXT UNIQUE, name TEXT, score DOUBLE, payload BLOB, updated_at INTEGER)"
+
+    /// The same table as an AmbarStack model.
+    static func model() throws -> ManagedObjectModel {
+        try ManagedObjectModel(entities: [
+            EntityDescription("Item", properties: [
+                .attribute("uid", .string),
+                .attribute("name", .string),
+                .attribute("score", .double),
+                .attribute("payload", .binary),
+                .attribute("updatedAt", .integer64),
+            ], uniquenessConstraints: [["uid"]]),
+        ], classes: [Item.self])
+    }
+}
+
+/// The dataset's entity as a typed managed object.
+final class Item: ManagedObject {
+    @Managed("uid") var uid: String
+    @Managed("name") var name: String
+    @Managed("score") var score: Double
+    @Managed("payload") var payload: Data
+    @Managed("updatedAt") var updatedAt: Int64
+}
+
+/// A row read back by the baselines.
+struct PlainItem {
+    var id: Int64, uid: String, name: String, score: Double, payload: Data, updatedAt: Int64
+}
+
+/// A small deterministic generator, so every run changes the same rows.
+struct SplitMix64 {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

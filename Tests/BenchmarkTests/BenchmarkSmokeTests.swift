@@ -1,0 +1,34 @@
+import AmbarTestSupport
+import Foundation
+import XCTest
+
+/// The benchmark's smoke mode (issue 8): every workload runs end to end at small sizes — child
+/// processes, sockets, the hub — and the report files come out complete. Figures are not judged
+/// here (timed assertions flake on shared machines); `scripts/run-benchmarks` measures them.
+final class BenchmarkSmokeTests: XCTestCase {
+    func testTheSmokeRunMeasuresEveryWorkloadAndWritesTheReport() throws {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("ambar-bench-smoke-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: output) }
+        let result = try ProcessRunner.run(BuiltProducts.url("ambar-bench"), ["--smoke", "--output", output.path], timeout: 300)
+        XCTAssertEqual(result.status, 0, result.error)
+        for title in ["1. Import", "2. Fetch", "3. Update", "4. Small saves", "5. Smart merge", "6. Cross-process", "7. Hub throughput", "8. Memory"] {
+            XCTAssertTrue(result.output.contains(title), "the table lists \(title)")
+        }
+
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: output.appendingPathComponent("latest.json"))) as? [String: Any]
+        let results = try XCTUnwrap(json?["results"] as? [[String: Any]])
+        XCTAssertEqual(results.compactMap { $0["number"] as? Int }, Array(1...8))
+        for workload in results {
+            let figures = try XCTUnwrap(workload["figures"] as? [[String: Any]])
+            XCTAssertFalse(figures.isEmpty)
+            for figure in figures {
+                let value = try XCTUnwrap(figure["value"] as? Double, "\(workload["title"] ?? "?"): \(figure["approach"] ?? "?") has a number")
+                XCTAssertTrue(value > 0, "\(figure["approach"] ?? "?") measured something: \(value)")
+            }
+        }
+        let markdown = try String(contentsOf: output.appendingPathComponent("latest.md"), encoding: .utf8)
+        XCTAssertTrue(markdown.contains("| 6. Cross-process |"))
+        let svg = try String(contentsOf: output.appendingPathComponent("cross-process-latency.svg"), encoding: .utf8)
+        XCTAssertTrue(svg.hasPrefix("<svg") && svg.contains("<rect x="), "a histogram with bars")
+    }
+}
