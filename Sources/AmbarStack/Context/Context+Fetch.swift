@@ -107,6 +107,9 @@ extension ManagedObjectContext {
         } else {
             let rows = try store.fetchRows(query)
             objects.reserveCapacity(rows.count)
+            state.registered.reserveCapacity(state.registered.count + rows.count)
+            let entities = persistentStoreCoordinator.model.resolved.entities
+            var lastLayout: EntityLayout?  // rows mostly share one entity: look it up once
             for row in rows {
                 if let existing = state.registered[row.id] {
                     if !existing.hasData {
@@ -115,7 +118,16 @@ extension ManagedObjectContext {
                     }
                     objects.append(existing)
                 } else {
-                    guard let object = registeredOrFault(for: row.id) else { continue }
+                    let layout: EntityLayout
+                    if let last = lastLayout, last.name == row.id.entityName {
+                        layout = last
+                    } else {
+                        guard let found = entities[row.id.entityName] else { continue }
+                        layout = found
+                        lastLayout = found
+                    }
+                    let object = layout.objectClass.init(ManagedObjectInitToken(layout: layout, objectID: row.id, context: self))
+                    state.registered[row.id] = object
                     object.load(values: row.values, toOne: row.toOne, version: row.version)
                     object.faultFlag = request.returnsObjectsAsFaults
                     objects.append(object)

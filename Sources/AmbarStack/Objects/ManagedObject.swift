@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The opaque token a context passes to ``ManagedObject/init(_:)``. Only contexts make objects.
 public struct ManagedObjectInitToken {
@@ -25,7 +26,7 @@ public struct ManagedObjectInitToken {
 /// ``ManagedObjectContext/object(with:)``.
 open class ManagedObject: Hashable, CustomStringConvertible {
     /// The entity this class stands for; by default the class name.
-    open class var entityName: String { String(describing: self) }
+    open class var entityName: String { ClassNames.name(of: self) }
 
     /// The object's identity; temporary until the object is saved.
     public internal(set) var objectID: ManagedObjectID
@@ -341,5 +342,19 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         if isDeleted { state.append("deleted") }
         if isUpdated { state.append("updated") }
         return "<\(layout.name) \(objectID.uriString)\(state.isEmpty ? "" : " " + state.joined(separator: ","))>"
+    }
+}
+
+/// Class names, computed once per class: `String(describing:)` on a metatype costs about a
+/// microsecond, and ``ManagedObject/entityName`` is read on every typed insert and fetch.
+enum ClassNames {
+    private static let cache = Mutex<[ObjectIdentifier: String]>([:])
+
+    static func name(of type: AnyClass) -> String {
+        let key = ObjectIdentifier(type)
+        if let name = cache.withLock({ $0[key] }) { return name }
+        let name = String(describing: type)
+        cache.withLock { $0[key] = name }
+        return name
     }
 }

@@ -56,6 +56,12 @@ struct LedgerEntry: Sendable {
         groups[LedgerGroup(entity: id.entityName, kind: kind, properties: kind == .update ? names : nil), default: []].append(pk)
     }
 
+    /// Records many objects of one entity at once (inserts and deletes).
+    mutating func record(entity: String, _ kind: Kind, primaryKeys: [Int64]) {
+        guard !primaryKeys.isEmpty else { return }
+        groups[LedgerGroup(entity: entity, kind: kind, properties: nil), default: []].append(contentsOf: primaryKeys)
+    }
+
     var isEmpty: Bool { groups.isEmpty }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 extension SQLiteStore {
     /// Applies a change set in one IMMEDIATE transaction.
@@ -52,7 +53,7 @@ private struct SaveWork {
         try resolveUniqueness()
         for delete in changes.deletes { try apply(delete) }
         for update in changes.updates { try apply(update) }
-        for insert in changes.inserts where !skipInsert.contains(insert.id) { try apply(insert) }
+        try applyInserts()
         try applyJoins()
         if !conflicts.isEmpty { throw AmbarError.mergeConflict(conflicts) }
         for (temporary, permanent) in idMap where temporary != permanent {
@@ -320,28 +321,61 @@ private struct SaveWork {
         }
     }
 
-    mutating func apply(_ insert: InsertChange) throws {
-        guard let layout = resolved.entities[insert.id.entityName], let plan = store.insertPlans[layout.name] else {
-            throw AmbarError.unknownEntity(insert.id.entityName)
+    /// Writes the inserts, grouped by entity: one prepared statement per entity, each value bound
+    /// straight into SQLite (no intermediate argument arrays), one ledger append per entity.
+    mutating func applyInserts() throws {
+        var order: [String] = []
+        var byEntity: [String: [InsertChange]] = [:]
+        for insert in changes.inserts where !skipInsert.contains(insert.id) {
+            if byEntity[insert.id.entityName] == nil { order.append(insert.id.entityName) }
+            byEntity[insert.id.entityName, default: []].append(insert)
         }
-        let id = resolve(insert.id)
-        guard let pk = id.primaryKey else { return }
-        var arguments: [DatabaseValue] = [pk.databaseValue, plan.entityID.databaseValue, 1.databaseValue]
-        arguments.reserveCapacity(3 + insert.values.count + plan.toOne.count * 2)
-        for value in insert.values { arguments.append(SQLiteValues.databaseValue(value)) }
-        for rel in plan.toOne {
-            for (_, value) in toOneColumns(rel, insert.toOne[safe: rel.index] ?? nil) { arguments.append(value) }
+        for entity in order {
+            guard let inserts = byEntity[entity], let layout = resolved.entities[entity], let plan = store.insertPlans[layout.name] else {
+                throw AmbarError.unknownEntity(entity)
+            }
+            let statement = try db.cachedStatement(sql: plan.sql)
+            let handle = statement.sqliteStatement
+            var keys: [Int64] = []
+            keys.reserveCapacity(inserts.count)
+            outcome.versions.reserveCapacity(outcome.versions.count + inserts.count)
+            outcome.inserted.reserveCapacity(outcome.inserted.count + inserts.count)
+            defer { sqlite3_reset(handle); sqlite3_clear_bindings(handle) }
+            for insert in inserts {
+                let id = resolve(insert.id)
+                guard let pk = id.primaryKey else { continue }
+                sqlite3_bind_int64(handle, 1, pk)
+                sqlite3_bind_int64(handle, 2, plan.entityID)
+                sqlite3_bind_int64(handle, 3, 1)
+                var index: Int32 = 4
+                for value in insert.values {
+                    SQLiteValues.bind(value, to: handle, at: index)
+                    index += 1
+                }
+                for rel in plan.toOne {
+                    let destination = (insert.toOne[safe: rel.index] ?? nil).map(resolve)
+                    if let key = destination?.primaryKey { sqlite3_bind_int64(handle, index, key) } else { sqlite3_bind_null(handle, index) }
+                    index += 1
+                    if rel.entityColumn != nil {
+                        if let number = destination.flatMap({ store.entityIDs[$0.entityName] }) { sqlite3_bind_int64(handle, index, number) } else { sqlite3_bind_null(handle, index) }
+                        index += 1
+                    }
+                }
+                let code = sqlite3_step(handle)
+                sqlite3_reset(handle)
+                guard code == SQLITE_DONE else {
+                    if code & 0xFF == SQLITE_CONSTRAINT {
+                        // Only a row written by another SQLite client since our check can get here.
+                        throw uniquenessViolation(layout, values: insert.values)
+                    }
+                    throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+                }
+                outcome.versions[id] = 1
+                outcome.inserted.insert(id)
+                keys.append(pk)
+            }
+            ledger.record(entity: entity, .insert, primaryKeys: keys)
         }
-        let statement = try db.cachedStatement(sql: plan.sql)
-        do {
-            try statement.execute(arguments: StatementArguments(arguments))
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-            // Only a row written by another SQLite client since our check can get here.
-            throw uniquenessViolation(layout, values: insert.values)
-        }
-        outcome.versions[id] = 1
-        outcome.inserted.insert(id)
-        ledger.record(id, .insert)
     }
 
     mutating func applyJoins() throws {

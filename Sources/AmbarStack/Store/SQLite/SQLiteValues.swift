@@ -15,6 +15,47 @@ enum SQLiteValues {
         }
     }
 
+    /// Binds `value` to parameter `index` of `statement` (text and blobs are copied by SQLite).
+    @inline(__always)
+    static func bind(_ value: AttributeValue, to statement: SQLiteStatement, at index: Int32) {
+        switch value {
+        case .null: sqlite3_bind_null(statement, index)
+        case .integer(let v): sqlite3_bind_int64(statement, index, v)
+        case .double(let d): sqlite3_bind_double(statement, index, d)
+        case .bool(let b): sqlite3_bind_int64(statement, index, b ? 1 : 0)
+        case .string(var s):
+            s.withUTF8 { bytes in
+                _ = bytes.withMemoryRebound(to: CChar.self) { text in
+                    if let base = text.baseAddress, !text.isEmpty {
+                        sqlite3_bind_text(statement, index, base, Int32(text.count), transient)
+                    } else {
+                        sqlite3_bind_text(statement, index, emptyText, 0, nil)  // empty, not NULL
+                    }
+                }
+            }
+        case .data(let d):
+            if d.isEmpty {
+                sqlite3_bind_zeroblob(statement, index, 0)
+            } else {
+                d.withUnsafeBytes { _ = sqlite3_bind_blob(statement, index, $0.baseAddress, Int32($0.count), transient) }
+            }
+        default:
+            switch StoredScalar(value) {
+            case .null: sqlite3_bind_null(statement, index)
+            case .integer(let v): sqlite3_bind_int64(statement, index, v)
+            case .real(let d): sqlite3_bind_double(statement, index, d)
+            case .text(let s): bind(.string(s), to: statement, at: index)
+            case .blob(let d): bind(.data(d), to: statement, at: index)
+            }
+        }
+    }
+
+    /// A C string that lives as long as the process: "" bound without a copy.
+    nonisolated(unsafe) private static let emptyText: UnsafePointer<CChar> = UnsafePointer(strdup("")!)
+
+    /// SQLite's SQLITE_TRANSIENT: the bound bytes are copied before the call returns.
+    private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+
     /// The database value for a stored scalar.
     static func databaseValue(_ scalar: StoredScalar) -> DatabaseValue {
         switch scalar {
