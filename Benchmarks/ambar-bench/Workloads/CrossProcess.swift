@@ -50,7 +50,6 @@ struct CrossProcess {
             _ = try importer.batchInsert(entityName: "Stamp", rows: (0..<objects).map { ["uid": .string("s\($0)")] })
         }
         let sync = try await SharedStoreSync.start(stack: stack, configuration: .sharedDirectory(scratch.url))
-        defer { Task { await sync.stop() } }
         while !sync.isConnected { try await Task.sleep(nanoseconds: 10_000_000) }
         let children = try (0..<receivers).map { _ in try ChildProcess(role: "receiver", [scratch.url.path]) }
         for child in children { _ = child.line() }
@@ -71,7 +70,8 @@ struct CrossProcess {
         try await waitFor(children, atLeast: saves)
         var all: [Int64] = []
         for child in children { all += child.ask("report").split(separator: " ").compactMap { Int64($0) } }
-        for child in children { _ = child.ask("quit") }
+        for child in children { _ = child.ask("quit"); child.process.waitUntilExit() }
+        await sync.stop()  // before the directory goes: nothing may recreate the store in it
         return all.sorted()
     }
 

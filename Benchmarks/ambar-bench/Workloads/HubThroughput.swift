@@ -33,7 +33,7 @@ struct HubThroughput {
         try await waitFor(children, atLeast: messages)
         let relayed = Double(messages) / (Double(now() - start) / 1e9)
         let sendCost = Double(sent - start) / 1e3 / Double(messages)
-        for child in children { _ = child.ask("quit") }
+        for child in children { _ = child.ask("quit"); child.process.waitUntilExit() }
         await publisher.close()
         await hub.stop()
 
@@ -45,7 +45,7 @@ struct HubThroughput {
         let listeners = try (0..<receivers).map { _ in try ChildProcess(role: "receiver", [scratch.url.path]) }
         for child in listeners { _ = child.line() }
         let shared = try saveTimes(stack: stack)
-        for child in listeners { _ = child.ask("quit") }
+        for child in listeners { _ = child.ask("quit"); child.process.waitUntilExit() }
         await sync.stop()
 
         report.results.append(WorkloadResult(
