@@ -35,7 +35,7 @@ struct Plan {
             case "--repetitions": repetitions = max(1, Int(rest.popFirst() ?? "") ?? repetitions)
             case "--output": output = rest.popFirst().map { URL(fileURLWithPath: $0, isDirectory: true) }
             case "--only": only = Set((rest.popFirst() ?? "").split(separator: ",").compactMap { Int($0) })
-            default: throw RawDatabase.Failure(description: "unknown argument \(argument); use --smoke, --repetitions N, --output DIR, --only 1,2,…")
+            default: throw BenchError("unknown argument \(argument); use --smoke, --repetitions N, --output DIR, --only 1,2,…")
             }
         }
     }
@@ -89,7 +89,7 @@ case "receiver" where arguments.count == 2:
 case "raw-receiver" where arguments.count == 3:
     try CrossProcessRoles.rawReceiver(store: arguments[1], socket: arguments[2])
 case "hub-receiver" where arguments.count == 3:
-    try CrossProcessRoles.hubReceiver(socket: arguments[1], storeUUID: try XCTUnwrapUUID(arguments[2]))
+    try CrossProcessRoles.hubReceiver(socket: arguments[1], storeUUID: try storeUUID(arguments[2]))
 case "memory-ambar" where arguments.count == 4:
     try Memory.ambarChild(objects: Int(arguments[1]) ?? 0, batchSize: Int(arguments[2]) ?? 5_000, file: URL(fileURLWithPath: arguments[3]))
 case "memory-raw" where arguments.count == 3:

@@ -7,6 +7,12 @@ func now() -> Int64 {
     return Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_nsec)
 }
 
+/// What went wrong in a benchmark run.
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
 /// The wall time `body` takes, in seconds.
 func seconds(_ body: () throws -> Void) rethrows -> Double {
     let start = now()

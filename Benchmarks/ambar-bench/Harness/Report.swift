@@ -69,7 +69,9 @@ struct Report: Codable {
         }
         let notes = results.compactMap { r in r.note.map { "- **\(r.number). \(r.title)**: \($0)" } }
         if !notes.isEmpty { out += "\n## Notes\n\n" + notes.joined(separator: "\n") + "\n" }
-        out += "\n![commit → merged latency, workload 6](cross-process-latency.svg)\n"
+        if results.contains(where: { $0.number == 6 }) {
+            out += "\n![commit → merged latency, workload 6](cross-process-latency.svg)\n"
+        }
         return out
     }
 

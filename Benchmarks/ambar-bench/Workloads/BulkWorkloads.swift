@@ -38,24 +38,8 @@ struct BulkWorkloads {
             t["import.records"] = try seconds { try records.insertRecords(data) }
             let coordinator = try PersistentStoreCoordinator(model: model, store: .sqlite(scratch.file("ambar.sqlite")))
             let importer = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator, name: "importer")
-            t["import.ambar"] = try importer.performAndWait { () throws -> Double in
-                try seconds {
-                    var start = 0
-                    while start < data.count {
-                        let end = min(data.count, start + batchSize)
-                        for i in start..<end {
-                            let item = try importer.insert(Item.self)
-                            item.uid = data.uids[i]
-                            item.name = data.names[i]
-                            item.score = Double(i)
-                            item.payload = data.payload
-                            item.updatedAt = Int64(i)
-                        }
-                        try importer.save()
-                        try importer.reset()
-                        start = end
-                    }
-                }
+            t["import.ambar"] = try seconds {
+                try importItems(into: importer, 0..<data.count, batchSize: batchSize, uid: { data.uids[$0] }, name: { data.names[$0] })
             }
 
             // 2. Fetch everything back (one untimed pass first: a warm page cache for all).

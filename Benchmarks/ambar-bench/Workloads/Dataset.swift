@@ -8,7 +8,9 @@ struct Dataset {
     let count: Int
     let uids: [String]
     let names: [String]
-    let payload = Data((0..<100).map { UInt8($0) })
+    /// The 100-byte payload every row carries.
+    static let payload = Data((0..<100).map { UInt8($0) })
+    var payload: Data { Self.payload }
     /// The indices the update workload changes: random, without repeats, the same in every run.
     let updateIndices: [Int]
 
@@ -37,6 +39,31 @@ struct Dataset {
                 .attribute("updatedAt", .integer64),
             ], uniquenessConstraints: [["uid"]]),
         ], classes: [Item.self])
+    }
+}
+
+/// Imports rows `range` through `importer` the way an importer does: `batchSize` inserts, a save,
+/// a reset (so memory stays flat), again. Row `i` gets `uid(i)` and `name(i)`.
+func importItems(
+    into importer: ManagedObjectContext, _ range: Range<Int>, batchSize: Int,
+    uid: (Int) -> String, name: (Int) -> String
+) throws {
+    try importer.performAndWait { () throws in
+        var start = range.lowerBound
+        while start < range.upperBound {
+            let end = min(range.upperBound, start + batchSize)
+            for i in start..<end {
+                let item = try importer.insert(Item.self)
+                item.uid = uid(i)
+                item.name = name(i)
+                item.score = Double(i)
+                item.payload = Dataset.payload
+                item.updatedAt = Int64(i)
+            }
+            try importer.save()
+            try importer.reset()
+            start = end
+        }
     }
 }
 

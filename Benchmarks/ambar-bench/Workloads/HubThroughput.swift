@@ -13,7 +13,7 @@ struct HubThroughput {
         let scratch = try ScratchDirectory("hub")
         defer { scratch.remove() }
         let stack = try DataStack.open(model: .model(try CrossProcessRoles.model()), storeURL: scratch.file("bench.sqlite"), name: "bench")
-        let uuid = try XCTUnwrapUUID(try stack.writerCoordinator.storeIdentifier)
+        let uuid = try storeUUID(try stack.writerCoordinator.storeIdentifier)
 
         // The hub alone: one client publishes did-save frames back to back.
         progress("hub: \(messages) did-save frames to \(receivers) receivers")
@@ -80,8 +80,8 @@ struct HubThroughput {
     }
 }
 
-/// The store identifier as a UUID (it always is one).
-func XCTUnwrapUUID(_ text: String) throws -> UUID {
-    guard let uuid = UUID(uuidString: text) else { throw RawDatabase.Failure(description: "store identifier \(text) is not a UUID") }
+/// A store identifier as a UUID (it always is one).
+func storeUUID(_ text: String) throws -> UUID {
+    guard let uuid = UUID(uuidString: text) else { throw BenchError("store identifier \(text) is not a UUID") }
     return uuid
 }

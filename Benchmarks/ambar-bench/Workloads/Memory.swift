@@ -27,32 +27,15 @@ struct Memory {
     private func peak(role: String, _ arguments: [String]) throws -> Double {
         let child = try ChildProcess(role: role, arguments)
         let line = child.line()
-        guard let bytes = Double(line) else { throw RawDatabase.Failure(description: "\(role) said \(line)") }
+        guard let bytes = Double(line) else { throw BenchError( "\(role) said \(line)") }
         return bytes / 1_000_000
     }
 
     /// Child side: imports through an importer context, resetting it after each batch.
     static func ambarChild(objects: Int, batchSize: Int, file: URL) throws -> Never {
-        let data = Dataset(count: 0, updates: 0)
         let coordinator = try PersistentStoreCoordinator(model: try Dataset.model(), store: .sqlite(file))
         let importer = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator, name: "importer")
-        try importer.performAndWait { () throws in
-            var start = 0
-            while start < objects {
-                let end = min(objects, start + batchSize)
-                for i in start..<end {
-                    let item = try importer.insert(Item.self)
-                    item.uid = "uid-\(i)"
-                    item.name = "Item \(i)"
-                    item.score = Double(i)
-                    item.payload = data.payload
-                    item.updatedAt = Int64(i)
-                }
-                try importer.save()
-                try importer.reset()
-                start = end
-            }
-        }
+        try importItems(into: importer, 0..<objects, batchSize: batchSize, uid: { "uid-\($0)" }, name: { "Item \($0)" })
         say(String(peakResidentBytes()))
         exit(0)
     }
@@ -62,7 +45,7 @@ struct Memory {
         let raw = try RawDatabase(path: file.path)
         try raw.exec(Dataset.createTable)
         try raw.exec("BEGIN IMMEDIATE")
-        try raw.insertGenerated(0..<objects, payload: Dataset(count: 0, updates: 0).payload)
+        try raw.insert(0..<objects, uid: { "uid-\($0)" }, name: { "Item \($0)" })
         try raw.exec("COMMIT")
         say(String(peakResidentBytes()))
         exit(0)

@@ -4,14 +4,12 @@ import GRDBSQLite
 /// The physical floor: SQLite's C API with prepared statements and static bindings, WAL and
 /// synchronous=NORMAL, as in shared/reference/baselines.md §2.
 final class RawDatabase {
-    struct Failure: Error, CustomStringConvertible { let description: String }
-
     private var handle: OpaquePointer?
     var db: OpaquePointer { handle! }
 
     init(path: String) throws {
         guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK else {
-            throw Failure(description: "open \(path) failed")
+            throw BenchError("open \(path) failed")
         }
         try exec("PRAGMA journal_mode = WAL")
         try exec("PRAGMA synchronous = NORMAL")
@@ -22,14 +20,14 @@ final class RawDatabase {
 
     func exec(_ sql: String) throws {
         guard sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK else {
-            throw Failure(description: "\(sql): \(String(cString: sqlite3_errmsg(handle)))")
+            throw BenchError("\(sql): \(String(cString: sqlite3_errmsg(handle)))")
         }
     }
 
     func prepare(_ sql: String) throws -> OpaquePointer {
         var statement: OpaquePointer?
         guard sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK, let statement else {
-            throw Failure(description: "prepare \(sql): \(String(cString: sqlite3_errmsg(handle)))")
+            throw BenchError("prepare \(sql): \(String(cString: sqlite3_errmsg(handle)))")
         }
         return statement
     }
@@ -37,20 +35,21 @@ final class RawDatabase {
     func step(_ statement: OpaquePointer) throws {
         let code = sqlite3_step(statement)
         guard code == SQLITE_DONE || code == SQLITE_ROW else {
-            throw Failure(description: "step: \(String(cString: sqlite3_errmsg(handle)))")
+            throw BenchError("step: \(String(cString: sqlite3_errmsg(handle)))")
         }
         sqlite3_reset(statement)
     }
 
-    /// Inserts rows `range` of the dataset with one prepared statement.
-    func insert(_ data: Dataset, _ range: Range<Int>) throws {
+    /// Inserts rows `range` with one prepared statement; row `i` gets `uid(i)` and `name(i)`
+    /// (taken from a generated dataset, or made on the fly so nothing is held in memory).
+    func insert(_ range: Range<Int>, uid: (Int) -> String, name: (Int) -> String) throws {
         let statement = try prepare("INSERT INTO item (id, uid, name, score, payload, updated_at) VALUES (?, ?, ?, ?, ?, ?)")
         defer { sqlite3_finalize(statement) }
-        try data.payload.withUnsafeBytes { payload in
+        try Dataset.payload.withUnsafeBytes { payload in
             for i in range {
                 sqlite3_bind_int64(statement, 1, Int64(i + 1))
-                try data.uids[i].withCString { uid in
-                    try data.names[i].withCString { name in
+                try uid(i).withCString { uid in
+                    try name(i).withCString { name in
                         sqlite3_bind_text(statement, 2, uid, -1, nil)
                         sqlite3_bind_text(statement, 3, name, -1, nil)
                         sqlite3_bind_double(statement, 4, Double(i))
@@ -63,25 +62,9 @@ final class RawDatabase {
         }
     }
 
-    /// Inserts rows `range` with their uid and name made on the fly (nothing held in memory).
-    func insertGenerated(_ range: Range<Int>, payload data: Data) throws {
-        let statement = try prepare("INSERT INTO item (id, uid, name, score, payload, updated_at) VALUES (?, ?, ?, ?, ?, ?)")
-        defer { sqlite3_finalize(statement) }
-        try data.withUnsafeBytes { payload in
-            for i in range {
-                sqlite3_bind_int64(statement, 1, Int64(i + 1))
-                try "uid-\(i)".withCString { uid in
-                    try "Item \(i)".withCString { name in
-                        sqlite3_bind_text(statement, 2, uid, -1, nil)
-                        sqlite3_bind_text(statement, 3, name, -1, nil)
-                        sqlite3_bind_double(statement, 4, Double(i))
-                        sqlite3_bind_blob(statement, 5, payload.baseAddress, Int32(payload.count), nil)
-                        sqlite3_bind_int64(statement, 6, Int64(i))
-                        try step(statement)
-                    }
-                }
-            }
-        }
+    /// Inserts rows `range` of the dataset.
+    func insert(_ data: Dataset, _ range: Range<Int>) throws {
+        try insert(range, uid: { data.uids[$0] }, name: { data.names[$0] })
     }
 
     /// Every row, stepped into structs.
