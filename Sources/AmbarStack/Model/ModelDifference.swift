@@ -4,21 +4,39 @@
 /// Lightweight (additive) changes: new entities; new attributes that are optional or have a
 /// default; new optional to-one and any new to-many relationships; attributes becoming optional;
 /// indexes added or removed; defaults and delete rules changed; entities, attributes and
-/// relationships renamed, with the new element's `renamingIdentifier` naming the old one. Everything else — a removed or
-/// retyped element, a new required attribute without a default, a new uniqueness constraint, a
-/// changed parent, destination or inverse — is refused with a reason per element.
+/// relationships renamed, with the new element's `renamingIdentifier` naming the old one.
+/// Everything else — a removed or retyped element, a new required attribute without a default, a
+/// new uniqueness constraint, a changed parent, destination or inverse — is refused with a reason
+/// per element.
 public enum ModelDifference {
     /// The reasons `old` cannot be migrated to `new` in place; empty when it can.
     public static func lightweightProblems(from stored: ManagedObjectModel, to new: ManagedObjectModel) -> [String] {
+        plan(from: stored, to: new).problems
+    }
+
+    /// A lightweight migration worked out: the renames, the stored model under the new names
+    /// (`nil` when the renames cannot be honoured), and what stands in the way (empty when
+    /// nothing does). The store migrates from exactly what was checked.
+    struct Plan {
+        let renaming: ModelRenaming
+        let renamed: ManagedObjectModel?
+        let problems: [String]
+    }
+
+    static func plan(from stored: ManagedObjectModel, to new: ManagedObjectModel) -> Plan {
         let renaming = ModelRenaming(from: stored, to: new)
-        guard renaming.problems.isEmpty else { return renaming.problems }
-        let old: ManagedObjectModel  // the stored model in the new model's names
+        guard renaming.problems.isEmpty else { return Plan(renaming: renaming, renamed: nil, problems: renaming.problems) }
         do {
-            old = try renaming.apply(to: stored)
+            let renamed = try renaming.apply(to: stored)
+            return Plan(renaming: renaming, renamed: renamed, problems: problems(from: renamed, to: new))
         } catch {
-            if case .migrationRefused(let reasons) = error { return reasons }
-            return ["\(error)"]
+            if case .migrationRefused(let reasons) = error { return Plan(renaming: renaming, renamed: nil, problems: reasons) }
+            return Plan(renaming: renaming, renamed: nil, problems: ["\(error)"])
         }
+    }
+
+    /// The non-lightweight differences between `old` (already under the new names) and `new`.
+    private static func problems(from old: ManagedObjectModel, to new: ManagedObjectModel) -> [String] {
         var problems: [String] = []
         for before in old.entities {
             guard let after = new.entities.first(where: { $0.name == before.name }) else {

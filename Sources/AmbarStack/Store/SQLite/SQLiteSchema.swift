@@ -63,19 +63,17 @@ enum SQLiteSchema {
               let stored = try? JSONDecoder().decode(ManagedObjectModel.self, from: Data(json.utf8)) else {
             throw AmbarError.incompatibleModel(storeHash: storeHash, modelHash: model.versionHash)
         }
-        let problems = ModelDifference.lightweightProblems(from: stored, to: model)
-        guard problems.isEmpty else {
+        let plan = ModelDifference.plan(from: stored, to: model)
+        guard plan.problems.isEmpty, let renamed = plan.renamed else {
             if ModelDifference.lightweightProblems(from: model, to: stored).isEmpty {
                 throw AmbarError.storeMigrated(storeHash: storeHash, modelHash: model.versionHash)
             }
-            throw AmbarError.migrationRefused(reasons: problems)
+            throw AmbarError.migrationRefused(reasons: plan.problems)
         }
         // Renames first (tables, columns, join tables), then new columns (indexes need them),
         // then stale indexes dropped, new tables and indexes created, renamed join tables
         // copied back, and the defaults of new attributes filled into the rows that exist.
-        let renaming = ModelRenaming(from: stored, to: model)
-        let renamed = try renaming.apply(to: stored)
-        let outcome = try applyRenames(db, from: stored, as: renamed, renaming)
+        let outcome = try applyRenames(db, from: stored, as: renamed, plan.renaming)
         let resolved = model.resolved
         for root in resolved.roots {
             let existing = Set(try Row.fetchAll(db, sql: "PRAGMA table_info(\(quoted(root)))").map { $0["name"] as String })

@@ -506,7 +506,13 @@ final class SQLiteStore: PersistentStore {
             let threadErrno = errno
             let recorded = sqlite3_system_errno(db.sqliteConnection)
             let systemErrno = recorded != 0 ? recorded : threadErrno
-            if db.isInsideTransaction { try? db.execute(sql: "ROLLBACK TRANSACTION") }
+            if db.isInsideTransaction {
+                do {
+                    try db.execute(sql: "ROLLBACK TRANSACTION")
+                } catch let rollbackError {
+                    logger.error("rolling back a failed \(operation) failed too", metadata: ["path": "\(path)", "error": "\(rollbackError)"])
+                }
+            }
             if let error = error as? DatabaseError, let failure = SQLiteValues.resourceFailure(error, systemErrno: systemErrno, path: path, operation) {
                 throw failure
             }

@@ -47,10 +47,10 @@ enum SQLiteStoreRelocation {
         }
 
         // Sidecars at the new path without a store file belong to no store: a stale WAL would be
-        // replayed into the copy and corrupt it.
-        for suffix in sidecars { try? fileManager.removeItem(atPath: new.path + suffix) }
+        // replayed into the copy and corrupt it, so one that cannot be removed stops the move.
+        try removeStoreFiles(new)
         let temporary = new.deletingLastPathComponent().appendingPathComponent(".\(new.lastPathComponent).relocating-\(getpid())")
-        try? removeStoreFiles(temporary)
+        try removeStoreFiles(temporary)
         do {
             try fileManager.createDirectory(at: new.deletingLastPathComponent(), withIntermediateDirectories: true)
             var configuration = Configuration()
@@ -126,11 +126,11 @@ enum SQLiteStoreRelocation {
         }
     }
 
-    /// Deletes a store file and its sidecars (those that exist).
+    /// Deletes a store file and its sidecars (those that exist); a file that stays is an error.
     private static func removeStoreFiles(_ file: URL) throws(AmbarError) {
         for suffix in [""] + sidecars where FileManager.default.fileExists(atPath: file.path + suffix) {
             guard unlink(file.path + suffix) == 0 else {
-                throw .storeCannotOpen(path: file.path + suffix, reason: "cannot delete it after relocating: \(String(cString: strerror(errno)))")
+                throw .storeCannotOpen(path: file.path + suffix, reason: "relocating the store needs it gone, and it cannot be deleted: \(String(cString: strerror(errno)))")
             }
         }
     }
