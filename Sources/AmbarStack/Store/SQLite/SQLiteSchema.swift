@@ -112,7 +112,7 @@ enum SQLiteSchema {
     /// Throws ``AmbarError/storeMigrated(storeHash:modelHash:)`` when another process migrated the
     /// store since this one opened it: its writes would not fit the tables any more.
     static func checkModelIsCurrent(_ db: Database, model: ManagedObjectModel) throws {
-        let hash = try String.fetchOne(db, sql: "SELECT value FROM ambar_metadata WHERE key = 'model_hash'")
+        let hash = try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM ambar_metadata WHERE key = 'model_hash'"))
         if let hash, hash != model.versionHash {
             throw AmbarError.storeMigrated(storeHash: hash, modelHash: model.versionHash)
         }

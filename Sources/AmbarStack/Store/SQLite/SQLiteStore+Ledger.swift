@@ -8,8 +8,7 @@ extension SQLiteStore {
     /// Writes `entry` inside the current transaction and returns its token.
     func writeLedger(_ db: Database, _ entry: LedgerEntry) throws -> Int64? {
         guard !entry.isEmpty else { return nil }
-        try db.execute(
-            sql: "INSERT INTO ambar_transactions (timestamp, author, pid, context_name) VALUES (?, ?, ?, ?)",
+        try db.cachedStatement(sql: "INSERT INTO ambar_transactions (timestamp, author, pid, context_name) VALUES (?, ?, ?, ?)").execute(
             arguments: [Date().timeIntervalSince1970, entry.author, Int64(getpid()), entry.contextName])
         let token = db.lastInsertedRowID
         let statement = try db.cachedStatement(sql: "INSERT INTO ambar_changes (token, entity, kind, attributes, pks) VALUES (?, ?, ?, ?, ?)")
@@ -20,7 +19,7 @@ extension SQLiteStore {
     }
 
     func savedToken(forIdempotencyKey key: String) throws(AmbarError) -> Int64? {
-        try read("read an idempotency receipt") { db in
+        try readOneStatement("read an idempotency receipt") { db in
             try Int64.fetchOne(db, sql: "SELECT token FROM ambar_receipts WHERE key = ?", arguments: [key])
         }
     }
@@ -56,26 +55,26 @@ extension SQLiteStore {
     }
 
     func currentHistoryToken() throws(AmbarError) -> Int64 {
-        try read("read history token") { db in
-            try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'ambar_transactions'") ?? 0
+        try readOneStatement("read history token") { db in
+            try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = 'ambar_transactions'")) ?? 0
         }
     }
 
     private func purgedThrough(_ db: Database) throws -> Int64 {
-        Int64(try String.fetchOne(db, sql: "SELECT value FROM ambar_metadata WHERE key = 'history_purged_through'") ?? "0") ?? 0
+        Int64(try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM ambar_metadata WHERE key = 'history_purged_through'")) ?? "0") ?? 0
     }
 
     func history(after token: Int64, limit: Int?) throws(AmbarError) -> [HistoryTransaction] {
         let result: Result<[HistoryTransaction], AmbarError> = try read("read history") { db in
             let purged = try purgedThrough(db)
             if token < purged { return .failure(.historyExpired(after: token, purgedThrough: purged)) }
-            let rows = try Row.fetchAll(db, sql: """
+            let rows = try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT token, timestamp, author, pid, context_name FROM ambar_transactions
                 WHERE token > ? ORDER BY token LIMIT ?
-                """, arguments: [token, limit ?? -1])
+                """), arguments: [token, limit ?? -1])
             guard let first = rows.first, let last = rows.last else { return .success([]) }
             var changes: [Int64: [Row]] = [:]
-            for change in try Row.fetchAll(db, sql: "SELECT token, entity, kind, attributes, pks FROM ambar_changes WHERE token BETWEEN ? AND ? ORDER BY rowid",
+            for change in try Row.fetchAll(db.cachedStatement(sql: "SELECT token, entity, kind, attributes, pks FROM ambar_changes WHERE token BETWEEN ? AND ? ORDER BY rowid"),
                                            arguments: [first["token"] as Int64, last["token"] as Int64]) {
                 changes[change["token"], default: []].append(change)
             }
@@ -116,7 +115,7 @@ extension SQLiteStore {
     }
 
     func historyCursors() throws(AmbarError) -> [HistoryCursor] {
-        try read("read history cursors") { db in
+        try readOneStatement("read history cursors") { db in
             try Row.fetchAll(db, sql: "SELECT consumer, token, last_seen FROM ambar_cursors ORDER BY consumer").map {
                 HistoryCursor(consumer: $0["consumer"], token: $0["token"], lastSeen: Date(timeIntervalSince1970: $0["last_seen"]))
             }

@@ -46,7 +46,7 @@ private struct SaveWork {
     mutating func run() throws {
         try SQLiteSchema.checkModelIsCurrent(db, model: store.model)
         if let key = changes.idempotencyKey,
-           let token = try Int64.fetchOne(db, sql: "SELECT token FROM ambar_receipts WHERE key = ?", arguments: [key]) {
+           let token = try Int64.fetchOne(db.cachedStatement(sql: "SELECT token FROM ambar_receipts WHERE key = ?"), arguments: [key]) {
             throw AmbarError.alreadySaved(idempotencyKey: key, token: token)
         }
         try assignPrimaryKeys()
@@ -61,8 +61,7 @@ private struct SaveWork {
         }
         outcome.token = try store.writeLedger(db, ledger)
         if let key = changes.idempotencyKey {
-            try db.execute(
-                sql: "INSERT INTO ambar_receipts (key, token, saved) VALUES (?, ?, ?)",
+            try db.cachedStatement(sql: "INSERT INTO ambar_receipts (key, token, saved) VALUES (?, ?, ?)").execute(
                 arguments: [key, outcome.token ?? 0, Date().timeIntervalSince1970])
         }
     }
@@ -191,7 +190,7 @@ private struct SaveWork {
 
     mutating func apply(_ delete: DeleteChange) throws {
         guard let layout = resolved.entities[delete.id.entityName], let pk = delete.id.primaryKey else { return }
-        try db.execute(sql: "DELETE FROM \(quoted(layout.rootName)) WHERE Z_PK = ? AND Z_OPT = ?", arguments: [pk, delete.expectedVersion])
+        try db.cachedStatement(sql: "DELETE FROM \(quoted(layout.rootName)) WHERE Z_PK = ? AND Z_OPT = ?").execute(arguments: [pk, delete.expectedVersion])
         if db.changesCount == 0 {
             if let current = try currentRow(delete.id) {
                 switch changes.mergePolicy {
@@ -203,7 +202,7 @@ private struct SaveWork {
                     outcome.refreshed[delete.id] = current
                     return
                 default:
-                    try db.execute(sql: "DELETE FROM \(quoted(layout.rootName)) WHERE Z_PK = ?", arguments: [pk])
+                    try db.cachedStatement(sql: "DELETE FROM \(quoted(layout.rootName)) WHERE Z_PK = ?").execute(arguments: [pk])
                 }
             }
         }
@@ -216,10 +215,10 @@ private struct SaveWork {
     func deleteJoinRows(root: String, pk: Int64) throws {
         for join in resolved.joinTables {
             if join.sourceRoot == root {
-                try db.execute(sql: "DELETE FROM \(quoted(join.table)) WHERE src = ?", arguments: [pk])
+                try db.cachedStatement(sql: "DELETE FROM \(quoted(join.table)) WHERE src = ?").execute(arguments: [pk])
             }
             if join.destinationRoot == root {
-                try db.execute(sql: "DELETE FROM \(quoted(join.table)) WHERE dst = ?", arguments: [pk])
+                try db.cachedStatement(sql: "DELETE FROM \(quoted(join.table)) WHERE dst = ?").execute(arguments: [pk])
             }
         }
     }
@@ -301,7 +300,7 @@ private struct SaveWork {
             appendToOne(rel, toOne[safe: rel.index] ?? nil, &assignments, &arguments)
         }
         arguments.append(pk.databaseValue)
-        try db.execute(sql: "UPDATE \(quoted(layout.rootName)) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ?", arguments: StatementArguments(arguments))
+        try db.cachedStatement(sql: "UPDATE \(quoted(layout.rootName)) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ?").execute(arguments: StatementArguments(arguments))
     }
 
     /// The columns (and values) that store a to-one relationship.
@@ -388,9 +387,9 @@ private struct SaveWork {
                   let ownerPK = owner.primaryKey, let destinationPK = destination.primaryKey else { continue }
             let (src, dst) = own == "src" ? (ownerPK, destinationPK) : (destinationPK, ownerPK)
             if change.isInsert {
-                try db.execute(sql: "INSERT OR IGNORE INTO \(quoted(table)) (src, dst) VALUES (?, ?)", arguments: [src, dst])
+                try db.cachedStatement(sql: "INSERT OR IGNORE INTO \(quoted(table)) (src, dst) VALUES (?, ?)").execute(arguments: [src, dst])
             } else {
-                try db.execute(sql: "DELETE FROM \(quoted(table)) WHERE src = ? AND dst = ?", arguments: [src, dst])
+                try db.cachedStatement(sql: "DELETE FROM \(quoted(table)) WHERE src = ? AND dst = ?").execute(arguments: [src, dst])
             }
         }
     }
