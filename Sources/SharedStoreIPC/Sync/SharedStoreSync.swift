@@ -152,8 +152,16 @@ public final class SharedStoreSync: Sendable {
     // MARK: - Sending
 
     private func localDidSave(_ note: DidSaveNotification) {
-        state.withLock { $0.lastActivity = Date(); $0.truncatedSinceActivity = false }
-        guard let token = note.token, let client = state.withLock({ $0.client }) else { return }
+        guard let token = note.token else { return }
+        let client = state.withLock { s -> SyncClient? in
+            s.lastActivity = Date()
+            s.truncatedSinceActivity = false
+            // This process's own transaction needs no merge: when it is the next one, the cursor
+            // steps over it, so the next message from elsewhere can take the fast path.
+            if token == s.cursor + 1 { s.cursor = token }
+            return s.client
+        }
+        guard let client else { return }
         let save = Frame.DidSave(notification: note, storeUUID: storeUUID, token: token, processID: getpid())
         if (try? WireFormat.encode(.didSave(save), maximumFrameSize: configuration.maximumFrameSize)) != nil {
             client.send(.didSave(save))
@@ -168,8 +176,7 @@ public final class SharedStoreSync: Sendable {
         state.withLock { $0.lastActivity = Date(); $0.truncatedSinceActivity = false }
         switch frame {
         case .didSave(let save):
-            guard save.token > state.withLock({ $0.cursor }) else { return }
-            queue.async { self.mergeDirectly(save) }
+            if !mergeDirectly(save) { queue.async { _ = self.catchUp() } }
         case .tokenOnly(_, let token, _):
             guard token > state.withLock({ $0.cursor }) else { return }
             queue.async { _ = self.catchUp() }
@@ -178,28 +185,36 @@ public final class SharedStoreSync: Sendable {
         }
     }
 
-    /// The fast path: the message is the next transaction this process expects, and the ledger
-    /// confirms that it committed; merge its IDs without reading the ledger's changes. Anything
-    /// else — a gap, a token the ledger does not have yet — goes through ``catchUp()``.
-    private func mergeDirectly(_ save: Frame.DidSave) {
-        let cursor = state.withLock { $0.cursor }
-        guard save.token > cursor else { return }
-        guard save.token == cursor + 1, save.storeUUID == storeUUID, save.processID != getpid(),
-              let committed = try? coordinator.currentHistoryToken(), committed >= save.token else {
-            catchUp()
-            return
+    /// The fast path, run on the connection's thread: when the message is the very next
+    /// transaction this process expects, its IDs are merged without reading the ledger (the
+    /// sender sends only after its commit, so the ledger already holds it). Returns false when the
+    /// ledger must be read instead: a gap, or a message from another store.
+    ///
+    /// The cursor moves and the merge is queued under one lock, as in ``catchUp()``, so merges
+    /// reach the main queue in ledger order and each transaction is merged once.
+    private func mergeDirectly(_ save: Frame.DidSave) -> Bool {
+        let me = getpid()
+        return state.withLock { s -> Bool in
+            if s.stopped || save.token <= s.cursor { return true }  // already merged (or skipped)
+            guard save.token == s.cursor + 1, save.storeUUID == storeUUID, save.processID != me else { return false }
+            s.cursor = save.token
+            enqueueMerge(of: save.notification, token: save.token, author: save.author, processID: save.processID, committed: nil)
+            return true
         }
-        state.withLock { $0.cursor = save.token }
+    }
+
+    /// Queues the merge of one transaction into the main context and the event that follows it.
+    /// `committed` is the transaction's time, when known; otherwise the latency is measured from now.
+    private func enqueueMerge(of note: DidSaveNotification, token: Int64, author: String?, processID: Int32, committed: Date?) {
         let main = self.main, events = self.events
-        let note = save.notification
-        let received = Date()
+        let since = committed ?? Date()
         main.enqueue {
             let change = main.mergeChanges(fromContextDidSave: note)
             events.post(RemoteMergeEvent(
-                token: save.token, author: save.author, processID: save.processID,
+                token: token, author: author, processID: processID,
                 inserted: note.inserted, updated: note.updated, deleted: note.deleted,
                 refreshed: change.refreshed, invalidated: change.invalidated,
-                latency: Date().timeIntervalSince(received), historyExpired: false))
+                latency: Date().timeIntervalSince(since), historyExpired: false))
         }
     }
 
@@ -271,7 +286,7 @@ public final class SharedStoreSync: Sendable {
                 batch = try coordinator.history(after: cursor, limit: 500)
             } catch .historyExpired {
                 let current = (try? coordinator.currentHistoryToken()) ?? cursor
-                state.withLock { $0.cursor = current }
+                state.withLock { $0.cursor = max($0.cursor, current) }
                 Self.logger.warning("history after token \(cursor) was purged; refreshing every object")
                 let main = self.main, events = self.events
                 main.enqueue {
@@ -286,20 +301,17 @@ public final class SharedStoreSync: Sendable {
             }
             guard let last = batch.last else { break }
             let me = getpid()
-            for transaction in batch where transaction.processID != me
-                && !(transaction.inserted.isEmpty && transaction.updated.isEmpty && transaction.deleted.isEmpty) {
-                let main = self.main, events = self.events
-                main.enqueue {
-                    let change = main.mergeChanges(fromContextDidSave: transaction.notification)
-                    events.post(RemoteMergeEvent(
-                        token: transaction.token, author: transaction.author, processID: transaction.processID,
-                        inserted: transaction.inserted, updated: transaction.updated, deleted: transaction.deleted,
-                        refreshed: change.refreshed, invalidated: change.invalidated,
-                        latency: Date().timeIntervalSince(transaction.timestamp), historyExpired: false))
+            // Under the lock, as in ``mergeDirectly(_:)``: what the fast path merged meanwhile is
+            // skipped, and the queue gets every transaction in ledger order.
+            state.withLock { s in
+                for transaction in batch where transaction.token > s.cursor && transaction.processID != me
+                    && !(transaction.inserted.isEmpty && transaction.updated.isEmpty && transaction.deleted.isEmpty) {
+                    enqueueMerge(of: transaction.notification, token: transaction.token, author: transaction.author,
+                                 processID: transaction.processID, committed: transaction.timestamp)
                 }
+                s.cursor = max(s.cursor, last.token)
             }
             merged += batch.count
-            state.withLock { $0.cursor = last.token }
             if batch.count < 500 { break }
         }
         writeCursor(force: false)

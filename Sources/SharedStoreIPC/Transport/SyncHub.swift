@@ -67,8 +67,7 @@ public final class SyncHub: Sendable {
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandlers([
-                            ByteToMessageHandler(FrameDecoderHandler(maximumFrameSize: configuration.maximumFrameSize)),
-                            MessageToByteHandler(FrameEncoderHandler(maximumFrameSize: configuration.maximumFrameSize)),
+                            ByteToMessageHandler(RelayFrameDecoderHandler(maximumFrameSize: configuration.maximumFrameSize)),
                             HubConnectionHandler(state: state),
                         ])
                     }
@@ -130,6 +129,9 @@ final class HubState: @unchecked Sendable {
     let eventLoop: any EventLoop
     var peers: [ObjectIdentifier: Peer] = [:]
     var maximumPeers: Int
+    /// Peers written to since the last flush: relayed frames are flushed once per read burst, so
+    /// a burst of saves goes to each receiver in one system call.
+    var unflushed: Set<ObjectIdentifier> = []
 
     init(configuration: SyncHub.Configuration, eventLoop: any EventLoop) {
         self.configuration = configuration
@@ -150,18 +152,31 @@ final class HubState: @unchecked Sendable {
     }
 }
 
-/// One connection to the hub: handshake, then relay.
+/// One connection to the hub: handshake, then relay. Relayed frames are forwarded as the bytes
+/// they came in; the hub's own replies are encoded here.
 final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
-    typealias InboundIn = Frame
-    typealias OutboundOut = Frame
+    typealias InboundIn = ReceivedFrame
+    typealias OutboundOut = ByteBuffer
     private let state: HubState
 
     init(state: HubState) { self.state = state }
 
+    /// Encodes and sends one of the hub's own frames (replies are small: they always fit).
+    @discardableResult
+    private func reply(_ context: ChannelHandlerContext, _ frame: Frame) -> EventLoopFuture<Void> {
+        do {
+            let bytes = try WireFormat.encode(frame, maximumFrameSize: state.configuration.maximumFrameSize)
+            return context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)))
+        } catch {
+            SyncHub.logger.error("could not encode a reply: \(error)")
+            return context.eventLoop.makeFailedFuture(error)
+        }
+    }
+
     private func refuse(_ context: ChannelHandlerContext, _ code: Frame.ErrorCode, _ message: String) {
         SyncHub.logger.warning("refused peer: \(message)")
         let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(.error(code: code, message: message))).whenComplete { _ in
+        reply(context, .error(code: code, message: message)).whenComplete { _ in
             channel.close(promise: nil)
         }
     }
@@ -185,11 +200,23 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
 
     func channelInactive(context: ChannelHandlerContext) {
         state.peers.removeValue(forKey: ObjectIdentifier(context.channel))
+        state.unflushed.remove(ObjectIdentifier(context.channel))
         context.fireChannelInactive()
     }
 
+    func channelReadComplete(context: ChannelHandlerContext) {
+        flushRelayed()
+        context.fireChannelReadComplete()
+    }
+
+    private func flushRelayed() {
+        for key in state.unflushed { state.peers[key]?.channel.flush() }
+        state.unflushed.removeAll(keepingCapacity: true)
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
+        let received = unwrapInboundIn(data)
+        let frame = received.frame
         let key = ObjectIdentifier(context.channel)
         guard let peer = state.peers[key] else { return }
         guard let hello = peer.hello else {
@@ -204,20 +231,20 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
             }
             state.peers[key]?.hello = hello
             let others = state.peers.values.filter { $0.hello != nil }.count - 1
-            context.writeAndFlush(wrapOutboundOut(.welcome(.init(hubProcessID: getpid(), peers: UInt32(max(0, others))))), promise: nil)
+            reply(context, .welcome(.init(hubProcessID: getpid(), peers: UInt32(max(0, others)))))
             return
         }
         switch frame {
         case .didSave(let save):
             guard save.storeUUID == hello.storeUUID else { return refuse(context, .wrongStore, "did-save for another store") }
-            relay(frame, token: save.token, from: key)
+            relay(received.bytes, token: save.token, from: key)
         case .tokenOnly(let uuid, let token, _):
             guard uuid == hello.storeUUID else { return refuse(context, .wrongStore, "token for another store") }
-            relay(frame, token: token, from: key)
+            relay(received.bytes, token: token, from: key)
         case .ping(let n):
-            context.writeAndFlush(wrapOutboundOut(.pong(n)), promise: nil)
+            reply(context, .pong(n))
         case .peersRequest:
-            context.writeAndFlush(wrapOutboundOut(.peers(state.peerEntries())), promise: nil)
+            reply(context, .peers(state.peerEntries()))
         case .pong:
             break
         case .hello, .welcome, .error, .peers:
@@ -225,23 +252,25 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         }
     }
 
-    private func relay(_ frame: Frame, token: Int64, from sender: ObjectIdentifier) {
+    private func relay(_ bytes: ByteBuffer, token: Int64, from sender: ObjectIdentifier) {
         // (Computed first: an optional-chained assignment begins its write access before the
         // right-hand side is evaluated.)
         let senderToken = max(state.peers[sender]?.lastToken ?? 0, token)
         state.peers[sender]?.lastToken = senderToken
         for (key, peer) in state.peers where key != sender && peer.hello != nil {
-            peer.channel.writeAndFlush(frame, promise: nil)
+            peer.channel.write(bytes, promise: nil)
+            state.unflushed.insert(key)
             let peerToken = max(peer.lastToken, token)
             state.peers[key]?.lastToken = peerToken
         }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        flushRelayed()  // what this peer sent before the bad frame still goes out
         SyncHub.logger.warning("closing a connection: \(error)")
         if let wire = error as? WireError {
             let channel = context.channel
-            context.writeAndFlush(wrapOutboundOut(.error(code: .malformed, message: wire.description))).whenComplete { _ in
+            reply(context, .error(code: .malformed, message: wire.description)).whenComplete { _ in
                 channel.close(promise: nil)
             }
         } else {
