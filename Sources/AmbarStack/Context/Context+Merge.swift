@@ -24,17 +24,14 @@ extension ManagedObjectContext {
     }
 
     private func mergeOnQueue(_ note: DidSaveNotification) -> ObjectsDidChangeNotification {
-        var deletedIDs = Set<ManagedObjectID>()
         var invalidated = Set<ManagedObjectID>()
-        for id in note.deleted {
-            deletedIDs.insert(id)
-            guard let object = state.registered[id] else { continue }
+        for object in registeredObjects(among: note.deleted) {
             detachFromInverses(object)
             invalidate(object)
         }
         var targets: [ManagedObject] = []
-        for id in note.updated {
-            guard let object = state.registered[id], object.hasData, object.lifecycle != .invalidated, object.lifecycle != .inserted else { continue }
+        for object in registeredObjects(among: note.updated)
+        where object.hasData && object.lifecycle != .invalidated && object.lifecycle != .inserted {
             targets.append(object)
         }
         var refreshed = Set<ManagedObjectID>()
@@ -56,10 +53,20 @@ extension ManagedObjectContext {
             }
         }
         let change = ObjectsDidChangeNotification(
-            context: identifier, inserted: note.inserted, updated: refreshed, deleted: deletedIDs,
+            context: identifier, inserted: note.inserted, updated: refreshed, deleted: note.deleted,
             refreshed: refreshed, invalidated: invalidated, invalidatedAll: false)
         postObjectsDidChange(change)
         return change
+    }
+
+    /// The registered objects whose IDs are in `ids`, found from the smaller side: a large save
+    /// merged into a context that holds a few of its objects costs as many lookups as the context
+    /// holds, not as the save has.
+    private func registeredObjects(among ids: Set<ManagedObjectID>) -> [ManagedObject] {
+        if ids.count <= state.registered.count {
+            return ids.compactMap { state.registered[$0] }
+        }
+        return state.registered.compactMap { ids.contains($0.key) ? $0.value : nil }
     }
 
     /// Takes fresh committed values, re-applying local unsaved edits on top.
