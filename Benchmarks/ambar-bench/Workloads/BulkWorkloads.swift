@@ -41,6 +41,11 @@ struct BulkWorkloads {
             t["import.ambar"] = try seconds {
                 try importItems(into: importer, 0..<data.count, batchSize: batchSize, uid: { data.uids[$0] }, name: { data.names[$0] })
             }
+            let batchCoordinator = try PersistentStoreCoordinator(model: model, store: .sqlite(scratch.file("ambar-batch.sqlite")))
+            let batchImporter = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: batchCoordinator, name: "batch importer")
+            t["import.batch"] = try seconds {
+                try batchImportItems(into: batchImporter, 0..<data.count, batchSize: batchSize, uid: { data.uids[$0] }, name: { data.names[$0] })
+            }
 
             // 2. Fetch everything back (one untimed pass first: a warm page cache for all).
             _ = try raw.fetchAll()
@@ -112,6 +117,7 @@ struct BulkWorkloads {
             number: 1, title: "Import",
             figures: [
                 figure("AmbarStack importer context, batches of \(batchSize), ledger included", "import.ambar", n, against: ("import.raw", "raw")),
+                figure("AmbarStack batchInsert (no objects), batches of \(batchSize), ledger included", "import.batch", n, against: ("import.raw", "raw")),
                 figure("raw SQLite C API, prepared statement, one transaction", "import.raw", n),
                 figure("GRDB cached statement, one transaction", "import.grdb", n, against: ("import.raw", "raw")),
                 figure("GRDB Codable record insert, one transaction", "import.records", n, against: ("import.raw", "raw")),

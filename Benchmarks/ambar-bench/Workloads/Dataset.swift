@@ -67,6 +67,23 @@ func importItems(
     }
 }
 
+/// The same rows through ``ManagedObjectContext/batchInsert(entityName:rows:)``: straight to the
+/// store, no managed objects (the ledger is still written).
+func batchImportItems(
+    into importer: ManagedObjectContext, _ range: Range<Int>, batchSize: Int,
+    uid: (Int) -> String, name: (Int) -> String
+) throws {
+    try importer.performAndWait { () throws in
+        for start in stride(from: range.lowerBound, to: range.upperBound, by: batchSize) {
+            let rows: [[String: AttributeValue]] = (start..<min(range.upperBound, start + batchSize)).map { i in
+                ["uid": .string(uid(i)), "name": .string(name(i)), "score": .double(Double(i)),
+                 "payload": .data(Dataset.payload), "updatedAt": .integer(Int64(i))]
+            }
+            _ = try importer.batchInsert(entityName: "Item", rows: rows)
+        }
+    }
+}
+
 /// The dataset's entity as a typed managed object.
 final class Item: ManagedObject {
     @Managed("uid") var uid: String

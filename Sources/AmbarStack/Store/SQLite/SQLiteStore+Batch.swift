@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 extension SQLiteStore {
     /// Inserts rows directly, each a dictionary of attribute values; one transaction.
@@ -8,13 +9,14 @@ extension SQLiteStore {
         guard !layout.description.isAbstract else { throw .invalidFetchRequest("entity '\(entity)' is abstract") }
         guard let entityID = entityIDs[layout.name] else { throw .unknownEntity(entity) }
         // Validate everything before writing anything.
-        var prepared: [[DatabaseValue]] = []
+        var prepared: [[AttributeValue]] = []
         prepared.reserveCapacity(rows.count)
         for (n, row) in rows.enumerated() {
             for key in row.keys where layout.attributeIndex[key] == nil {
                 throw .unknownProperty(entity: entity, property: key)
             }
-            var values: [DatabaseValue] = []
+            var values: [AttributeValue] = []
+            values.reserveCapacity(layout.attributes.count)
             for attribute in layout.attributes {
                 let given = row[attribute.name] ?? attribute.defaultValue
                 guard let value = given.coerced(to: attribute.type) else {
@@ -23,7 +25,7 @@ extension SQLiteStore {
                 if value.isNull && !attribute.isOptional {
                     throw .invalidFetchRequest("row \(n) of the batch insert has no value for non-optional '\(entity).\(attribute.name)'")
                 }
-                values.append(SQLiteValues.databaseValue(value))
+                values.append(value)
             }
             prepared.append(values)
         }
@@ -32,21 +34,30 @@ extension SQLiteStore {
         return try write("batch insert") { db in
             try SQLiteSchema.checkModelIsCurrent(db, model: model)
             let first = try allocate(db, root: layout.rootName, count: prepared.count)
-            let statement = try db.cachedStatement(sql: sql)
-            var ids: [ManagedObjectID] = []
-            ids.reserveCapacity(prepared.count)
+            // Values are bound straight from the validated rows (as a context's save does).
+            let handle = try db.cachedStatement(sql: sql).sqliteStatement
+            defer { sqlite3_reset(handle); sqlite3_clear_bindings(handle) }
+            var keys: [Int64] = []
+            keys.reserveCapacity(prepared.count)
             for (offset, values) in prepared.enumerated() {
                 let pk = first + Int64(offset)
-                statement.setUncheckedArguments(StatementArguments([pk.databaseValue, entityID.databaseValue, 1.databaseValue] + values))
-                do {
-                    try statement.execute()
-                } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-                    throw AmbarError.constraintViolation(entity: entity, attributes: layout.uniquenessConstraints.first ?? [], values: [], existing: nil)
+                sqlite3_bind_int64(handle, 1, pk)
+                sqlite3_bind_int64(handle, 2, entityID)
+                sqlite3_bind_int64(handle, 3, 1)
+                for (i, value) in values.enumerated() { SQLiteValues.bind(value, to: handle, at: Int32(i + 4)) }
+                let code = sqlite3_step(handle)
+                sqlite3_reset(handle)
+                guard code == SQLITE_DONE else {
+                    if code & 0xFF == SQLITE_CONSTRAINT {
+                        throw AmbarError.constraintViolation(entity: entity, attributes: layout.uniquenessConstraints.first ?? [], values: [], existing: nil)
+                    }
+                    throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
                 }
-                ids.append(ManagedObjectID(entityName: layout.name, storeIdentifier: identifier, primaryKey: pk))
+                keys.append(pk)
             }
             var entry = LedgerEntry(author: author, contextName: "batch insert")
-            for id in ids { entry.record(id, .insert) }
+            entry.record(entity: layout.name, .insert, primaryKeys: keys)
+            let ids = keys.map { ManagedObjectID(entityName: layout.name, storeIdentifier: identifier, primaryKey: $0) }
             return (ids, try writeLedger(db, entry))
         }
     }
