@@ -1,4 +1,5 @@
 // swift-tools-version:6.1
+import Foundation
 import PackageDescription
 
 let package = Package(
@@ -34,6 +35,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The NDJSON record format that `sync-agent import` and inboxes read (a library so that
+        // the fuzzers can reach it).
+        .target(
+            name: "RecordImport",
+            dependencies: ["AmbarStack"]
+        ),
         // libsystemd, linked from the system (Debian: libsystemd-dev).
         .systemLibrary(
             name: "CSystemd",
@@ -53,6 +60,7 @@ let package = Package(
             dependencies: [
                 "AmbarStack",
                 "SharedStoreIPC",
+                "RecordImport",
                 "SystemdIntegration",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -82,6 +90,12 @@ let package = Package(
             ],
             path: "Benchmarks/ambar-bench"
         ),
+        // The properties the fuzzers check, also replayed over the corpus by the tests.
+        .target(
+            name: "FuzzChecks",
+            dependencies: ["AmbarStack", "SharedStoreIPC", "RecordImport"],
+            path: "Fuzz/Sources/FuzzChecks"
+        ),
         .target(
             name: "AmbarTestSupport",
             dependencies: ["AmbarStack"],
@@ -90,6 +104,10 @@ let package = Package(
         .testTarget(
             name: "SharedStoreIPCTests",
             dependencies: ["SharedStoreIPC", "AmbarStack", "AmbarTestSupport"]
+        ),
+        .testTarget(
+            name: "FuzzCorpusTests",
+            dependencies: ["FuzzChecks", "AmbarTestSupport"]
         ),
         .testTarget(
             name: "BenchmarkTests",
@@ -111,3 +129,12 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The libFuzzer targets exist only for `scripts/run-fuzz` (which sets AMBAR_FUZZ=1): libFuzzer
+// supplies their `main`, so an ordinary build could not link them.
+if ProcessInfo.processInfo.environment["AMBAR_FUZZ"] != nil {
+    package.targets += [
+        .executableTarget(name: "fuzz-wire", dependencies: ["FuzzChecks"], path: "Fuzz/Sources/fuzz-wire"),
+        .executableTarget(name: "fuzz-import-line", dependencies: ["FuzzChecks", "RecordImport"], path: "Fuzz/Sources/fuzz-import-line"),
+    ]
+}

@@ -220,16 +220,12 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         let key = ObjectIdentifier(context.channel)
         guard let peer = state.peers[key] else { return }
         guard let hello = peer.hello else {
-            guard case .hello(let hello) = frame else {
-                return refuse(context, .malformed, "the first frame must be hello")
+            switch Handshake.verdict(on: frame, storeUUID: state.configuration.storeUUID) {
+            case .refuse(let code, let reason):
+                return refuse(context, code, reason)
+            case .admit(let hello):
+                state.peers[key]?.hello = hello
             }
-            guard hello.protocolVersion == WireFormat.protocolVersion else {
-                return refuse(context, .unsupportedVersion, "protocol version \(hello.protocolVersion) is not supported; the hub speaks \(WireFormat.protocolVersion)")
-            }
-            guard hello.storeUUID == state.configuration.storeUUID else {
-                return refuse(context, .wrongStore, "this hub serves store \(state.configuration.storeUUID), not \(hello.storeUUID)")
-            }
-            state.peers[key]?.hello = hello
             let others = state.peers.values.filter { $0.hello != nil }.count - 1
             reply(context, .welcome(.init(hubProcessID: getpid(), peers: UInt32(max(0, others)))))
             return

@@ -2,6 +2,7 @@ import AmbarStack
 import ArgumentParser
 import Foundation
 import Logging
+import RecordImport
 
 /// `sync-agent import`: NDJSON into one entity, upserted by a key, in batches.
 struct ImportCommand: AsyncParsableCommand {

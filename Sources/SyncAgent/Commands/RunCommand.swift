@@ -2,6 +2,7 @@ import AmbarStack
 import ArgumentParser
 import Foundation
 import Logging
+import RecordImport
 import SharedStoreIPC
 import SystemdIntegration
 

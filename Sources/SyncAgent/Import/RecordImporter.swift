@@ -1,5 +1,6 @@
 import AmbarStack
 import Foundation
+import RecordImport
 import Synchronization
 
 /// What to do with a line that cannot be imported.

@@ -1,6 +1,7 @@
 import AmbarStack
 import Foundation
 import Logging
+import RecordImport
 import Synchronization
 import SystemdIntegration
 

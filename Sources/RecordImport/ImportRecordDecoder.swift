@@ -1,42 +1,20 @@
 import AmbarStack
 import Foundation
 
-/// One line of NDJSON input, decoded for an entity.
-struct ImportRecord {
-    /// The 1-based line number in the input.
-    let line: Int
-    /// The values to set, by attribute name (only the fields present in the line).
-    let values: [String: AttributeValue]
-    /// The upsert key's value, when importing with `--key`.
-    let key: AttributeValue?
-}
-
-/// Why a line cannot be imported: its number, the field at fault (if one is) and the reason.
-struct ImportLineError: Error, CustomStringConvertible, Equatable {
-    let line: Int
-    let field: String?
-    let reason: String
-
-    var description: String {
-        if let field { return "line \(line): field \"\(field)\": \(reason)" }
-        return "line \(line): \(reason)"
-    }
-
-    /// The error as a JSON object.
-    var json: [String: Any] { ["line": line, "field": field ?? NSNull(), "message": reason] }
-}
-
 /// Turns NDJSON lines into records of one entity, type-checking each field against the model.
-struct ImportRecordDecoder {
-    let entityName: String
-    let keyAttribute: String?
+public struct ImportRecordDecoder {
+    /// The entity the lines are records of.
+    public let entityName: String
+    /// The attribute that identifies an existing object to update, when upserting.
+    public let keyAttribute: String?
     /// The entity's attributes, inherited ones included.
-    let attributes: [String: AttributeDescription]
-    let relationships: Set<String>
+    public let attributes: [String: AttributeDescription]
+    /// The entity's relationship names (a line may not set them).
+    public let relationships: Set<String>
     private let decoder = JSONDecoder()
 
     /// A decoder for `entityName` of `model`, upserting by `keyAttribute` when given.
-    init(model: ManagedObjectModel, entityName: String, keyAttribute: String?) throws(ImportSetupError) {
+    public init(model: ManagedObjectModel, entityName: String, keyAttribute: String?) throws(ImportSetupError) {
         guard model.entity(named: entityName) != nil else {
             throw .unknownEntity(entityName, known: model.entityNames)
         }
@@ -58,7 +36,7 @@ struct ImportRecordDecoder {
     }
 
     /// The record on `text`, line `line`.
-    func decode(_ text: Data, line: Int) throws(ImportLineError) -> ImportRecord {
+    public func decode(_ text: Data, line: Int) throws(ImportLineError) -> ImportRecord {
         let object: [String: JSONValue]
         do {
             guard case .object(let fields) = try decoder.decode(JSONValue.self, from: text) else {
@@ -91,14 +69,15 @@ struct ImportRecordDecoder {
     }
 
     /// Checks that a new object gets every required attribute without a default.
-    func checkComplete(_ record: ImportRecord) throws(ImportLineError) {
+    public func checkComplete(_ record: ImportRecord) throws(ImportLineError) {
         for attribute in attributes.values.sorted(by: { $0.name < $1.name })
         where !attribute.isOptional && attribute.defaultValue.isNull && (record.values[attribute.name]?.isNull ?? true) {
             throw ImportLineError(line: record.line, field: attribute.name, reason: "is required to create a new \(entityName) (not optional, no default)")
         }
     }
 
-    static func convert(_ value: JSONValue, to attribute: AttributeDescription, line: Int) throws(ImportLineError) -> AttributeValue {
+    /// `value` as a value of `attribute`, or the reason it is not one.
+    public static func convert(_ value: JSONValue, to attribute: AttributeDescription, line: Int) throws(ImportLineError) -> AttributeValue {
         func mismatch(_ expected: String) -> ImportLineError {
             ImportLineError(line: line, field: attribute.name, reason: "expected \(expected), got \(value.shortDescription)")
         }
@@ -171,20 +150,5 @@ struct ImportRecordDecoder {
             return (context.underlyingError as NSError?)?.localizedDescription ?? context.debugDescription
         }
         return "\(error)"
-    }
-}
-
-/// Why an import cannot start.
-enum ImportSetupError: Error, CustomStringConvertible {
-    case unknownEntity(String, known: [String])
-    case unknownKey(String, entity: String, known: [String])
-
-    var description: String {
-        switch self {
-        case .unknownEntity(let name, let known):
-            "The store has no entity \"\(name)\" (it has: \(known.joined(separator: ", ")))."
-        case .unknownKey(let key, let entity, let known):
-            "\(entity) has no attribute \"\(key)\" to use as --key (it has: \(known.joined(separator: ", ")))."
-        }
     }
 }

@@ -1,16 +1,24 @@
 import Foundation
 
 /// One JSON value, decoded strictly: a boolean never reads as a number, nor a number as a string.
-enum JSONValue: Decodable, Equatable {
+public enum JSONValue: Decodable, Equatable, Sendable {
+    /// JSON null.
     case null
+    /// true or false.
     case bool(Bool)
+    /// A number without a fraction that fits 64 bits.
     case integer(Int64)
+    /// Any other number.
     case double(Double)
+    /// A string.
     case string(String)
+    /// An array.
     case array([JSONValue])
+    /// An object.
     case object([String: JSONValue])
 
-    init(from decoder: any Decoder) throws {
+    /// Decodes any JSON value, keeping its kind.
+    public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() { self = .null }
         else if let value = try? container.decode(Bool.self) { self = .bool(value) }
@@ -22,7 +30,7 @@ enum JSONValue: Decodable, Equatable {
     }
 
     /// How the value reads in an error message.
-    var shortDescription: String {
+    public var shortDescription: String {
         switch self {
         case .null: "null"
         case .bool(let value): "\(value)"

@@ -1,0 +1,19 @@
+import AmbarStack
+import Foundation
+
+/// One line of NDJSON input, decoded for an entity.
+public struct ImportRecord: Sendable {
+    /// The 1-based line number in the input.
+    public let line: Int
+    /// The values to set, by attribute name (only the fields present in the line).
+    public let values: [String: AttributeValue]
+    /// The upsert key's value, when importing with `--key`.
+    public let key: AttributeValue?
+
+    /// A record of `values` from line `line`, with the upsert key's value when there is one.
+    public init(line: Int, values: [String: AttributeValue], key: AttributeValue?) {
+        self.line = line
+        self.values = values
+        self.key = key
+    }
+}
