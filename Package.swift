@@ -134,7 +134,8 @@ let package = Package(
 // supplies their `main`, so an ordinary build could not link them.
 if ProcessInfo.processInfo.environment["AMBAR_FUZZ"] != nil {
     package.targets += [
-        .executableTarget(name: "fuzz-wire", dependencies: ["FuzzChecks"], path: "Fuzz/Sources/fuzz-wire"),
-        .executableTarget(name: "fuzz-import-line", dependencies: ["FuzzChecks", "RecordImport"], path: "Fuzz/Sources/fuzz-import-line"),
+        .target(name: "FuzzDriver", path: "Fuzz/Sources/FuzzDriver"),
+        .executableTarget(name: "fuzz-wire", dependencies: ["FuzzChecks", "FuzzDriver"], path: "Fuzz/Sources/fuzz-wire"),
+        .executableTarget(name: "fuzz-import-line", dependencies: ["FuzzChecks", "FuzzDriver", "RecordImport"], path: "Fuzz/Sources/fuzz-import-line"),
     ]
 }
