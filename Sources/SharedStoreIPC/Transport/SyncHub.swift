@@ -101,6 +101,12 @@ public final class SyncHub: Sendable {
         (try? await state.eventLoop.submit { self.state.peerInfos() }.get()) ?? []
     }
 
+    /// How many frames were not relayed because their receiver was not keeping up (each such
+    /// receiver was then told to catch up from the ledger).
+    public func droppedFrameCount() async -> Int {
+        (try? await state.eventLoop.submit { self.state.droppedFrames }.get()) ?? 0
+    }
+
     /// Changes the most processes served at once; connections beyond it stay, new ones are refused.
     public func setMaximumPeers(_ maximum: Int) async {
         try? await state.eventLoop.submit { self.state.maximumPeers = maximum }.get()
@@ -123,6 +129,10 @@ final class HubState: @unchecked Sendable {
         var hello: Frame.Hello?
         /// The highest token relayed from or to this peer.
         var lastToken: Int64 = 0
+        /// Frames were dropped for this peer because it did not keep up; when it can take
+        /// writes again it gets one `tokenOnly` with the newest token and catches up from the
+        /// ledger.
+        var fellBehind = false
     }
 
     let configuration: SyncHub.Configuration
@@ -132,6 +142,10 @@ final class HubState: @unchecked Sendable {
     /// Peers written to since the last flush: relayed frames are flushed once per read burst, so
     /// a burst of saves goes to each receiver in one system call.
     var unflushed: Set<ObjectIdentifier> = []
+    /// The newest token relayed to anyone.
+    var newestToken: Int64 = 0
+    /// Frames not relayed because their receiver was behind, since the hub started.
+    var droppedFrames = 0
 
     init(configuration: SyncHub.Configuration, eventLoop: any EventLoop) {
         self.configuration = configuration
@@ -204,6 +218,17 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         context.fireChannelInactive()
     }
 
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        let key = ObjectIdentifier(context.channel)
+        if context.channel.isWritable, state.peers[key]?.fellBehind == true {
+            state.peers[key]?.fellBehind = false
+            SyncHub.logger.info("a peer that fell behind drained; telling it to catch up from the ledger",
+                                metadata: ["pid": "\(state.peers[key]?.hello?.processID ?? 0)", "token": "\(state.newestToken)"])
+            reply(context, .tokenOnly(storeUUID: state.configuration.storeUUID, token: state.newestToken, processID: 0))
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
     func channelReadComplete(context: ChannelHandlerContext) {
         flushRelayed()
         context.fireChannelReadComplete()
@@ -248,12 +273,26 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         }
     }
 
+    /// Forwards a frame to every other admitted peer. A peer whose socket does not take writes
+    /// (its unsent bytes are above NIO's high-water mark, 64 KiB) is not sent the frame: the
+    /// hub never queues without bound for a stalled or frozen process. That peer gets one
+    /// `tokenOnly` when it drains, and reads what it missed from the ledger.
     private func relay(_ bytes: ByteBuffer, token: Int64, from sender: ObjectIdentifier) {
         // (Computed first: an optional-chained assignment begins its write access before the
         // right-hand side is evaluated.)
         let senderToken = max(state.peers[sender]?.lastToken ?? 0, token)
         state.peers[sender]?.lastToken = senderToken
+        state.newestToken = max(state.newestToken, token)
         for (key, peer) in state.peers where key != sender && peer.hello != nil {
+            guard peer.channel.isWritable else {
+                if !peer.fellBehind {
+                    SyncHub.logger.warning("a peer is not keeping up; dropping its frames until it drains (it will catch up from the ledger)",
+                                           metadata: ["pid": "\(peer.hello?.processID ?? 0)"])
+                }
+                state.peers[key]?.fellBehind = true
+                state.droppedFrames += 1
+                continue
+            }
             peer.channel.write(bytes, promise: nil)
             state.unflushed.insert(key)
             let peerToken = max(peer.lastToken, token)
