@@ -1,20 +1,22 @@
+import Foundation
 import Logging
-import Synchronization
 
 /// The process-wide log level, shared by every handler the agent bootstraps, so a configuration
 /// reload (SIGHUP) changes it for all loggers at once.
-public final class LogLevelControl: Sendable {
+public final class LogLevelControl: @unchecked Sendable {
     /// The instance the agent's handlers read.
     public static let shared = LogLevelControl(.info)
 
-    private let storage: Mutex<Logger.Level>
+    // A pthread lock (not `Synchronization.Mutex`, which ThreadSanitizer cannot see on Linux).
+    private let lock = NSLock()
+    private var storage: Logger.Level
 
     /// A control starting at `level`.
-    public init(_ level: Logger.Level) { storage = Mutex(level) }
+    public init(_ level: Logger.Level) { storage = level }
 
     /// The current level.
     public var level: Logger.Level {
-        get { storage.withLock { $0 } }
-        set { storage.withLock { $0 = newValue } }
+        get { lock.withLock { storage } }
+        set { lock.withLock { storage = newValue } }
     }
 }

@@ -1,6 +1,5 @@
 import AmbarStack
 import Foundation
-import Synchronization
 import XCTest
 
 /// Ambar's `save(shouldPropagate:callback:)` (checklist row 36).
@@ -25,7 +24,7 @@ final class CallbackSaveTests: XCTestCase {
 
     /// Saves `context` and waits until the chain settles; returns the callbacks' results.
     func save(_ context: ManagedObjectContext, propagate: Bool) -> [AmbarError?] {
-        let calls = Mutex<[AmbarError?]>([])
+        let calls = Locked<[AmbarError?]>([])
         let first = expectation(description: "callback")
         context.save(shouldPropagate: propagate) { error in
             let count = calls.withLock { $0.append(error); return $0.count }

@@ -1,10 +1,9 @@
 import AmbarStack
 import Foundation
-import Synchronization
 import XCTest
 
 final class Collector<T: Sendable>: Sendable {
-    private let items = Mutex<[T]>([])
+    private let items = Locked<[T]>([])
     func append(_ item: T) { items.withLock { $0.append(item) } }
     var all: [T] { items.withLock { $0 } }
 }

@@ -1,6 +1,5 @@
 import AmbarStack
 import Foundation
-import Synchronization
 import XCTest
 
 /// CoreDataStack's (seed 002) `concurrentContext()` and `saveToDisk(context:completion:)` on
@@ -21,8 +20,8 @@ final class SaveToDiskTests: XCTestCase {
 
     func saveToDisk(_ context: ManagedObjectContext? = nil) -> AmbarError? {
         let done = expectation(description: "completion")
-        let result = Mutex<AmbarError?>(nil)
-        let onMain = Mutex(false)
+        let result = Locked<AmbarError?>(nil)
+        let onMain = Locked(false)
         stack.saveToDisk(context: context) { error in
             result.withLock { $0 = error }
             onMain.withLock { $0 = Thread.isMainThread }
@@ -73,7 +72,7 @@ final class SaveToDiskTests: XCTestCase {
     func testAfterDeleteStoreSaveToDiskFailsAtOnce() throws {
         try stack.deleteStore()
         XCTAssertNoThrow(try stack.deleteStore(), "a second delete is silently fine (D4)")
-        let result = Mutex<AmbarError?>(nil)
+        let result = Locked<AmbarError?>(nil)
         stack.saveToDisk { error in result.withLock { $0 = error } }
         XCTAssertEqual(result.withLock { $0 }, .storeDeleted, "delivered synchronously, on the caller's thread")
         XCTAssertNoThrow(try stack.concurrentContext(), "a concurrent context can still be made")

@@ -2,11 +2,10 @@ import AmbarStack
 import Foundation
 import GRDBSQLite
 import SharedStoreIPC
-import Synchronization
 
 /// What a child process recorded, shared between its threads.
 final class Recorder: Sendable {
-    let values = Mutex<[Int64]>([])
+    let values = Locked<[Int64]>([])
 }
 
 /// The child-process side of workloads 6 and 7. Each role answers commands on stdin, one line each:
@@ -28,7 +27,7 @@ enum CrossProcessRoles {
     static func ambarReceiver(directory: URL) throws -> Never {
         let stack = try DataStack.open(model: .model(try model()), storeURL: directory.appendingPathComponent("bench.sqlite"), name: "bench")
         let latencies = Recorder()
-        let holder = Mutex<[AnyObject]>([])
+        let holder = Locked<[AnyObject]>([])
         let ready = DispatchSemaphore(value: 0)
         Task.detached {
             let sync = try await SharedStoreSync.start(stack: stack, configuration: .sharedDirectory(directory))
@@ -85,7 +84,7 @@ enum CrossProcessRoles {
     static func hubReceiver(socket: String, storeUUID: UUID) throws -> Never {
         let frames = Recorder()
         let ready = DispatchSemaphore(value: 0)
-        let holder = Mutex<[AnyObject]>([])
+        let holder = Locked<[AnyObject]>([])
         Task.detached {
             let group = MultiThreadedEventLoopGroupHolder.shared
             let client = try await SyncClient.connect(

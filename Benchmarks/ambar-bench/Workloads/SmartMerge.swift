@@ -1,6 +1,5 @@
 import AmbarStack
 import Foundation
-import Synchronization
 
 /// Workload 5: an importer saves an update of many objects while the main context holds some of
 /// them; measured from the importer's did-save to the main context having refreshed what it
@@ -58,9 +57,9 @@ struct SmartMerge {
             return Set(try main.fetch(request).map(\.objectID))
         }
         precondition(heldIDs.count == held)
-        let saveTime = Mutex<Int64>(0)
+        let saveTime = Locked<Int64>(0)
         let done = DispatchSemaphore(value: 0)
-        let merged = Mutex<Int64>(0)
+        let merged = Locked<Int64>(0)
         let writer = try stack.writerCoordinator
         let onSave = writer.observeDidSave { _ in saveTime.withLock { $0 = now() } }
         let onChange = main.observeObjectsDidChange { note in

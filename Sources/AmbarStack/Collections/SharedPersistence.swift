@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Synchronization
 
 /// One store and coordinator shared by many single-context stacks (BBLCoreDataKit's
 /// `BBLPersistence`). Nothing is opened until the first context is added. A root context's save
@@ -13,7 +12,7 @@ public final class SharedPersistence: Sendable {
     /// The store file, or `nil` in memory.
     public let storeURL: URL?
     private let shouldKillStore: Bool
-    private let state = Mutex(State())
+    private let state = Locked(State())
     static let logger = Logger(label: "ambar.stack.shared-persistence")
 
     private struct State {

@@ -95,10 +95,10 @@ public struct ObjectsDidChangeNotification: Sendable {
 
 /// A registration for notifications; notifications stop when it is cancelled or released.
 public final class ContextObservation: Sendable {
-    private let cancelAction: Mutex<(@Sendable () -> Void)?>
+    private let cancelAction: Locked<(@Sendable () -> Void)?>
 
     init(cancel: @escaping @Sendable () -> Void) {
-        self.cancelAction = Mutex(cancel)
+        self.cancelAction = Locked(cancel)
     }
 
     /// Stops the notifications.
@@ -115,7 +115,7 @@ public final class ContextObservation: Sendable {
 
 /// A thread-safe list of callbacks, each called with every posted value.
 public final class ObserverList<Value: Sendable>: Sendable {
-    private let entries = Mutex<[UInt64: @Sendable (Value) -> Void]>([:])
+    private let entries = Locked<[UInt64: @Sendable (Value) -> Void]>([:])
     private let counter = Atomic<UInt64>(0)
 
     /// Creates an empty list.

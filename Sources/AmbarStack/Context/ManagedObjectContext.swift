@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import Logging
-import Synchronization
 
 /// An object graph in memory: fetches objects, tracks their changes and saves them.
 ///
@@ -42,13 +41,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     let queue: DispatchQueue
     private let queueKey = DispatchSpecificKey<UInt64>()
-    private let configuration: Mutex<Configuration>
+    private let configuration: Locked<Configuration>
     let state = ContextState()
     let didSaveObservers = ObserverList<DidSaveNotification>()
     let objectsDidChangeObservers = ObserverList<ObjectsDidChangeNotification>()
     /// Saves of children into this context, for siblings that merge automatically.
     let childDidSaveObservers = ObserverList<DidSaveNotification>()
-    private let automaticMerge = Mutex<ContextObservation?>(nil)
+    private let automaticMerge = Locked<ContextObservation?>(nil)
     static let logger = Logger(label: "ambar.stack.context")
 
     /// Creates a root context on `coordinator`.
@@ -56,7 +55,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         self.concurrencyType = concurrencyType
         self.persistentStoreCoordinator = coordinator
         self.parent = nil
-        self.configuration = Mutex(Configuration(name: name))
+        self.configuration = Locked(Configuration(name: name))
         self.queue = Self.makeQueue(concurrencyType, name)
         queue.setSpecific(key: queueKey, value: identifier.raw)
         _ = Self.mainQueueKey
@@ -67,7 +66,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         self.concurrencyType = concurrencyType
         self.persistentStoreCoordinator = parent.persistentStoreCoordinator
         self.parent = parent
-        self.configuration = Mutex(Configuration(name: name))
+        self.configuration = Locked(Configuration(name: name))
         self.queue = Self.makeQueue(concurrencyType, name)
         queue.setSpecific(key: queueKey, value: identifier.raw)
     }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The opaque token a context passes to ``ManagedObject/init(_:)``. Only contexts make objects.
 public struct ManagedObjectInitToken {
@@ -348,7 +347,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 /// Class names, computed once per class: `String(describing:)` on a metatype costs about a
 /// microsecond, and ``ManagedObject/entityName`` is read on every typed insert and fetch.
 enum ClassNames {
-    private static let cache = Mutex<[ObjectIdentifier: String]>([:])
+    private static let cache = Locked<[ObjectIdentifier: String]>([:])
 
     static func name(of type: AnyClass) -> String {
         let key = ObjectIdentifier(type)

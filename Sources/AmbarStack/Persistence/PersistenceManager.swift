@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Y—Persistence's `PersistenceManager` on AmbarStack: models in and out by uid, records on
 /// worker contexts, sync markers, clear and destroy.
@@ -24,7 +23,7 @@ open class PersistenceManager: @unchecked Sendable {
     private let storeType: DataStack.StoreType
     private let storeURL: URL?
     private let identifier = UUID().uuidString
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct State {
         var stack: DataStack?

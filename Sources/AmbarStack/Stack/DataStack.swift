@@ -53,7 +53,7 @@ public final class DataStack: Sendable {
         weak var context: ManagedObjectContext?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let ready = Atomic<Bool>(false)
     private let readOnly = Atomic<Bool>(false)
     private let merging = Atomic<Bool>(true)

@@ -6,7 +6,7 @@ import GRDB
 /// connection of its own. Cheap enough to poll several times a second.
 public final class StoreChangeDetector: Sendable {
     private let queue: DatabaseQueue
-    private let last: Mutex<Int64?>
+    private let last: Locked<Int64?>
 
     init(path: String) throws(AmbarError) {
         var configuration = Configuration()
@@ -17,7 +17,7 @@ public final class StoreChangeDetector: Sendable {
         } catch {
             throw .storeCannotOpen(path: path, reason: "\(error)")
         }
-        last = Mutex(nil)
+        last = Locked(nil)
     }
 
     /// Whether a commit happened since the previous call (false on the first call).
@@ -63,4 +63,3 @@ extension PersistentStoreCoordinator {
     }
 }
 
-import Synchronization

@@ -4,7 +4,6 @@ import Foundation
 import Logging
 import NIOCore
 import NIOPosix
-import Synchronization
 
 /// Keeps a stack's main context in step with every other process of its shared directory.
 ///
@@ -42,12 +41,12 @@ public final class SharedStoreSync: Sendable {
     private let coordinator: PersistentStoreCoordinator
     private let storeUUID: UUID
     private let storeFile: URL
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let queue = DispatchQueue(label: "ambar.sync")
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     private let events = ObserverList<RemoteMergeEvent>()
-    private let observations = Mutex<[ContextObservation]>([])
-    private let timer: Mutex<TimerBox?> = Mutex(nil)
+    private let observations = Locked<[ContextObservation]>([])
+    private let timer: Locked<TimerBox?> = Locked(nil)
     private let detector: StoreChangeDetector?
 
     /// A dispatch timer, which is thread-safe but not marked `Sendable`.

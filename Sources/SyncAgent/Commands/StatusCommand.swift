@@ -3,7 +3,6 @@ import ArgumentParser
 import Foundation
 import NIOPosix
 import SharedStoreIPC
-import Synchronization
 
 /// `sync-agent status`: the store and the hub, at a glance.
 struct StatusCommand: AsyncParsableCommand {
@@ -38,7 +37,7 @@ struct StatusCommand: AsyncParsableCommand {
         var hub: [String: Any] = ["socket": socketPath, "reachable": false]
         if let uuid = UUID(uuidString: coordinator.storeIdentifier) {
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-            let answer = Mutex<[Frame.PeerEntry]?>(nil)
+            let answer = Locked<[Frame.PeerEntry]?>(nil)
             if let client = try? await SyncClient.connect(
                 socketPath: socketPath, hello: .init(storeUUID: uuid, processID: getpid(), processName: "sync-agent status", cursor: head),
                 group: group,

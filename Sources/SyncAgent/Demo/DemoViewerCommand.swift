@@ -2,7 +2,6 @@ import AmbarStack
 import ArgumentParser
 import Foundation
 import SharedStoreIPC
-import Synchronization
 
 /// `sync-agent demo-viewer`: one of the demo's viewer processes (started by `sync-agent demo`).
 ///
@@ -29,7 +28,7 @@ struct DemoViewerCommand: AsyncParsableCommand {
             try controller.performFetch()
             results.controller = controller
         }
-        let merged = Mutex<(token: Int64, latencies: [Double])>((0, []))
+        let merged = Locked<(token: Int64, latencies: [Double])>((0, []))
         let observation = sync.observeRemoteMerges { event in
             merged.withLock { state in
                 state.token = max(state.token, event.token)

@@ -1,7 +1,6 @@
 import AmbarStack
 import Foundation
 import RecordImport
-import Synchronization
 
 /// What to do with a line that cannot be imported.
 enum OnError: String, CaseIterable, Sendable {
@@ -177,7 +176,7 @@ struct RecordImporter {
 
 /// The token and counts a did-save reported (posted synchronously on the saving context's queue).
 private final class SavedOutcome: Sendable {
-    private let storage = Mutex<(token: Int64?, inserted: Int, updated: Int)?>(nil)
+    private let storage = Locked<(token: Int64?, inserted: Int, updated: Int)?>(nil)
     var value: (token: Int64?, inserted: Int, updated: Int)? {
         get { storage.withLock { $0 } }
         set { storage.withLock { $0 = newValue } }

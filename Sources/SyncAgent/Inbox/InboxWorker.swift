@@ -2,7 +2,6 @@ import AmbarStack
 import Foundation
 import Logging
 import RecordImport
-import Synchronization
 import SystemdIntegration
 
 /// Imports the files dropped into an agent's inbox, one transaction per file, exactly once.
@@ -26,11 +25,11 @@ final class InboxWorker: Sendable {
     private let decoder: ImportRecordDecoderBox
     private let pollInterval: TimeInterval
     private let logger: Logger
-    private let stopRequested = Mutex(false)
+    private let stopRequested = Locked(false)
     private let finished = DispatchSemaphore(value: 0)
-    private let counterStorage = Mutex(Counters())
+    private let counterStorage = Locked(Counters())
     private let watchdogInterval: TimeInterval?
-    private let lastKeepAlive = Mutex(Date.distantPast)
+    private let lastKeepAlive = Locked(Date.distantPast)
 
     init(inbox: Inbox, name: String, stack: DataStack, decoder: ImportRecordDecoder, pollInterval: TimeInterval, logger: Logger) {
         self.inbox = inbox

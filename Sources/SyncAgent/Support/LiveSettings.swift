@@ -1,4 +1,4 @@
-import Synchronization
+import AmbarStack
 import SystemdIntegration
 
 /// The settings of a running command: the command line's, overlaid by the configuration file,
@@ -7,14 +7,14 @@ import SystemdIntegration
 final class LiveSettings: Sendable {
     private let base: AgentSettings
     private let file: String?
-    private let current: Mutex<AgentSettings>
+    private let current: Locked<AgentSettings>
 
     /// The settings from `base` (defaults and command line) and `file`; throws on a bad file.
     init(base: AgentSettings, file: String?) throws {
         self.base = base
         self.file = file
         let loaded = try AgentSettings.load(file, defaults: base)
-        current = Mutex(loaded)
+        current = Locked(loaded)
         LogLevelControl.shared.level = loaded.logLevel
     }
 

@@ -32,7 +32,6 @@ import Foundation
 import Logging
 import NIOPosix
 import SharedStoreIPC
-import Synchronization
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("ambar-test-helper: \(message)\n".utf8))
@@ -79,15 +78,15 @@ func runSet(_ arguments: [String]) throws {
     static var controller: FetchedResultsController<ManagedObject>?
 }
 
-let remoteTokens = Mutex<[Int64]>([])
-let observationBox = Mutex<ContextObservation?>(nil)
-let expiredCount = Mutex<Int>(0)
+let remoteTokens = Locked<[Int64]>([])
+let observationBox = Locked<ContextObservation?>(nil)
+let expiredCount = Locked<Int>(0)
 
 func runPeer(directory: URL, store: URL) throws {
     let model = try PersistentStoreCoordinator.storedModel(at: store)
     let stack = try DataStack.open(model: .model(model), storeURL: store, name: "peer")
     let ready = DispatchSemaphore(value: 0)
-    let syncBox = Mutex<SharedStoreSync?>(nil)
+    let syncBox = Locked<SharedStoreSync?>(nil)
     Task {
         do {
             let sync = try await SharedStoreSync.start(stack: stack, configuration: .sharedDirectory(directory))
@@ -116,7 +115,7 @@ func runPeer(directory: URL, store: URL) throws {
                 case "insert", "update", "delete":
                     let importer = try stack.importerContext()
                     let token: Int64? = try importer.performAndWait { () throws(AmbarError) -> Int64? in
-                        let tokens = Mutex<Int64?>(nil)
+                        let tokens = Locked<Int64?>(nil)
                         let observation = importer.observeDidSave { note in tokens.withLock { $0 = note.token } }
                         defer { observation.cancel() }
                         let uid = words.count > 1 ? words[1] : ""
@@ -163,7 +162,7 @@ func runPeer(directory: URL, store: URL) throws {
                     let count = words.count > 1 ? Int(words[1]) ?? 0 : 0
                     let prefix = words.count > 2 ? words[2] : "b"
                     let importer = try stack.importerContext()
-                    let last = Mutex<Int64>(0)
+                    let last = Locked<Int64>(0)
                     let observation = importer.observeDidSave { note in last.withLock { $0 = note.token ?? $0 } }
                     defer { observation.cancel() }
                     for i in 0..<count {
