@@ -26,7 +26,7 @@ struct HubThroughput {
             group: MultiThreadedEventLoopGroupHolder.shared, onFrame: { _ in }, onClose: {})
         let start = now()
         for i in 0..<messages {
-            publisher.send(.didSave(.init(storeUUID: uuid, token: Int64(i + 1), processID: getpid(), author: nil,
+            try publisher.send(.didSave(.init(storeUUID: uuid, token: Int64(i + 1), processID: getpid(), author: nil,
                                           changes: ["Stamp": .init(updated: [Int64(i % 100 + 1)])])))
         }
         let sent = now()

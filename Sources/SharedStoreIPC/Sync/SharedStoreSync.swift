@@ -162,10 +162,15 @@ public final class SharedStoreSync: Sendable {
         }
         guard let client else { return }
         let save = Frame.DidSave(notification: note, storeUUID: storeUUID, token: token, processID: getpid())
-        if (try? WireFormat.encode(.didSave(save), maximumFrameSize: configuration.maximumFrameSize)) != nil {
-            client.send(.didSave(save))
-        } else {
-            client.send(.tokenOnly(storeUUID: storeUUID, token: token, processID: getpid()))
+        do {
+            try client.send(.didSave(save))
+        } catch {
+            // Too many IDs for one frame: the others read this transaction from the ledger.
+            do {
+                try client.send(.tokenOnly(storeUUID: storeUUID, token: token, processID: getpid()))
+            } catch {
+                Self.logger.error("could not send token \(token) to the hub (\(error)); the others see it at their next ledger poll")
+            }
         }
     }
 

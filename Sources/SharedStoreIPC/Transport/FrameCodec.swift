@@ -1,55 +1,28 @@
 import NIOCore
 
 /// A frame as it arrived: decoded, and the exact bytes it came in (length prefix included), so
-/// a relay can forward it without encoding it again for every receiver.
+/// the hub can relay it without encoding it again for every receiver.
 struct ReceivedFrame {
     let frame: Frame
     let bytes: ByteBuffer
 }
 
-/// Cuts the next whole frame (length prefix included) off `buffer`, refusing an oversized one
-/// before reading it; nil until all of it has arrived.
-private func nextFrame(_ buffer: inout ByteBuffer, maximumFrameSize: Int) throws(WireError) -> ByteBuffer? {
-    guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self) else { return nil }
-    let total = Int(length) + 4
-    guard total <= maximumFrameSize else { throw WireError.frameTooLarge(announced: total, maximum: maximumFrameSize) }
-    guard length >= 2 else { throw WireError.malformed("frame length \(length) is shorter than a header") }
-    return buffer.readSlice(length: total)
-}
-
-/// Decodes the body of a whole frame cut by ``nextFrame(_:maximumFrameSize:)``.
-private func decodeFrame(_ bytes: ByteBuffer) throws(WireError) -> Frame {
-    guard let body = bytes.getBytes(at: bytes.readerIndex + 4, length: bytes.readableBytes - 4) else {
-        throw WireError.malformed("a frame ended early")
-    }
-    return try WireFormat.decodeBody(body[...])
-}
-
-/// Splits inbound bytes into ``Frame``s.
+/// Splits inbound bytes into ``ReceivedFrame``s, refusing an oversized frame before reading it.
+/// The hub and the client both use it; outbound frames are encoded with
+/// ``ByteBufferAllocator/frame(_:maximumFrameSize:)``.
 struct FrameDecoderHandler: ByteToMessageDecoder {
-    typealias InboundOut = Frame
-    let maximumFrameSize: Int
-
-    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        guard let bytes = try nextFrame(&buffer, maximumFrameSize: maximumFrameSize) else { return .needMoreData }
-        context.fireChannelRead(wrapInboundOut(try decodeFrame(bytes)))
-        return .continue
-    }
-
-    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
-        while try decode(context: context, buffer: &buffer) == .continue {}
-        return .needMoreData
-    }
-}
-
-/// Splits inbound bytes into ``ReceivedFrame``s: the hub's decoder, which relays the bytes.
-struct RelayFrameDecoderHandler: ByteToMessageDecoder {
     typealias InboundOut = ReceivedFrame
     let maximumFrameSize: Int
 
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        guard let bytes = try nextFrame(&buffer, maximumFrameSize: maximumFrameSize) else { return .needMoreData }
-        context.fireChannelRead(wrapInboundOut(ReceivedFrame(frame: try decodeFrame(bytes), bytes: bytes)))
+        guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self) else { return .needMoreData }
+        let total = Int(length) + 4
+        guard total <= maximumFrameSize else { throw WireError.frameTooLarge(announced: total, maximum: maximumFrameSize) }
+        guard length >= 2 else { throw WireError.malformed("frame length \(length) is shorter than a header") }
+        guard let bytes = buffer.readSlice(length: total), let body = bytes.getBytes(at: bytes.readerIndex + 4, length: Int(length)) else {
+            return .needMoreData
+        }
+        context.fireChannelRead(wrapInboundOut(ReceivedFrame(frame: try WireFormat.decodeBody(body[...]), bytes: bytes)))
         return .continue
     }
 
@@ -59,12 +32,11 @@ struct RelayFrameDecoderHandler: ByteToMessageDecoder {
     }
 }
 
-/// Encodes outbound ``Frame``s.
-struct FrameEncoderHandler: MessageToByteEncoder {
-    typealias OutboundIn = Frame
-    let maximumFrameSize: Int
-
-    func encode(data: Frame, out: inout ByteBuffer) throws {
-        out.writeBytes(try WireFormat.encode(data, maximumFrameSize: maximumFrameSize))
+extension ByteBufferAllocator {
+    /// `frame`, encoded into a buffer ready to write.
+    ///
+    /// - Throws: ``WireError/frameTooLarge(announced:maximum:)`` when it exceeds `maximumFrameSize`.
+    func frame(_ frame: Frame, maximumFrameSize: Int) throws(WireError) -> ByteBuffer {
+        buffer(bytes: try WireFormat.encode(frame, maximumFrameSize: maximumFrameSize))
     }
 }

@@ -15,13 +15,15 @@ public final class SyncClient: Sendable {
     }
 
     private let channel: any Channel
+    private let maximumFrameSize: Int
     /// What the hub said when it accepted this process.
     public let welcome: Frame.Welcome
     static let logger = Logger(label: "ambar.sync.client")
 
-    private init(channel: any Channel, welcome: Frame.Welcome) {
+    private init(channel: any Channel, welcome: Frame.Welcome, maximumFrameSize: Int) {
         self.channel = channel
         self.welcome = welcome
+        self.maximumFrameSize = maximumFrameSize
     }
 
     /// Connects to the hub at `socketPath` and completes the handshake.
@@ -45,8 +47,7 @@ public final class SyncClient: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandlers([
                         ByteToMessageHandler(FrameDecoderHandler(maximumFrameSize: maximumFrameSize)),
-                        MessageToByteHandler(FrameEncoderHandler(maximumFrameSize: maximumFrameSize)),
-                        ClientHandler(hello: hello, welcome: welcomePromise, onFrame: onFrame, onClose: onClose),
+                        ClientHandler(hello: hello, maximumFrameSize: maximumFrameSize, welcome: welcomePromise, onFrame: onFrame, onClose: onClose),
                     ])
                 }
             }
@@ -59,16 +60,20 @@ public final class SyncClient: Sendable {
         }
         do {
             let welcome = try await welcomePromise.futureResult.get()
-            return SyncClient(channel: channel, welcome: welcome)
+            return SyncClient(channel: channel, welcome: welcome, maximumFrameSize: maximumFrameSize)
         } catch {
             try? await channel.close()
             throw error
         }
     }
 
-    /// Sends a frame (thread-safe; does not wait).
-    public func send(_ frame: Frame) {
-        channel.writeAndFlush(frame, promise: nil)
+    /// Sends a frame (thread-safe; does not wait). It is encoded here, on the caller's thread.
+    ///
+    /// - Throws: ``WireError/frameTooLarge(announced:maximum:)`` when it exceeds the connection's
+    ///   maximum frame size (send a ``Frame/tokenOnly(storeUUID:token:processID:)`` instead);
+    ///   nothing is sent then.
+    public func send(_ frame: Frame) throws(WireError) {
+        channel.writeAndFlush(try channel.allocator.frame(frame, maximumFrameSize: maximumFrameSize), promise: nil)
     }
 
     /// Whether the connection is open.
@@ -81,27 +86,40 @@ public final class SyncClient: Sendable {
 }
 
 final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
-    typealias InboundIn = Frame
-    typealias OutboundOut = Frame
+    typealias InboundIn = ReceivedFrame
+    typealias OutboundOut = ByteBuffer
     private let hello: Frame.Hello
+    private let maximumFrameSize: Int
     private var welcome: EventLoopPromise<Frame.Welcome>?
     private let onFrame: @Sendable (Frame) -> Void
     private let onClose: @Sendable () -> Void
 
-    init(hello: Frame.Hello, welcome: EventLoopPromise<Frame.Welcome>, onFrame: @escaping @Sendable (Frame) -> Void, onClose: @escaping @Sendable () -> Void) {
+    init(hello: Frame.Hello, maximumFrameSize: Int, welcome: EventLoopPromise<Frame.Welcome>,
+         onFrame: @escaping @Sendable (Frame) -> Void, onClose: @escaping @Sendable () -> Void) {
         self.hello = hello
+        self.maximumFrameSize = maximumFrameSize
         self.welcome = welcome
         self.onFrame = onFrame
         self.onClose = onClose
     }
 
+    /// Sends one of the client's own frames (hello, pong: small, they always fit).
+    private func send(_ context: ChannelHandlerContext, _ frame: Frame) {
+        do {
+            context.writeAndFlush(wrapOutboundOut(try context.channel.allocator.frame(frame, maximumFrameSize: maximumFrameSize)), promise: nil)
+        } catch {
+            SyncClient.logger.error("could not encode \(frame): \(error); closing the hub connection")
+            context.close(promise: nil)
+        }
+    }
+
     func channelActive(context: ChannelHandlerContext) {
-        context.writeAndFlush(wrapOutboundOut(.hello(hello)), promise: nil)
+        send(context, .hello(hello))
         context.fireChannelActive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
+        let frame = unwrapInboundIn(data).frame
         if let promise = welcome {
             welcome = nil
             switch frame {
@@ -112,7 +130,7 @@ final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
             return
         }
         if case .ping(let n) = frame {
-            context.writeAndFlush(wrapOutboundOut(.pong(n)), promise: nil)
+            send(context, .pong(n))
             return
         }
         onFrame(frame)

@@ -67,7 +67,7 @@ public final class SyncHub: Sendable {
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandlers([
-                            ByteToMessageHandler(RelayFrameDecoderHandler(maximumFrameSize: configuration.maximumFrameSize)),
+                            ByteToMessageHandler(FrameDecoderHandler(maximumFrameSize: configuration.maximumFrameSize)),
                             HubConnectionHandler(state: state),
                         ])
                     }
@@ -179,8 +179,8 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     @discardableResult
     private func reply(_ context: ChannelHandlerContext, _ frame: Frame) -> EventLoopFuture<Void> {
         do {
-            let bytes = try WireFormat.encode(frame, maximumFrameSize: state.configuration.maximumFrameSize)
-            return context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)))
+            let bytes = try context.channel.allocator.frame(frame, maximumFrameSize: state.configuration.maximumFrameSize)
+            return context.writeAndFlush(wrapOutboundOut(bytes))
         } catch {
             SyncHub.logger.error("could not encode a reply: \(error)")
             return context.eventLoop.makeFailedFuture(error)

@@ -43,7 +43,7 @@ struct StatusCommand: AsyncParsableCommand {
                 group: group,
                 onFrame: { frame in if case .peers(let entries) = frame { answer.withLock { $0 = entries } } },
                 onClose: {}) {
-                client.send(.peersRequest)
+                try client.send(.peersRequest)
                 for _ in 0..<200 where answer.withLock({ $0 == nil }) { try? await Task.sleep(for: .milliseconds(10)) }
                 let peers = (answer.withLock { $0 } ?? []).filter { $0.processID != getpid() }.map { peer -> [String: Any] in
                     let ledger = cursors.first { $0.consumer.hasSuffix("-\(peer.processID)") }
