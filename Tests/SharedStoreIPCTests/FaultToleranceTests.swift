@@ -53,29 +53,10 @@ final class FaultToleranceTests: XCTestCase {
 
     /// Sends raw bytes to the hub and returns everything it answers until it closes.
     func rawExchange(_ bytes: [UInt8]) throws -> [UInt8] {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        XCTAssertGreaterThanOrEqual(fd, 0)
-        defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, byte) in socketPath.utf8.enumerated() where i < raw.count - 1 { raw[i] = byte }
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        XCTAssertEqual(connected, 0, "connect: \(String(cString: strerror(errno)))")
-        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var answer: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = read(fd, &chunk, chunk.count)
-            if n <= 0 { break }
-            answer += chunk[0..<n]
-        }
-        return answer
+        let peer = try RawPeer(socketPath)
+        defer { peer.close() }
+        try peer.write(bytes)
+        return peer.readToEnd()
     }
 
     func firstFrame(_ bytes: [UInt8]) throws -> Frame? {

@@ -24,11 +24,25 @@ final class HubLimitsTests: XCTestCase {
     /// again it is told the newest token, so it catches up from the ledger.
     func testASlowReceiverIsToldToCatchUpInsteadOfQueued() async throws {
         let hub = try await SyncHub.start(try SyncHub.Configuration(socketPath: socketPath, storeUUID: storeUUID, storeFile: directory.store))
-        let slow = try RawPeer(socketPath, hello: hello(1))
-        let healthy = try RawPeer(socketPath, hello: hello(2))
-        let publisher = try RawPeer(socketPath, hello: hello(3))
-        defer { [slow, healthy, publisher].forEach { $0.close() }}
-        for peer in [slow, healthy, publisher] {
+        do {
+            try await slowReceiver(hub)
+        } catch {
+            await hub.stop()
+            throw error
+        }
+        await hub.stop()  // also after a failed assertion: the test leaves no event loop behind
+    }
+
+    private func slowReceiver(_ hub: SyncHub) async throws {
+        // Small receive buffers, so that a receiver that stops reading fills up fast.
+        let slow = try RawPeer(socketPath, receiveBuffer: 16 * 1024)
+        defer { slow.close() }
+        let healthy = try RawPeer(socketPath, receiveBuffer: 16 * 1024)
+        defer { healthy.close() }
+        let publisher = try RawPeer(socketPath)
+        defer { publisher.close() }
+        for (pid, peer) in [slow, healthy, publisher].enumerated() {
+            try peer.write(WireFormat.encode(.hello(hello(Int32(pid + 1)))))
             guard case .welcome? = try peer.readFrame() else { return XCTFail("no welcome") }
         }
 
@@ -68,7 +82,6 @@ final class HubLimitsTests: XCTestCase {
         guard case .tokenOnly(let uuid, let token, _)? = last else { return XCTFail("the slow receiver was not told to catch up: \(String(describing: last))") }
         XCTAssertEqual(uuid, storeUUID)
         XCTAssertEqual(token, Int64(frames))
-        await hub.stop()
     }
 
     private func hello(_ pid: Int32) -> Frame.Hello {
@@ -82,51 +95,4 @@ final class Counter: @unchecked Sendable {
     private var count = 0
     func add() { lock.lock(); count += 1; lock.unlock() }
     var value: Int { lock.lock(); defer { lock.unlock() }; return count }
-}
-
-/// A peer on a plain blocking Unix socket, with a small receive buffer so that it fills fast.
-final class RawPeer: @unchecked Sendable {
-    let fd: Int32
-    private var decoder = FrameDecoder()
-
-    init(_ path: String, hello: Frame.Hello) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EMFILE) }
-        var size: Int32 = 16 * 1024
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, byte) in path.utf8.enumerated() where i < raw.count - 1 { raw[i] = byte }
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard connected == 0 else { Glibc.close(fd); throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .ECONNREFUSED) }
-        try write(WireFormat.encode(.hello(hello)))
-    }
-
-    func write(_ bytes: [UInt8]) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            guard n > 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-            offset += n
-        }
-    }
-
-    /// The next frame; nil when none arrives within `timeout` seconds (0: only what is there).
-    func readFrame(timeout: Int = 5) throws -> Frame? {
-        while true {
-            if let frame = try decoder.next() { return frame }
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, Int32(timeout * 1000)) > 0 else { return nil }
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            let n = read(fd, &chunk, chunk.count)
-            guard n > 0 else { return nil }
-            decoder.append(chunk[0..<n])
-        }
-    }
-
-    func close() { Glibc.close(fd) }
 }

@@ -4,7 +4,7 @@ import SharedStoreIPC
 /// What the wire fuzzer checks for one input; shared by the libFuzzer target and the replay test.
 public enum WireChecks {
     /// The store the fuzzed hub serves.
-    public static let storeUUID = UUID(uuidString: "6A0A7E2C-4C2B-4E43-9C55-0D1B2A3C4D5E")!
+    public static let storeUUID = UUID(uuid: (0x6A, 0x0A, 0x7E, 0x2C, 0x4C, 0x2B, 0x4E, 0x43, 0x9C, 0x55, 0x0D, 0x1B, 0x2A, 0x3C, 0x4D, 0x5E))
 
     /// Feeds `bytes` to a frame decoder in two pieces and checks what comes out:
     /// - the decoder either yields frames, waits for more, or throws a ``WireError`` — it never
