@@ -45,13 +45,8 @@ extension SQLiteStore {
                 sqlite3_bind_int64(handle, 2, entityID)
                 sqlite3_bind_int64(handle, 3, 1)
                 for (i, value) in values.enumerated() { SQLiteValues.bind(value, to: handle, at: Int32(i + 4)) }
-                let code = sqlite3_step(handle)
-                sqlite3_reset(handle)
-                guard code == SQLITE_DONE else {
-                    if code & 0xFF == SQLITE_CONSTRAINT {
-                        throw AmbarError.constraintViolation(entity: entity, attributes: layout.uniquenessConstraints.first ?? [], values: [], existing: nil)
-                    }
-                    throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+                guard try SQLiteValues.stepInsert(handle, db) else {
+                    throw AmbarError.constraintViolation(entity: entity, attributes: layout.uniquenessConstraints.first ?? [], values: [], existing: nil)
                 }
                 keys.append(pk)
             }

@@ -360,14 +360,9 @@ private struct SaveWork {
                         index += 1
                     }
                 }
-                let code = sqlite3_step(handle)
-                sqlite3_reset(handle)
-                guard code == SQLITE_DONE else {
-                    if code & 0xFF == SQLITE_CONSTRAINT {
-                        // Only a row written by another SQLite client since our check can get here.
-                        throw uniquenessViolation(layout, values: insert.values)
-                    }
-                    throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+                guard try SQLiteValues.stepInsert(handle, db) else {
+                    // Only a row written by another SQLite client since our check can get here.
+                    throw uniquenessViolation(layout, values: insert.values)
                 }
                 outcome.versions[id] = 1
                 outcome.inserted.insert(id)

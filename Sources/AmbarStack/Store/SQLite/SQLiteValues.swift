@@ -15,6 +15,16 @@ enum SQLiteValues {
         }
     }
 
+    /// Runs a bound INSERT once and resets it. Returns false when a constraint refused the row
+    /// (the caller says which); any other failure throws SQLite's error.
+    static func stepInsert(_ statement: SQLiteStatement, _ db: Database) throws -> Bool {
+        let code = sqlite3_step(statement)
+        sqlite3_reset(statement)
+        if code == SQLITE_DONE { return true }
+        if code & 0xFF == SQLITE_CONSTRAINT { return false }
+        throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+    }
+
     /// Binds `value` to parameter `index` of `statement` (text and blobs are copied by SQLite).
     @inline(__always)
     static func bind(_ value: AttributeValue, to statement: SQLiteStatement, at index: Int32) {
