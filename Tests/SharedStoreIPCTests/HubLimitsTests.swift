@@ -20,10 +20,12 @@ final class HubLimitsTests: XCTestCase {
     private var socketPath: String { directory.url.appendingPathComponent("limits.sock").path }
 
     /// A receiver that stops reading does not make the hub queue without bound: its frames are
-    /// dropped once its socket is full, the other receivers get everything, and when it reads
+    /// dropped once its backlog passes the configured bound, the other receivers get everything, and when it reads
     /// again it is told the newest token, so it catches up from the ledger.
     func testASlowReceiverIsToldToCatchUpInsteadOfQueued() async throws {
-        let hub = try await SyncHub.start(try SyncHub.Configuration(socketPath: socketPath, storeUUID: storeUUID, storeFile: directory.store))
+        var configuration = try SyncHub.Configuration(socketPath: socketPath, storeUUID: storeUUID, storeFile: directory.store)
+        configuration.maximumBacklogBytes = 64 * 1024  // well below the 4 MB this test sends
+        let hub = try await SyncHub.start(configuration)
         do {
             try await slowReceiver(hub)
         } catch {

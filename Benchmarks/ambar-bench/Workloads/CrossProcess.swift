@@ -111,11 +111,15 @@ struct CrossProcess {
     }
 }
 
-/// Waits until every child reports at least `expected` recorded events (60 s at most).
-func waitFor(_ children: [ChildProcess], atLeast expected: Int) async throws {
+/// Waits until every child answers `command` (`count`: events recorded; `through`: highest
+/// token known) with at least `expected`; throws after 60 s.
+func waitFor(_ children: [ChildProcess], atLeast expected: Int, asking command: String = "count") async throws {
     let deadline = Date().addingTimeInterval(60)
     while Date() < deadline {
-        if children.allSatisfy({ Int($0.ask("count")) ?? 0 >= expected }) { return }
+        if children.allSatisfy({ Int($0.ask(command)) ?? 0 >= expected }) { return }
         try await Task.sleep(nanoseconds: 20_000_000)
     }
+    // A figure computed after a silent timeout would be a wrong figure, not a slow one.
+    let answers = children.map { $0.ask(command) }.joined(separator: ", ")
+    throw BenchError("the receivers did not reach \(expected) within 60 s (\(command): \(answers))")
 }

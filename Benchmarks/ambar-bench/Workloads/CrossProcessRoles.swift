@@ -80,7 +80,8 @@ enum CrossProcessRoles {
         serve(latencies: latencies)
     }
 
-    /// Counts the did-save frames the hub relays to this process (workload 7).
+    /// Records every token the hub tells this process of (workload 7): a did-save's, or the
+    /// newest one in the token-only frame a receiver gets after it fell behind.
     static func hubReceiver(socket: String, storeUUID: UUID) throws -> Never {
         let frames = Recorder()
         let ready = DispatchSemaphore(value: 0)
@@ -90,7 +91,11 @@ enum CrossProcessRoles {
             let client = try await SyncClient.connect(
                 socketPath: socket, hello: .init(storeUUID: storeUUID, processID: getpid(), processName: "hub-receiver", cursor: 0),
                 group: group, onFrame: { frame in
-                    if case .didSave = frame { frames.values.withLock { $0.append(0) } }
+                    switch frame {
+                    case .didSave(let save): frames.values.withLock { $0.append(save.token) }
+                    case .tokenOnly(_, let token, _): frames.values.withLock { $0.append(token) }
+                    default: break
+                    }
                 }, onClose: {})
             holder.withLock { $0 = [client] }
             ready.signal()
@@ -107,6 +112,7 @@ enum CrossProcessRoles {
                 switch line {
                 case "report": say(latencies.values.withLock { $0.map(String.init).joined(separator: " ") })
                 case "count": say(String(latencies.values.withLock { $0.count }))
+                case "through": say(String(latencies.values.withLock { $0.max() ?? 0 }))
                 case "reset": latencies.values.withLock { $0.removeAll() }; say("ok")
                 default: exit(0)
                 }

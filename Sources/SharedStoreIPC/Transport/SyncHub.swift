@@ -21,6 +21,11 @@ public final class SyncHub: Sendable {
         public var maximumFrameSize = WireFormat.defaultMaximumFrameSize
         /// The most processes served at once; more are refused with a clear error.
         public var maximumPeers = 256
+        /// The most bytes queued for one peer that is not reading. Past it, the peer's frames are
+        /// dropped, and it is told to catch up from the ledger once it drains, so a frozen
+        /// process costs the hub at most this much memory. Large enough for a burst of saves to
+        /// a live peer on a busy machine.
+        public var maximumBacklogBytes = 4 << 20
         /// A listening Unix socket inherited from the service manager (socket activation). When
         /// set, the hub serves it instead of binding ``socketPath``, and leaves the path alone:
         /// the .socket unit owns it.
@@ -64,6 +69,8 @@ public final class SyncHub: Sendable {
         do {
             let bootstrap = ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 256)
+                .childChannelOption(.writeBufferWaterMark, value: .init(
+                    low: configuration.maximumBacklogBytes / 2, high: configuration.maximumBacklogBytes))
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandlers([
@@ -273,8 +280,8 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         }
     }
 
-    /// Forwards a frame to every other admitted peer. A peer whose socket does not take writes
-    /// (its unsent bytes are above NIO's high-water mark, 64 KiB) is not sent the frame: the
+    /// Forwards a frame to every other admitted peer. A peer that does not take writes (more than
+    /// ``SyncHub/Configuration/maximumBacklogBytes`` queued for it) is not sent the frame: the
     /// hub never queues without bound for a stalled or frozen process. That peer gets one
     /// `tokenOnly` when it drains, and reads what it missed from the ledger.
     private func relay(_ bytes: ByteBuffer, token: Int64, from sender: ObjectIdentifier) {
