@@ -371,8 +371,8 @@ public final class SharedStoreSync: Sendable {
             } catch SyncClient.ConnectError.refused(let code, let message) {
                 Self.logger.error("the hub refused this process (\(code)): \(message)")
             } catch {
-                // Nobody answers: try to become the hub.
-                if await becomeHubIfFree() { continue }
+                // Nobody answers: try to become the hub (if this process may).
+                if configuration.mayServeHub, await becomeHubIfFree() { continue }
             }
             try? await Task.sleep(nanoseconds: 50_000_000)
         }

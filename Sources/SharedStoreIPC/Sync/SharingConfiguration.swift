@@ -13,6 +13,10 @@ public struct SharingConfiguration: Sendable {
     public var consumerName: String?
     /// The largest frame sent or accepted.
     public var maximumFrameSize = WireFormat.defaultMaximumFrameSize
+    /// Whether this process may serve the hub itself when none answers (default `true`). Set it to
+    /// `false` for short-lived or low-priority processes, so that the hub stays with long-lived
+    /// ones (or a dedicated `sync-agent hub`); such a process polls the ledger until a hub answers.
+    public var mayServeHub = true
 
     /// Sharing through `directory` with every default.
     public static func sharedDirectory(_ directory: URL) -> SharingConfiguration {
