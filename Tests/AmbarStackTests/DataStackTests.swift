@@ -236,6 +236,40 @@ final class DataStackTests: XCTestCase {
         XCTAssertEqual(loaded.salary, 3)
     }
 
+    /// Batch operations bypass contexts, but a stack's main context still follows them: from an
+    /// importer, from a context on the main coordinator, and from main itself.
+    func testBatchesMergeIntoMain() throws {
+        let stack = try openStack()
+        let main = try stack.mainContext
+        let seed = try stack.importerContext()
+        let ids: [ManagedObjectID] = try seed.performAndWait {
+            let list = try (0..<4).map { i -> Employee in
+                let e = try seed.insert(Employee.self)
+                e.name = "E\(i)"
+                e.salary = 1
+                return e
+            }
+            try seed.save()
+            return list.map(\.objectID)
+        }
+        XCTAssertTrue(pumpMainQueue { true })
+        let loaded = try ids.map { try XCTUnwrap(try main.existingObject(with: $0) as? Employee) }
+        XCTAssertEqual(loaded.map(\.salary), [1, 1, 1, 1])
+
+        let importer = try stack.importerContext()
+        _ = try importer.performAndWait { try importer.batchUpdate(FetchRequest<Employee>(), set: ["salary": .double(2)]) }
+        XCTAssertTrue(pumpMainQueue { loaded.allSatisfy { $0.salary == 2 } }, "an importer's batch update reaches main")
+
+        let mainRoot = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: try stack.mainCoordinator)
+        _ = try mainRoot.performAndWait { try mainRoot.batchUpdate(FetchRequest<Employee>(predicate: Key<String>("name") == "E0"), set: ["salary": .double(3)]) }
+        XCTAssertTrue(pumpMainQueue { loaded[0].salary == 3 }, "a batch on the main coordinator reaches main")
+
+        _ = try main.batchDelete(FetchRequest<Employee>(predicate: Key<String>("name") == "E1"))
+        XCTAssertTrue(pumpMainQueue { main.registeredObject(for: ids[1]) == nil }, "main's own batch delete reaches main")
+        XCTAssertEqual(try main.count(for: FetchRequest<Employee>()), 3)
+        XCTAssertEqual(loaded[2].salary, 2)
+    }
+
     // Rows 26, 27, 35, decision D2: only saves of root contexts on the writer coordinator merge.
     func testMergeFilterWriterOnly() throws {
         let stack = try openStack()
@@ -293,6 +327,8 @@ final class DataStackTests: XCTestCase {
         try seed.performAndWait {
             _ = try seed.batchInsert(entityName: "Employee", rows: (0..<10_000).map { ["name": .string(String(format: "E%05d", $0)), "salary": .double(1)] })
         }
+        // The seed's batch is merged into main too (announced, not loaded): let it land first.
+        pumpMainQueue(timeout: 0.3) { false }
         let main = try stack.mainContext
         var request = FetchRequest<Employee>(sortDescriptors: [Key<String>("name").sorted()])
         request.fetchLimit = 10

@@ -1,5 +1,9 @@
 /// What a batch operation did: the IDs it touched, to merge into contexts with
 /// ``ManagedObjectContext/mergeChanges(fromRemoteContextSave:into:)``.
+///
+/// A batch is announced to its coordinator's did-save observers like a save, so a stack merges
+/// it into its main context, and shared processes hear of it at once; other contexts of your own
+/// need the merge.
 public struct BatchResult: Sendable {
     /// The objects inserted, updated or deleted.
     public let objectIDs: [ManagedObjectID]
@@ -30,22 +34,37 @@ extension ManagedObjectContext {
     public func batchInsert(entityName: String, rows: [[String: AttributeValue]]) throws(AmbarError) -> BatchResult {
         try persistentStoreCoordinator.checkUsable()
         let (ids, token) = try persistentStoreCoordinator.store.batchInsert(entity: entityName, rows: rows, author: transactionAuthor)
-        return BatchResult(objectIDs: ids, token: token)
+        return announce(BatchResult(objectIDs: ids, token: token), .inserted)
     }
 
     /// Sets attribute values on every object matching `request`, in the store, in one transaction.
-    /// Contexts are not changed; merge the result into them.
+    /// Contexts are not changed, except a stack's main context (see ``BatchResult``); merge the
+    /// result into your others.
     public func batchUpdate<T: ManagedObject>(_ request: FetchRequest<T>, set values: [String: AttributeValue]) throws(AmbarError) -> BatchResult {
         try persistentStoreCoordinator.checkUsable()
         let (ids, token) = try persistentStoreCoordinator.store.batchUpdate(request.storeQuery, values: values, author: transactionAuthor)
-        return BatchResult(objectIDs: ids, token: token)
+        return announce(BatchResult(objectIDs: ids, token: token), .updated)
     }
 
     /// Deletes every object matching `request` from the store, in one transaction, without delete
-    /// rules (as Core Data's batch delete). Contexts are not changed; merge the result into them.
+    /// rules (as Core Data's batch delete). Contexts are not changed, except a stack's main
+    /// context (see ``BatchResult``); merge the result into your others.
     public func batchDelete<T: ManagedObject>(_ request: FetchRequest<T>) throws(AmbarError) -> BatchResult {
         try persistentStoreCoordinator.checkUsable()
         let (ids, token) = try persistentStoreCoordinator.store.batchDelete(request.storeQuery, author: transactionAuthor)
-        return BatchResult(objectIDs: ids, token: token)
+        return announce(BatchResult(objectIDs: ids, token: token), .deleted)
+    }
+
+    /// Posts the batch's did-save to the coordinator's observers (not to this context's: it saved
+    /// nothing), when it wrote a transaction.
+    private func announce(_ result: BatchResult, _ kind: BatchResult.Kind) -> BatchResult {
+        guard let token = result.token, !result.objectIDs.isEmpty else { return result }
+        let ids = Set(result.objectIDs)
+        persistentStoreCoordinator.didSaveObservers.post(DidSaveNotification(
+            context: identifier, contextName: name, author: transactionAuthor,
+            coordinator: persistentStoreCoordinator.identifier, parent: nil,
+            inserted: kind == .inserted ? ids : [], updated: kind == .updated ? ids : [], deleted: kind == .deleted ? ids : [],
+            token: token, isBatch: true))
+        return result
     }
 }

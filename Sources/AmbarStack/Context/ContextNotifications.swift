@@ -32,6 +32,9 @@ public struct DidSaveNotification: Sendable {
     public let deleted: Set<ManagedObjectID>
     /// The ledger token of the transaction, for saves that reached the store.
     public let token: Int64?
+    /// Whether a batch operation (``ManagedObjectContext/batchUpdate(_:set:)`` and the like)
+    /// wrote the transaction, rather than a context's save.
+    public let isBatch: Bool
 
     /// Creates a notification describing a save made elsewhere (for example by another process),
     /// to pass to ``ManagedObjectContext/mergeChanges(fromContextDidSave:)``.
@@ -48,9 +51,10 @@ public struct DidSaveNotification: Sendable {
     init(
         context: ContextIdentifier, contextName: String?, author: String?, coordinator: CoordinatorIdentifier,
         parent: ContextIdentifier?, inserted: Set<ManagedObjectID>, updated: Set<ManagedObjectID>, deleted: Set<ManagedObjectID>,
-        token: Int64? = nil
+        token: Int64? = nil, isBatch: Bool = false
     ) {
         self.token = token
+        self.isBatch = isBatch
         self.context = context
         self.contextName = contextName
         self.author = author

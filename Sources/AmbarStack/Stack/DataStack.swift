@@ -44,7 +44,7 @@ public final class DataStack: Sendable {
         var failure: AmbarError?
         var waiters: [CheckedContinuation<Result<Void, AmbarError>, Never>] = []
         var completion: (@MainActor @Sendable (Result<Void, AmbarError>) -> Void)?
-        var mergeObservation: ContextObservation?
+        var mergeObservations: [ContextObservation] = []
         var vended: [WeakContext] = []
         var deleted = false
     }
@@ -145,13 +145,17 @@ public final class DataStack: Sendable {
             let mainContext = ManagedObjectContext(concurrencyType: .mainQueue, coordinator: main, name: "\(name).main")
             mainContext.mergePolicy = .mergeByPropertyStoreTrump
             if readOnly.load(ordering: .acquiring) { mainContext.saveRefusal = Self.readOnlyReason }
+            // The writer's saves and batches, and batches on the main coordinator too.
             let observation = writer.observeDidSave { [weak self] note in self?.writerDidSave(note) }
+            let mainBatches = main === writer ? nil : main.observeDidSave { [weak self] note in
+                if note.isBatch { self?.writerDidSave(note) }
+            }
             state.withLock {
                 $0.model = model
                 $0.mainCoordinator = main
                 $0.writerCoordinator = writer
                 $0.main = mainContext
-                $0.mergeObservation = observation
+                $0.mergeObservations = [observation] + [mainBatches].compactMap { $0 }
             }
             result = .success(())
         } catch {
@@ -279,13 +283,14 @@ public final class DataStack: Sendable {
         set { merging.store(newValue, ordering: .releasing) }
     }
 
-    /// The smart merge: saves of root contexts on the writer coordinator — importers — are merged
-    /// into the main context asynchronously on its queue. Only objects registered in main are
-    /// refreshed. Main's own saves (when it shares the writer coordinator), its children's,
-    /// temporary contexts' and other stacks' saves are never merged (decision D2).
+    /// The smart merge: saves of root contexts on the writer coordinator — importers — and batch
+    /// operations on either coordinator are merged into the main context asynchronously on its
+    /// queue. Only objects registered in main are refreshed. Main's own saves (when it shares the
+    /// writer coordinator), its children's, temporary contexts' and other stacks' saves are never
+    /// merged (decision D2); main's own batches are, since they bypass it.
     private func writerDidSave(_ note: DidSaveNotification) {
         guard merging.load(ordering: .acquiring), let main = state.withLock({ $0.main }),
-              note.context != main.identifier, !note.isEmpty else { return }
+              note.context != main.identifier || note.isBatch, !note.isEmpty else { return }
         main.enqueue { main.mergeChanges(fromContextDidSave: note) }
     }
 
