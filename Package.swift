@@ -90,6 +90,16 @@ let package = Package(
             ],
             path: "Benchmarks/ambar-bench"
         ),
+        // The chaos soak: processes on one store under load, killed and frozen (scripts/run-soak).
+        .executableTarget(
+            name: "ambar-soak",
+            dependencies: [
+                "AmbarStack", "SharedStoreIPC", "AmbarTestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Soak/ambar-soak"
+        ),
         // The properties the fuzzers check, also replayed over the corpus by the tests.
         .target(
             name: "FuzzChecks",

@@ -1,0 +1,69 @@
+import Foundation
+
+/// The soak's summary, on standard output.
+struct SoakSummary {
+    let report: SoakVerification.Report
+    let timeline: ChaosTimeline
+    let slots: [WorkerSlot]
+    let processes: Int
+    let seconds: Int
+    let killEvery: Double
+    let freezeEvery: Double
+    let freezeFor: Double
+    let keys: Int
+
+    func print(root: URL) {
+        let r = report
+        let failOverTimes = timeline.failOvers.compactMap { f in f.to.map { Double($0 - f.from) / 1e9 } }
+        let roles = slots.map { "\($0.name) \($0.role.rawValue)\($0.isSentinel ? " (sentinel)" : "")" }.joined(separator: ", ")
+        let failures = r.failures.isEmpty ? "none" : r.failures.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        var lines = [
+            "ambar-soak: \(processes) processes (\(roles)); \(keys) keys; a kill every \(format(killEvery)) s, a \(format(freezeFor)) s freeze every \(format(freezeEvery)) s",
+            row("duration", "\(seconds) s of load and chaos"),
+            row("saves", "\(r.transactions) transactions (" + WorkerRole.allCases.compactMap { role in r.transactionsByRole[role].map { "\(role.rawValue)s \($0)" } }.joined(separator: ", ") + "); failed saves: \(failures)"),
+            row("kills", "\(timeline.kills.count) (\(timeline.kills.filter(\.wasHub).count) of the hub's process); \(r.lives) process lives in all"),
+            row("fail-overs", "\(timeline.failOvers.count); max fail-over time \(failOverTimes.max().map { format($0, digits: 3) + " s" } ?? "-")"
+                + ", median \(median(failOverTimes).map { format($0, digits: 3) + " s" } ?? "-")"
+                + (failOverTimes.count < timeline.failOvers.count ? "; \(timeline.failOvers.count - failOverTimes.count) NEVER RECOVERED" : "")),
+            row("freezes", "\(timeline.freezes.count) (\(timeline.freezes.filter(\.wasHub).count) of the hub's process)"),
+            row("crashes", timeline.crashes.isEmpty ? "none" : timeline.crashes.map { "\($0.slot)#\($0.pid) status \($0.status)" }.joined(separator: ", ")),
+            row("exactly once", "\(yes(r.exactlyOnce)): \(r.mergesChecked) merges checked; \(r.missing) missing, \(r.duplicated) duplicated, \(r.unexpected) unexpected, \(r.expired) history-expired"),
+            row("max merge latency", latency(r.normal, "no fault in the way")),
+            row("", latency(r.duringFault, "a freeze, a kill or a fail-over in the way")),
+            row("", latency(r.afterRestart, "caught up after a (re)start")),
+            row("memory", r.memory.isEmpty ? "no life lasted half the run" : "\(yes(r.memoryBounded)) bounded; " + r.memory.map { "\($0.life) \(mb($0.early)) → \(mb($0.late))" }.joined(separator: ", ")),
+            row("integrity_check", r.integrity.isEmpty ? "ok" : r.integrity.prefix(3).joined(separator: "; ")),
+            row("digests", "\(r.digests.filter { $0.text == r.storeDigest.description }.count) of \(r.digests.count) live processes agree with a fresh reader (\(r.storeDigest.count) rows, head token \(r.head))"),
+        ]
+        for (life, text) in r.digests where text != r.storeDigest.description { lines.append(row("", "\(life): \(text), the store: \(r.storeDigest)")) }
+        for problem in r.problems + r.unclean { lines.append(row("problem", problem)) }
+        lines.append("converged: \(yes(r.converged))")
+        if !r.converged { lines.append("(the run's directory is kept: \(root.path))") }
+        FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+    }
+
+    private func row(_ label: String, _ text: String) -> String {
+        label.padding(toLength: 18, withPad: " ", startingAt: 0) + text
+    }
+
+    private func latency(_ values: [Int64], _ what: String) -> String {
+        guard !values.isEmpty else { return "\(what): none" }
+        let sorted = values.sorted()
+        let p99 = sorted[min(sorted.count - 1, sorted.count * 99 / 100)]
+        return "\(ms(sorted.last ?? 0)) (p50 \(ms(sorted[sorted.count / 2])), p99 \(ms(p99)); \(values.count) merges), \(what)"
+    }
+
+    private func ms(_ ns: Int64) -> String { format(Double(ns) / 1e6, digits: Double(ns) < 1e7 ? 2 : 0) + " ms" }
+    private func mb(_ bytes: Int) -> String { format(Double(bytes) / 1_048_576, digits: 1) + " MB" }
+    private func yes(_ flag: Bool) -> String { flag ? "yes" : "no" }
+
+    private func median(_ values: [Double]) -> Double? {
+        values.isEmpty ? nil : values.sorted()[values.count / 2]
+    }
+
+    private func format(_ value: Double, digits: Int = 1) -> String {
+        let scale = pow(10, Double(digits))
+        let rounded = (value * scale).rounded() / scale
+        return digits == 0 ? String(Int(rounded)) : String(rounded)
+    }
+}

@@ -1,0 +1,31 @@
+import ArgumentParser
+import Foundation
+import Logging
+
+/// `ambar-soak worker`: one soak process, started (and killed) by `ambar-soak run`.
+struct WorkerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "worker", abstract: "One soak process; `ambar-soak run` starts these.", shouldDisplay: false)
+
+    @Option(help: "The shared directory.") var directory: String
+    @Option(help: "The process's name (its ledger consumer is soak-NAME).") var name: String
+    @Option(help: "What it writes.") var role: WorkerRole
+    @Option(help: "Where it records its events.") var events: String
+    @Option(help: "The key space.") var keys = 2000
+    @Option(help: "Milliseconds between two saves.") var pace = 20
+    @Flag(help: "Never serve the hub.") var mayNotServeHub = false
+
+    func run() throws {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .info
+            return handler
+        }
+        signal(SIGPIPE, SIG_IGN)
+        let worker = try SoakWorker(
+            directory: URL(fileURLWithPath: directory), name: name, role: role, keys: keys,
+            pace: Double(pace) / 1000, eventsPath: events, mayServeHub: !mayNotServeHub)
+        try worker.start()
+        dispatchMain()
+    }
+}
