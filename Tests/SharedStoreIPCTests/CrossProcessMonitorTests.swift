@@ -72,6 +72,38 @@ final class CrossProcessMonitorTests: XCTestCase {
     }
 }
 
+extension CrossProcessMonitorTests {
+    /// A results controller fetched before sharing started still gets what another process
+    /// committed between that fetch and the start (the start re-reads the main context once).
+    @MainActor
+    func testWhatWasLoadedBeforeSharingStartedIsBroughtUpToDate() async throws {
+        let stack = try DataStack.open(model: .model(try itemModel()), classes: [Item.self], storeURL: directory.store, name: "early")
+        let writer = try Peer("writer", directory: directory)
+        defer { writer.kill() }
+        XCTAssertTrue(try writer.send("insert kept 1").hasPrefix("ok "))
+        XCTAssertTrue(try writer.send("insert gone 1").hasPrefix("ok "))
+        let main = try stack.mainContext
+        let controller = ObjectCollection<Item>(context: main).allObjects()
+        try controller.performFetch()
+        XCTAssertEqual(controller.fetchedObjects.map(\.idString).sorted(), ["gone", "kept"])
+        _ = controller.fetchedObjects.map(\.value)
+
+        // Committed after the fetch, before this process shares: no message will ever say so.
+        XCTAssertTrue(try writer.send("insert late 3").hasPrefix("ok "))
+        XCTAssertTrue(try writer.send("update kept 2").hasPrefix("ok "))
+        XCTAssertTrue(try writer.send("delete gone").hasPrefix("ok "))
+        let sync = try await SharedStoreSync.start(stack: stack, configuration: .sharedDirectory(directory.url))
+        var waited = 0
+        while controller.fetchedObjects.map(\.idString).sorted() != ["kept", "late"] && waited < 200 {
+            try await Task.sleep(nanoseconds: 50_000_000)
+            waited += 1
+        }
+        XCTAssertEqual(controller.fetchedObjects.map(\.idString).sorted(), ["kept", "late"])
+        XCTAssertEqual(controller.fetchedObjects.map(\.value).sorted(), [2, 3])
+        await sync.stop()
+    }
+}
+
 /// Report lines, appended on the main queue only.
 final class MainQueueLog: @unchecked Sendable {
     var entries: [String] = []

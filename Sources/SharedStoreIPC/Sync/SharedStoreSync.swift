@@ -74,6 +74,9 @@ public final class SharedStoreSync: Sendable {
     }
 
     /// Starts sharing `stack` (which must be ready) with the other processes of the directory.
+    ///
+    /// Objects its main context already holds are re-read once (results controllers refetch), so
+    /// whatever was committed between their loading and this call is not missed.
     public static func start(stack: DataStack, configuration: SharingConfiguration) async throws -> SharedStoreSync {
         try await stack.load()
         let sync = try SharedStoreSync(stack: stack, configuration: configuration)
@@ -95,6 +98,10 @@ public final class SharedStoreSync: Sendable {
         let start = try coordinator.currentHistoryToken()
         let cursors = try coordinator.historyCursors()
         state.withLock { $0.cursor = start; $0.headAtLastCheck = start; $0.cursorsAtLastCheck = cursors }
+        // What the main context loaded before now may predate `start`: re-read it once (results
+        // controllers refetch), so a commit between that load and this start is not missed.
+        let mainContext = self.main
+        mainContext.enqueue { if mainContext.registeredObjectCount > 0 { Self.refreshAll(mainContext) } }
         // Every root save of this process goes out: on the writer coordinator and, when separate,
         // on the main one.
         let main = try stack.mainCoordinator
