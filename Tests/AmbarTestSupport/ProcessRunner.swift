@@ -62,12 +62,17 @@ public struct LineReader {
                 buffer.removeSubrange(buffer.startIndex...newline)
                 return line
             }
-            guard Date() < deadline, alive() else { return nil }
+            guard Date() < deadline else { return nil }
+            // A process that exited may still have left its last lines in the pipe: read them
+            // before giving up on it.
+            let running = alive()
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            if poll(&pfd, 1, 50) > 0 {
+            if poll(&pfd, 1, running ? 50 : 0) > 0 {
                 var chunk = [UInt8](repeating: 0, count: 4096)
                 let n = read(fd, &chunk, chunk.count)
                 if n > 0 { buffer.append(contentsOf: chunk[0..<n]) } else if n == 0 { return nil }
+            } else if !running {
+                return nil
             }
         }
     }
