@@ -4,7 +4,8 @@ import Foundation
 import SharedStoreIPC
 import XCTest
 
-/// The hub at its limits, over a real Unix socket: a receiver that stops reading.
+/// The hub at its limits, over a real Unix socket: a receiver that stops reading, and more
+/// processes than it serves.
 final class HubLimitsTests: XCTestCase {
     var directory: SharedDirectory!
     let storeUUID = UUID()
@@ -84,6 +85,55 @@ final class HubLimitsTests: XCTestCase {
         guard case .tokenOnly(let uuid, let token, _)? = last else { return XCTFail("the slow receiver was not told to catch up: \(String(describing: last))") }
         XCTAssertEqual(uuid, storeUUID)
         XCTAssertEqual(token, Int64(frames))
+    }
+
+    /// Beyond `maximumPeers` a process gets a clear refusal (an error frame naming the limit, then
+    /// the connection closes); the peers already served are not affected, and a place that frees
+    /// up is taken by the next process.
+    func testBeyondThePeerLimitAProcessIsRefusedClearly() async throws {
+        var configuration = try SyncHub.Configuration(socketPath: socketPath, storeUUID: storeUUID, storeFile: directory.store)
+        configuration.maximumPeers = 2
+        let hub = try await SyncHub.start(configuration)
+        do {
+            try peerLimit()
+        } catch {
+            await hub.stop()
+            throw error
+        }
+        await hub.stop()
+    }
+
+    private func peerLimit() throws {
+        let first = try RawPeer(socketPath), second = try RawPeer(socketPath)
+        defer { [first, second].forEach { $0.close() } }
+        for (pid, peer) in [first, second].enumerated() {
+            try peer.write(WireFormat.encode(.hello(hello(Int32(pid + 1)))))
+            guard case .welcome? = try peer.readFrame() else { return XCTFail("peer \(pid + 1) was not welcomed") }
+        }
+        let third = try RawPeer(socketPath)
+        defer { third.close() }
+        guard case .error(let code, let message)? = try third.readFrame() else { return XCTFail("the third peer got no refusal") }
+        XCTAssertEqual(code, .tooManyPeers)
+        XCTAssertTrue(message.contains("2 processes"), message)
+        XCTAssertTrue(third.sawEndOfStream(timeout: 5), "then the hub closed the connection")
+
+        // The peers served carry on: a save from the first reaches the second.
+        let save = Frame.DidSave(storeUUID: storeUUID, token: 1, processID: 1, author: nil, changes: ["Item": .init(inserted: [1])])
+        try first.write(WireFormat.encode(.didSave(save)))
+        guard case .didSave(let relayed)? = try second.readFrame() else { return XCTFail("the second peer got nothing") }
+        XCTAssertEqual(relayed.token, 1)
+
+        // A place frees up: the next process is welcomed.
+        first.close()
+        var welcomed = false
+        for attempt in 0..<50 where !welcomed {
+            if attempt > 0 { Thread.sleep(forTimeInterval: 0.1) }
+            let next = try RawPeer(socketPath)
+            defer { next.close() }
+            try next.write(WireFormat.encode(.hello(hello(4))))
+            if case .welcome? = try next.readFrame() { welcomed = true }
+        }
+        XCTAssertTrue(welcomed, "a freed place is taken by the next process")
     }
 
     private func hello(_ pid: Int32) -> Frame.Hello {

@@ -64,5 +64,20 @@ final class RawPeer: @unchecked Sendable {
         return n > 0 ? chunk[0..<n] : nil
     }
 
-    func close() { Glibc.close(fd) }
+    /// Whether the other end closed the connection within `timeout` seconds (no bytes first).
+    func sawEndOfStream(timeout: Int = 5) -> Bool {
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, Int32(timeout * 1000)) > 0 else { return false }
+        var byte: UInt8 = 0
+        return read(fd, &byte, 1) == 0
+    }
+
+    private var closed = false
+
+    /// Closes the socket; a second call does nothing (the descriptor may belong to another socket by then).
+    func close() {
+        guard !closed else { return }
+        closed = true
+        Glibc.close(fd)
+    }
 }
