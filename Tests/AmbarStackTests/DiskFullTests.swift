@@ -1,3 +1,4 @@
+import AmbarStack
 import AmbarTestSupport
 import Foundation
 import XCTest
@@ -61,6 +62,29 @@ final class DiskFullTests: XCTestCase {
 
     func testASaveOverTheFileSizeLimitThrowsAndLosesNothing() throws {
         assertNothingLost(try runHelper(["diskfull", directory.url.path, "fsize"], tmpfs: false))
+    }
+
+    /// While one process's save fails for want of space, another process sharing the store keeps
+    /// reading it: no error, and only whole transactions (100 items, then 3,100 after the retry).
+    func testAnotherProcessKeepsReadingWhileASaveRunsOutOfSpace() throws {
+        let shared = try SharedDirectory()
+        let store = shared.url.appendingPathComponent("full.sqlite")
+        _ = try PersistentStoreCoordinator(model: try itemModel(), store: .sqlite(store))
+        let reader = try Peer("reader", directory: shared, store: store)
+        defer { reader.kill() }
+        try reader.post("readloop 6")
+        let lines = try runHelper(["diskfull", shared.url.path, "fsize"], tmpfs: false)
+        assertNothingLost(lines)
+        let report = try reader.receive(timeout: 30)
+        let fields = Dictionary(uniqueKeysWithValues: report.split(separator: " ").dropFirst().compactMap { field -> (String, String)? in
+            let parts = field.split(separator: "=", maxSplits: 1).map(String.init)
+            return parts.count == 2 ? (parts[0], parts[1]) : nil
+        })
+        XCTAssertGreaterThan(Int(fields["reads"] ?? "") ?? 0, 100, report)
+        XCTAssertEqual(fields["errors"], "0", report)
+        let counts = Set((fields["counts"] ?? "").split(separator: ",").map(String.init))
+        XCTAssertTrue(counts.isSubset(of: ["0", "100", "3100"]), "only whole transactions were ever visible: \(report)")
+        XCTAssertTrue(counts.contains("100"), "the reader read while the store held the first 100: \(report)")
     }
 
     func testAStoreOnAReadOnlyFileSystemSaysSoAndIsIntactOnceWritable() throws {

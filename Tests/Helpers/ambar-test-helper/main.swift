@@ -175,6 +175,23 @@ func runPeer(directory: URL, store: URL) throws {
                         }
                     }
                     reply("ok \(last.withLock { $0 })")
+                case "readloop":
+                    // Counts the items again and again for N seconds, on a context of its own:
+                    // "readloop reads=<n> errors=<n> counts=<distinct counts, sorted>".
+                    let seconds = words.count > 1 ? Double(words[1]) ?? 1 : 1
+                    let reader = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: try stack.mainCoordinator)
+                    var reads = 0, errors = 0, counts = Set<Int>()
+                    let end = Date().addingTimeInterval(seconds)
+                    while Date() < end {
+                        do {
+                            counts.insert(try reader.performAndWait { () throws(AmbarError) in try reader.count(for: FetchRequest<ManagedObject>(entityName: "Item")) })
+                            reads += 1
+                        } catch {
+                            errors += 1
+                        }
+                        usleep(2_000)
+                    }
+                    reply("readloop reads=\(reads) errors=\(errors) counts=\(counts.sorted().map(String.init).joined(separator: ","))")
                 case "storedigest":
                     let reader = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: try stack.mainCoordinator)
                     let digest = try reader.performAndWait { () throws -> String in
