@@ -20,6 +20,21 @@ final class DataStackTests: XCTestCase {
         try DataStack.open(model: .model(model), storeURL: directory.url, name: name, usingSeparateCoordinators: separate)
     }
 
+    /// Saves employees E0… with salary 1 through an importer; returns their IDs.
+    func seedEmployees(_ stack: DataStack, count: Int) throws -> [ManagedObjectID] {
+        let seed = try stack.importerContext()
+        return try seed.performAndWait {
+            let list = try (0..<count).map { i -> Employee in
+                let e = try seed.insert(Employee.self)
+                e.name = "E\(i)"
+                e.salary = 1
+                return e
+            }
+            try seed.save()
+            return list.map(\.objectID)
+        }
+    }
+
     // Rows 1, 2: deferred setup, ready flag, completion once on main after isReady.
     func testSetupIsDeferredAndTheCompletionRunsOnceOnMain() throws {
         let calls = Collector<(Bool, Bool)>()
@@ -197,17 +212,7 @@ final class DataStackTests: XCTestCase {
     func testImporterSavesMergeIntoMainAsynchronously() throws {
         let stack = try openStack()
         let main = try stack.mainContext
-        let seed = try stack.importerContext()
-        let ids: [ManagedObjectID] = try seed.performAndWait {
-            let list = try (0..<3).map { i -> Employee in
-                let e = try seed.insert(Employee.self)
-                e.name = "E\(i)"
-                e.salary = 1
-                return e
-            }
-            try seed.save()
-            return list.map(\.objectID)
-        }
+        let ids = try seedEmployees(stack, count: 3)
         XCTAssertTrue(pumpMainQueue { true })
         let loaded = try XCTUnwrap(try main.existingObject(with: ids[0]) as? Employee)
         XCTAssertEqual(loaded.salary, 1)
@@ -241,17 +246,7 @@ final class DataStackTests: XCTestCase {
     func testBatchesMergeIntoMain() throws {
         let stack = try openStack()
         let main = try stack.mainContext
-        let seed = try stack.importerContext()
-        let ids: [ManagedObjectID] = try seed.performAndWait {
-            let list = try (0..<4).map { i -> Employee in
-                let e = try seed.insert(Employee.self)
-                e.name = "E\(i)"
-                e.salary = 1
-                return e
-            }
-            try seed.save()
-            return list.map(\.objectID)
-        }
+        let ids = try seedEmployees(stack, count: 4)
         XCTAssertTrue(pumpMainQueue { true })
         let loaded = try ids.map { try XCTUnwrap(try main.existingObject(with: $0) as? Employee) }
         XCTAssertEqual(loaded.map(\.salary), [1, 1, 1, 1])
