@@ -61,12 +61,23 @@ struct SoakVerification {
             try? rows.write(to: root.appendingPathComponent("events/store.rows"), atomically: true, encoding: .utf8)
             return digest
         }
-        var ledger: [Int64: HistoryTransaction] = [:]
-        for transaction in try coordinator.history(after: 0) { ledger[transaction.token] = transaction }
+        // The ledger, page by page, kept as the little each check needs.
+        var ledger: [Int64: LedgerEntry] = [:]
+        var after: Int64 = 0
+        while true {
+            let page = try coordinator.history(after: after, limit: 5000)
+            for transaction in page {
+                ledger[transaction.token] = LedgerEntry(
+                    processID: transaction.processID, isEmpty: Self.isEmpty(transaction),
+                    committed: Int64(transaction.timestamp.timeIntervalSince1970 * 1e9))
+            }
+            guard let last = page.last, page.count == 5000 else { break }
+            after = last.token
+        }
 
         let lives = slots.flatMap(\.incarnations)
         let roleOfPID = Dictionary(lives.map { life in (life.pid, slots.first { $0.name == life.slot }?.role ?? .watcher) }, uniquingKeysWith: { a, _ in a })
-        for transaction in ledger.values where !Self.isEmpty(transaction) {
+        for transaction in ledger.values where !transaction.isEmpty {
             guard let role = roleOfPID[transaction.processID] else { continue }  // the seed
             report.transactions += 1
             report.transactionsByRole[role, default: 0] += 1
@@ -102,7 +113,7 @@ struct SoakVerification {
     /// Exactly once: every other process's non-empty transaction after the life's start (through
     /// the head, for lives that lasted to the end; through its last merge, for killed ones) was
     /// merged once, and nothing else was.
-    private func checkMerges(of life: Incarnation, file: EventFile, start: (token: Int64, at: Int64), ledger: [Int64: HistoryTransaction], into report: inout Report) {
+    private func checkMerges(of life: Incarnation, file: EventFile, start: (token: Int64, at: Int64), ledger: [Int64: LedgerEntry], into report: inout Report) {
         let seen = file.merges.filter { $0.token > start.token }
         let lastSeen = seen.map(\.token).max() ?? start.token
         let bound = life.end == .terminated(0) ? max(ending.head, lastSeen) : lastSeen
@@ -112,7 +123,7 @@ struct SoakVerification {
         if start.token < bound {
             for token in (start.token + 1)...bound {
                 guard let transaction = ledger[token] else { continue }
-                let expected = transaction.processID != life.pid && !Self.isEmpty(transaction)
+                let expected = transaction.processID != life.pid && !transaction.isEmpty
                 if expected && counts[token] == nil { report.missing += 1 }
                 if !expected && counts[token] != nil { report.unexpected += 1 }
             }
@@ -122,7 +133,7 @@ struct SoakVerification {
         var once = Set<Int64>()
         for merge in seen where once.insert(merge.token).inserted {
             guard let transaction = ledger[merge.token] else { continue }
-            let committed = Int64(transaction.timestamp.timeIntervalSince1970 * 1e9)
+            let committed = transaction.committed
             let latency = max(0, merge.at - committed)
             if committed < start.at {
                 report.afterRestart.append(latency)
@@ -147,6 +158,13 @@ struct SoakVerification {
             report.memory.append(("\(life.slot)#\(life.pid)", early, late))
             if Double(late) > Double(early) * 1.5 + 16 * 1_048_576 { report.memoryBounded = false }
         }
+    }
+
+    /// What the checks need of one ledger transaction.
+    struct LedgerEntry {
+        let processID: Int32
+        let isEmpty: Bool
+        let committed: Int64
     }
 
     static func isEmpty(_ transaction: HistoryTransaction) -> Bool {
