@@ -60,15 +60,17 @@ struct SmartMerge {
         let saveTime = Locked<Int64>(0)
         let done = DispatchSemaphore(value: 0)
         let merged = Locked<Int64>(0)
-        let writer = try stack.writerCoordinator
-        let onSave = writer.observeDidSave { _ in saveTime.withLock { $0 = now() } }
+        // The importer's own did-save observers run before its coordinator's, where the stack
+        // queues the merge: a stamp taken there can never come after the merge (one taken on the
+        // coordinator could, on a loaded machine, and read as a negative time).
+        let importer = try stack.importerContext()
+        let onSave = importer.observeDidSave { _ in saveTime.withLock { $0 = now() } }
         let onChange = main.observeObjectsDidChange { note in
             if note.refreshed.count + note.updated.count >= held {
                 merged.withLock { if $0 == 0 { $0 = now(); done.signal() } }
             }
         }
         defer { onSave.cancel(); onChange.cancel() }
-        let importer = try stack.importerContext()
         try importer.performAndWait { () throws in
             // All of them without a predicate: an IN list of 100,000 would pass SQLite's variable limit.
             let predicate: ObjectPredicate? = saved >= objects ? nil : Key<String>("uid").isIn((0..<saved).map { "uid-\($0)" })
