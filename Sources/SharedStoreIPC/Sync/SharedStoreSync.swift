@@ -32,6 +32,19 @@ public final class SharedStoreSync: Sendable {
         /// fingerprint of the consumer cursors (which processes update without a ledger entry).
         var headAtLastCheck: Int64 = 0
         var cursorsAtLastCheck: [HistoryCursor] = []
+        /// Transactions whose merge is queued on the main context, in ledger order; one main-queue
+        /// block (``mergeScheduled``) merges all of them at once.
+        var pendingMerges: [PendingMerge] = []
+        var mergeScheduled = false
+    }
+
+    /// A transaction waiting for its merge into the main context.
+    private struct PendingMerge {
+        let note: DidSaveNotification
+        let token: Int64
+        let author: String?
+        let processID: Int32
+        let since: Date
     }
 
     /// The configuration in use.
@@ -209,23 +222,56 @@ public final class SharedStoreSync: Sendable {
             if s.stopped || save.token <= s.cursor { return true }  // already merged (or skipped)
             guard save.token == s.cursor + 1, save.storeUUID == storeUUID, save.processID != me else { return false }
             s.cursor = save.token
-            enqueueMerge(of: save.notification, token: save.token, author: save.author, processID: save.processID, committed: nil)
+            enqueueMerge(&s, of: save.notification, token: save.token, author: save.author, processID: save.processID, committed: nil)
             return true
         }
     }
 
     /// Queues the merge of one transaction into the main context and the event that follows it.
     /// `committed` is the transaction's time, when known; otherwise the latency is measured from now.
-    private func enqueueMerge(of note: DidSaveNotification, token: Int64, author: String?, processID: Int32, committed: Date?) {
-        let main = self.main, events = self.events
-        let since = committed ?? Date()
-        main.enqueue {
-            let change = main.mergeChanges(fromContextDidSave: note)
+    /// Called under the state lock, in ledger order. Transactions queued while a merge is already
+    /// waiting for the main queue join it: a receiver that fell behind (a busy main queue, a long
+    /// catch-up) merges its backlog in one pass instead of one pass per transaction, so it always
+    /// catches up, and the main queue holds one merge block, not one per transaction.
+    private func enqueueMerge(_ s: inout State, of note: DidSaveNotification, token: Int64, author: String?, processID: Int32, committed: Date?) {
+        s.pendingMerges.append(PendingMerge(note: note, token: token, author: author, processID: processID, since: committed ?? Date()))
+        guard !s.mergeScheduled else { return }
+        s.mergeScheduled = true
+        main.enqueue { [self] in mergePending() }
+    }
+
+    /// On the main queue: merges every pending transaction at once, then posts one event per
+    /// transaction, in ledger order.
+    private func mergePending() {
+        let batch = state.withLock { s -> [PendingMerge] in
+            defer { s.pendingMerges = []; s.mergeScheduled = false }
+            return s.pendingMerges
+        }
+        guard !batch.isEmpty else { return }
+        let combined: DidSaveNotification
+        if batch.count == 1 {
+            combined = batch[0].note
+        } else {
+            // Later transactions win: an object deleted by any of them is gone (IDs are never reused).
+            var inserted = Set<ManagedObjectID>(), updated = Set<ManagedObjectID>(), deleted = Set<ManagedObjectID>()
+            for pending in batch {
+                inserted.formUnion(pending.note.inserted)
+                updated.formUnion(pending.note.updated)
+                deleted.formUnion(pending.note.deleted)
+            }
+            combined = DidSaveNotification(inserted: inserted.subtracting(deleted), updated: updated.subtracting(deleted), deleted: deleted,
+                                           author: batch.last?.author, token: batch.last?.token)
+        }
+        let change = main.mergeChanges(fromContextDidSave: combined)
+        let now = Date()
+        for pending in batch {
+            let note = pending.note
             events.post(RemoteMergeEvent(
-                token: token, author: author, processID: processID,
+                token: pending.token, author: pending.author, processID: pending.processID,
                 inserted: note.inserted, updated: note.updated, deleted: note.deleted,
-                refreshed: change.refreshed, invalidated: change.invalidated,
-                latency: Date().timeIntervalSince(since), historyExpired: false))
+                refreshed: batch.count == 1 ? change.refreshed : change.refreshed.intersection(note.updated),
+                invalidated: batch.count == 1 ? change.invalidated : change.invalidated.intersection(note.updated.union(note.deleted)),
+                latency: now.timeIntervalSince(pending.since), historyExpired: false))
         }
     }
 
@@ -317,7 +363,7 @@ public final class SharedStoreSync: Sendable {
             state.withLock { s in
                 for transaction in batch where transaction.token > s.cursor && transaction.processID != me
                     && !(transaction.inserted.isEmpty && transaction.updated.isEmpty && transaction.deleted.isEmpty) {
-                    enqueueMerge(of: transaction.notification, token: transaction.token, author: transaction.author,
+                    enqueueMerge(&s, of: transaction.notification, token: transaction.token, author: transaction.author,
                                  processID: transaction.processID, committed: transaction.timestamp)
                 }
                 s.cursor = max(s.cursor, last.token)

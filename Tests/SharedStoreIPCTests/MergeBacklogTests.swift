@@ -1,0 +1,63 @@
+import AmbarStack
+import AmbarTestSupport
+import Foundation
+import SharedStoreIPC
+import XCTest
+
+/// A receiver whose main queue falls behind merges its backlog at once.
+final class MergeBacklogTests: XCTestCase {
+    var directory: SharedDirectory!
+
+    override func setUpWithError() throws {
+        signal(SIGPIPE, SIG_IGN)
+        directory = try SharedDirectory()
+        _ = try PersistentStoreCoordinator(model: try itemModel(), store: .sqlite(directory.store))
+    }
+
+    override func tearDown() { directory = nil }
+
+    /// While the main queue is busy, 300 transactions of another process arrive: afterwards each
+    /// is reported once, in ledger order, but merged in a few passes, not 300.
+    @MainActor
+    func testABusyMainQueueMergesItsBacklogInOnePass() async throws {
+        let stack = try DataStack.open(model: .model(try itemModel()), storeURL: directory.store, name: "busy")
+        let sync = try await SharedStoreSync.start(stack: stack, configuration: .sharedDirectory(directory.url))
+        let main = try stack.mainContext
+        let tokens = MainQueueLog()
+        let passes = MainQueueLog()
+        let merges = sync.observeRemoteMerges { tokens.entries.append(String($0.token)) }
+        let changes = main.observeObjectsDidChange { note in if !note.inserted.isEmpty { passes.entries.append("") } }
+        defer { merges.cancel(); changes.cancel() }
+        let writer = try Peer("writer", directory: directory)
+        defer { writer.kill() }
+        var waited = 0
+        while !sync.isConnected && waited < 200 {
+            try await Task.sleep(nanoseconds: 50_000_000)
+            waited += 1
+        }
+
+        try writer.post("burst 300 b")
+        let reply = try writer.receive(timeout: 60)  // the main queue is not served meanwhile
+        let head = try XCTUnwrap(Int64(reply.dropFirst("ok ".count)), reply)
+        waited = 0
+        while sync.mergedThrough < head && waited < 400 {
+            usleep(50_000)  // still not serving the main queue
+            waited += 1
+        }
+        XCTAssertEqual(sync.mergedThrough, head)
+
+        waited = 0
+        while tokens.entries.count < 300 && waited < 400 {
+            try await Task.sleep(nanoseconds: 50_000_000)
+            waited += 1
+        }
+        let reported = tokens.entries.compactMap { Int64($0) }
+        XCTAssertEqual(reported.count, 300, "each transaction reported once")
+        XCTAssertEqual(reported, reported.sorted(), "in ledger order")
+        XCTAssertEqual(Set(reported).count, 300)
+        XCTAssertEqual(reported.last, head)
+        XCTAssertGreaterThan(passes.entries.count, 0)
+        XCTAssertLessThanOrEqual(passes.entries.count, 3, "the backlog was merged in a few passes, not one per transaction")
+        await sync.stop()
+    }
+}
