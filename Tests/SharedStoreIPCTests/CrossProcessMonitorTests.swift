@@ -16,17 +16,7 @@ final class Item: ManagedObject, StringIdentified {
 }
 
 /// Monitors and typed collections on a main context react to saves made in another process.
-final class CrossProcessMonitorTests: XCTestCase {
-    var directory: SharedDirectory!
-
-    override func setUpWithError() throws {
-        signal(SIGPIPE, SIG_IGN)
-        directory = try SharedDirectory()
-        _ = try PersistentStoreCoordinator(model: try itemModel(), store: .sqlite(directory.store))
-    }
-
-    override func tearDown() { directory = nil }
-
+final class CrossProcessMonitorTests: SharedStoreTestCase {
     @MainActor
     func testMonitorsSeeAnotherProcessesInsertUpdateAndDelete() async throws {
         let stack = try DataStack.open(model: .model(try itemModel()), classes: [Item.self], storeURL: directory.store, name: "monitored")

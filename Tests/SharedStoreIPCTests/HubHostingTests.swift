@@ -5,17 +5,7 @@ import SharedStoreIPC
 import XCTest
 
 /// Which processes serve the hub: `SharingConfiguration.mayServeHub`.
-final class HubHostingTests: XCTestCase {
-    var directory: SharedDirectory!
-
-    override func setUpWithError() throws {
-        signal(SIGPIPE, SIG_IGN)
-        directory = try SharedDirectory()
-        _ = try PersistentStoreCoordinator(model: try itemModel(), store: .sqlite(directory.store))
-    }
-
-    override func tearDown() { directory = nil }
-
+final class HubHostingTests: SharedStoreTestCase {
     /// A process that may not serve the hub never takes it, even when no hub answers; it keeps
     /// waiting, and connects once another process serves the hub.
     @MainActor

@@ -5,17 +5,7 @@ import SharedStoreIPC
 import XCTest
 
 /// A receiver whose main queue falls behind merges its backlog at once.
-final class MergeBacklogTests: XCTestCase {
-    var directory: SharedDirectory!
-
-    override func setUpWithError() throws {
-        signal(SIGPIPE, SIG_IGN)
-        directory = try SharedDirectory()
-        _ = try PersistentStoreCoordinator(model: try itemModel(), store: .sqlite(directory.store))
-    }
-
-    override func tearDown() { directory = nil }
-
+final class MergeBacklogTests: SharedStoreTestCase {
     /// While the main queue is busy, 300 transactions of another process arrive: afterwards each
     /// is reported once, in ledger order, but merged in a few passes, not 300.
     @MainActor

@@ -6,7 +6,7 @@ import Foundation
 ///
 /// Lines: `start <merged-through> <ns>`, `m <token> <ns>` (a remote transaction merged into the
 /// main context), `x <token>` (history expired), `f <kind>` (a failed save), `stopped <saves>`,
-/// `digest <head> <count> <hash>`. Times are CLOCK_REALTIME nanoseconds.
+/// `registered <objects in the main context>` and `digest <head> <count> <hash>`. Times are CLOCK_REALTIME nanoseconds.
 final class EventLog: Sendable {
     private let descriptor: Int32
 

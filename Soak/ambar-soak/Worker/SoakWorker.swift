@@ -146,7 +146,9 @@ final class SoakWorker: Sendable {
             main.enqueue {
                 MainActor.assumeIsolated {
                     do throws(AmbarError) {
-                        events.write("digest \(head) \(try MainView.digest(rowsPath: rowsPath))")
+                        let digest = try MainView.digest(rowsPath: rowsPath)
+                        events.write("registered \(main.registeredObjectCount)")
+                        events.write("digest \(head) \(digest)")
                     } catch {
                         events.write("digest \(head) failed \(error)")
                     }

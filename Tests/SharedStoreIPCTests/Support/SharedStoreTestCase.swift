@@ -1,0 +1,18 @@
+import AmbarStack
+import AmbarTestSupport
+import Foundation
+import XCTest
+
+/// A test case with a fresh shared directory holding an empty item store (`itemModel()`),
+/// removed after each test.
+class SharedStoreTestCase: XCTestCase {
+    var directory: SharedDirectory!
+
+    override func setUpWithError() throws {
+        signal(SIGPIPE, SIG_IGN)
+        directory = try SharedDirectory()
+        _ = try PersistentStoreCoordinator(model: try itemModel(), store: .sqlite(directory.store))
+    }
+
+    override func tearDown() { directory = nil }
+}
