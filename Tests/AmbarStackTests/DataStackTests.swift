@@ -176,6 +176,31 @@ final class DataStackTests: XCTestCase {
         XCTAssertEqual(try stack.mainContext.count(for: FetchRequest<Employee>()), 0)
     }
 
+    /// Batch operations write past every context, so a context that never writes refuses them too.
+    func testContextsThatNeverWriteRefuseBatchesToo() throws {
+        let stack = try openStack()
+        _ = try seedEmployees(stack, count: 2)
+        let temporary = try stack.temporaryContext()
+        try temporary.performAndWait {
+            for attempt in [
+                { _ = try temporary.batchDelete(FetchRequest<Employee>()) },
+                { _ = try temporary.batchUpdate(FetchRequest<Employee>(), set: ["salary": .double(9)]) },
+                { _ = try temporary.batchInsert(entityName: "Employee", rows: [["name": .string("X")]]) },
+            ] as [() throws -> Void] {
+                XCTAssertThrowsError(try attempt()) {
+                    guard case .saveRefused = $0 as? AmbarError else { return XCTFail("\($0)") }
+                }
+            }
+        }
+        stack.isMainContextReadOnly = true
+        XCTAssertThrowsError(try stack.mainContext.batchDelete(FetchRequest<Employee>())) {
+            guard case .saveRefused = $0 as? AmbarError else { return XCTFail("\($0)") }
+        }
+        let reader = try stack.importerContext()
+        let salaries = try reader.performAndWait { try reader.fetch(FetchRequest<Employee>()).map(\.salary) }
+        XCTAssertEqual(salaries, [1, 1], "nothing was written")
+    }
+
     // Rows 23, 24, decision D1: editor saves reach the store in one call; read-only main refuses.
     func testEditorSavesThroughMainAndReadOnlyMainRefuses() throws {
         let stack = try openStack()

@@ -30,8 +30,10 @@ extension ManagedObjectContext {
     ///
     /// - Throws: ``AmbarError/unknownProperty(entity:property:)``,
     ///   ``AmbarError/typeMismatch(entity:property:expected:got:)``,
-    ///   ``AmbarError/constraintViolation(entity:attributes:values:existing:)``; nothing is written then.
+    ///   ``AmbarError/constraintViolation(entity:attributes:values:existing:)``,
+    ///   ``AmbarError/saveRefused(context:reason:)`` (a context that never writes); nothing is written then.
     public func batchInsert(entityName: String, rows: [[String: AttributeValue]]) throws(AmbarError) -> BatchResult {
+        try checkMayWrite()
         try persistentStoreCoordinator.checkUsable()
         let (ids, token) = try persistentStoreCoordinator.store.batchInsert(entity: entityName, rows: rows, author: transactionAuthor)
         return announce(BatchResult(objectIDs: ids, token: token), .inserted)
@@ -41,6 +43,7 @@ extension ManagedObjectContext {
     /// Contexts are not changed, except a stack's main context (see ``BatchResult``); merge the
     /// result into your others.
     public func batchUpdate<T: ManagedObject>(_ request: FetchRequest<T>, set values: [String: AttributeValue]) throws(AmbarError) -> BatchResult {
+        try checkMayWrite()
         try persistentStoreCoordinator.checkUsable()
         let (ids, token) = try persistentStoreCoordinator.store.batchUpdate(request.storeQuery, values: values, author: transactionAuthor)
         return announce(BatchResult(objectIDs: ids, token: token), .updated)
@@ -50,6 +53,7 @@ extension ManagedObjectContext {
     /// rules (as Core Data's batch delete). Contexts are not changed, except a stack's main
     /// context (see ``BatchResult``); merge the result into your others.
     public func batchDelete<T: ManagedObject>(_ request: FetchRequest<T>) throws(AmbarError) -> BatchResult {
+        try checkMayWrite()
         try persistentStoreCoordinator.checkUsable()
         let (ids, token) = try persistentStoreCoordinator.store.batchDelete(request.storeQuery, author: transactionAuthor)
         return announce(BatchResult(objectIDs: ids, token: token), .deleted)

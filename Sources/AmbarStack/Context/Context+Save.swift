@@ -20,7 +20,7 @@ extension ManagedObjectContext {
     ///   ``AmbarError/wrongQueue(context:operation:)``, ``AmbarError/storage(operation:code:message:)``.
     public func save() throws(AmbarError) {
         try checkQueue("save")
-        if let reason = saveRefusal { throw .saveRefused(context: displayName, reason: reason) }
+        try checkMayWrite()
         processPendingChanges()
         guard hasChanges else { return }
         try persistentStoreCoordinator.checkUsable()
@@ -313,5 +313,13 @@ extension ManagedObjectContext {
             state.pendingDeleted.insert(id)
         }
         processPendingChanges()
+    }
+}
+
+extension ManagedObjectContext {
+    /// Throws ``AmbarError/saveRefused(context:reason:)`` for a context that never writes (a
+    /// temporary context, a read-only main context): its saves and its batch operations alike.
+    func checkMayWrite() throws(AmbarError) {
+        if let reason = saveRefusal { throw .saveRefused(context: displayName, reason: reason) }
     }
 }
