@@ -68,7 +68,7 @@ struct SoakVerification {
             let page = try coordinator.history(after: after, limit: 5000)
             for transaction in page {
                 ledger[transaction.token] = LedgerEntry(
-                    processID: transaction.processID, isEmpty: Self.isEmpty(transaction),
+                    processID: transaction.processID, isEmpty: transaction.isEmpty,
                     committed: Int64(transaction.timestamp.timeIntervalSince1970 * 1e9))
             }
             guard let last = page.last, page.count == 5000 else { break }
@@ -165,9 +165,5 @@ struct SoakVerification {
         let processID: Int32
         let isEmpty: Bool
         let committed: Int64
-    }
-
-    static func isEmpty(_ transaction: HistoryTransaction) -> Bool {
-        transaction.inserted.isEmpty && transaction.updated.isEmpty && transaction.deleted.isEmpty
     }
 }

@@ -62,6 +62,8 @@ final class SoakWorker: Sendable {
     /// Starts sharing, the view, the load and the control loop; returns at once.
     func start() throws {
         let main = try stack.mainContext
+        // The view is loaded before sharing starts, on purpose: what others commit in between must
+        // still reach it (SharedStoreSync.start re-reads the main context).
         try main.performAndWait { () throws(AmbarError) in
             let result = MainActor.assumeIsolated { () -> Result<Void, AmbarError> in
                 var request = SoakModel.allItems()

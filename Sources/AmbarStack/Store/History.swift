@@ -25,6 +25,9 @@ public struct HistoryTransaction: Sendable, Hashable {
     /// For updated objects, the names of the properties that changed.
     public let updatedProperties: [ManagedObjectID: [String]]
 
+    /// Whether it changed no object (a marker, such as the one a truncating checkpoint writes).
+    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+
     /// The transaction as a did-save notification, to pass to
     /// ``ManagedObjectContext/mergeChanges(fromContextDidSave:)``.
     public var notification: DidSaveNotification {

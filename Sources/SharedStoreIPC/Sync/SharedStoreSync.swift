@@ -361,8 +361,7 @@ public final class SharedStoreSync: Sendable {
             // Under the lock, as in ``mergeDirectly(_:)``: what the fast path merged meanwhile is
             // skipped, and the queue gets every transaction in ledger order.
             state.withLock { s in
-                for transaction in batch where transaction.token > s.cursor && transaction.processID != me
-                    && !(transaction.inserted.isEmpty && transaction.updated.isEmpty && transaction.deleted.isEmpty) {
+                for transaction in batch where transaction.token > s.cursor && transaction.processID != me && !transaction.isEmpty {
                     enqueueMerge(&s, of: transaction.notification, token: transaction.token, author: transaction.author,
                                  processID: transaction.processID, committed: transaction.timestamp)
                 }
