@@ -132,10 +132,11 @@ struct ChaosLoop {
         }
     }
 
-    private func restart(_ slot: WorkerSlot) {
+    private mutating func restart(_ slot: WorkerSlot) {
         do {
             try slot.start(eventsDirectory: events)
         } catch {
+            timeline.failedRestarts.append("could not restart \(slot.name): \(error)")
             FileHandle.standardError.write(Data("could not restart \(slot.name): \(error)\n".utf8))
         }
     }

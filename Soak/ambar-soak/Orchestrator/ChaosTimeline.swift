@@ -27,6 +27,8 @@ struct ChaosTimeline {
     var failOvers: [FailOver] = []
     /// Processes that ended on their own, with their wait status.
     var crashes: [(slot: String, pid: Int32, status: Int32)] = []
+    /// Restarts that failed (the slot then stays empty, so it would report no digest).
+    var failedRestarts: [String] = []
 
     /// Whether a fault could have delayed a transaction committed at `from` by `sender` and merged
     /// at `to` by `receiver`: either end frozen, the sender killed, or the hub down or frozen.

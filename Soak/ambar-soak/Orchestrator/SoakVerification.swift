@@ -83,6 +83,7 @@ struct SoakVerification {
             report.transactionsByRole[role, default: 0] += 1
         }
         report.crashes = timeline.crashes.count
+        report.problems += timeline.failedRestarts
         report.lives = lives.count
 
         for life in lives {
