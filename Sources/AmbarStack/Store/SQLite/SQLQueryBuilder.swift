@@ -2,6 +2,9 @@ import GRDB
 
 /// Compiles predicates and sort descriptors to parameterised SQL for an Ambar SQLite store, with
 /// the semantics ``PredicateEvaluation`` implements in memory.
+///
+/// Values are always bound, never written into the SQL, so the text depends only on the
+/// predicate's shape: the store keeps one prepared statement per shape (see `StatementShape`).
 struct SQLQueryBuilder {
     /// One FROM scope: a table alias and the joins made for key paths through to-one relationships.
     final class Scope {
@@ -107,7 +110,9 @@ struct SQLQueryBuilder {
         case .objectIn(let ids):
             let pks = ids.filter { model.entities[$0.entityName]?.rootName == scope.layout.rootName }.compactMap(\.primaryKey)
             if pks.isEmpty { return "0" }
-            return "\(scope.alias).Z_PK IN (\(pks.map(String.init).joined(separator: ", ")))"
+            // One bound JSON array: the SQL is the same for every list (see `StatementShape`).
+            let list = bind(.string("[" + pks.map(String.init).joined(separator: ",") + "]"))
+            return "\(scope.alias).Z_PK IN (SELECT value FROM json_each(\(list)))"
         case .comparison(let key, let op, let value, let options):
             let (column, attribute) = try attributeColumn(key, in: scope)
             let param = try PredicateEvaluation.coerce(value, to: attribute, key: key)
@@ -124,7 +129,7 @@ struct SQLQueryBuilder {
                 return "(" + params.map { comparison(column, .decimal, .equal, $0, []) }.joined(separator: " OR ") + ")"
             }
             let lhs = textExpression(column, options, attribute.type)
-            let list = params.map { textExpression(bind($0), options, attribute.type) }.joined(separator: ", ")
+            let list = StatementShape.padded(params).map { textExpression(bind($0), options, attribute.type) }.joined(separator: ", ")
             return "(\(column) IS NOT NULL AND \(lhs) IN (\(list)))"
         case .between(let key, let lower, let upper):
             let (column, attribute) = try attributeColumn(key, in: scope)
@@ -147,7 +152,7 @@ struct SQLQueryBuilder {
             let column = "\(alias).\(quoted(last))"
             guard let target else { return "\(column) IS NULL" }
             guard let pk = target.primaryKey else { return "0" }
-            return "(\(column) IS NOT NULL AND \(column) = \(pk))"
+            return "(\(column) IS NOT NULL AND \(column) = \(bind(.integer(pk))))"
         case .any(let key, let sub):
             let (from, link, destination) = try toManyLink(key, in: scope)
             let inner = Scope(alias: from.alias, layout: destination)
@@ -155,7 +160,7 @@ struct SQLQueryBuilder {
             return "EXISTS (SELECT 1 FROM \(from.sql) \(inner.joins.joined(separator: " ")) WHERE \(link) AND \(condition))"
         case .count(let key, let op, let count):
             let (from, link, _) = try toManyLink(key, in: scope)
-            return "((SELECT COUNT(*) FROM \(from.sql) WHERE \(link)) \(op.sqlOperator) \(count))"
+            return "((SELECT COUNT(*) FROM \(from.sql) WHERE \(link)) \(op.sqlOperator) \(bind(.integer(Int64(count)))))"
         }
     }
 

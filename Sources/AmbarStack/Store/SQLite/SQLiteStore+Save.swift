@@ -143,7 +143,7 @@ private struct SaveWork {
         if group.count == 1 {
             let column = "t0.\(quoted(group[0]))"
             for start in stride(from: 0, to: keys.count, by: 500) {
-                let chunk = keys[start..<min(start + 500, keys.count)]
+                let chunk = StatementShape.padded(Array(keys[start..<min(start + 500, keys.count)]))
                 let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
                 let statement = try db.cachedStatement(sql: "SELECT \(spec.selectListT0) FROM \(quoted(rootLayout.rootName)) AS t0 WHERE \(column) IN (\(placeholders))")
                 statement.setUncheckedArguments(StatementArguments(chunk.map { SQLiteValues.databaseValue($0[0]) }))

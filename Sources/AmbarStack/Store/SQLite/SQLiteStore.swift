@@ -347,10 +347,12 @@ final class SQLiteStore: PersistentStore {
         if !scope.joins.isEmpty { sql += " " + scope.joins.joined(separator: " ") }
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         if let order { sql += " ORDER BY " + order }
+        var arguments = builder.arguments
         if query.limit != nil || query.offset > 0 {
-            sql += " LIMIT \(query.limit ?? -1) OFFSET \(query.offset)"
+            sql += " LIMIT ? OFFSET ?"
+            arguments += [Int64(query.limit ?? -1).databaseValue, Int64(query.offset).databaseValue]
         }
-        return (sql, builder.arguments, spec)
+        return (sql, arguments, spec)
     }
 
     /// Runs `body`, which may run several statements, in one read transaction: all of them see
@@ -454,10 +456,10 @@ final class SQLiteStore: PersistentStore {
             var rows: [StoreRow] = []
             for (root, pks) in byRoot {
                 guard let spec = rowSpecs[root] else { continue }
-                for chunk in stride(from: 0, to: pks.count, by: 500).map({ Array(pks[$0..<min($0 + 500, pks.count)]) }) {
-                    // One row (a fault firing) and full chunks repeat, so their statements are kept.
+                for start in stride(from: 0, to: pks.count, by: 500) {
+                    let chunk = StatementShape.padded(Array(pks[start..<min(start + 500, pks.count)]))
                     let sql = "SELECT \(spec.selectList("t0")) FROM \(quoted(root)) AS t0 WHERE t0.Z_PK IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))"
-                    let statement = chunk.count == 1 || chunk.count == 500 ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
+                    let statement = try db.cachedStatement(sql: sql)
                     statement.setUncheckedArguments(StatementArguments(chunk))
                     let cursor = try Row.fetchCursor(statement)
                     while try cursor.next() != nil {
