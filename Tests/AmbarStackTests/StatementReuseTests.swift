@@ -84,4 +84,21 @@ final class StatementReuseTests: StoreTestCase {
             XCTAssertEqual(byID.count, 7)
         }
     }
+
+    func testPaddedDecimalListsStillMatchExactly() throws {
+        let coordinator = try PersistentStoreCoordinator(model: try TestModel.allTypes(), store: .sqlite(directory.file("types.sqlite")))
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try context.performAndWait {
+            for n in 1...6 {
+                let sample = try context.insertObject(entityName: "Sample")
+                try sample.setValue(.decimal(Decimal(n) / 10), forKey: "amount")
+            }
+            try context.save()
+            // Three values (decimals compare as an OR chain) are padded to four.
+            let wanted = [Decimal(1) / 10, Decimal(3) / 10, Decimal(5) / 10]
+            let found = try context.fetch(FetchRequest<ManagedObject>(entityName: "Sample", predicate: Key<Decimal>("amount").isIn(wanted)))
+            XCTAssertEqual(found.count, 3)
+            XCTAssertEqual(Set(try found.map { try $0.value(forKey: "amount") }), Set(wanted.map { AttributeValue.decimal($0) }))
+        }
+    }
 }

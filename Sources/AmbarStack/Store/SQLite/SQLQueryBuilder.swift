@@ -126,7 +126,7 @@ struct SQLQueryBuilder {
             }
             if params.isEmpty { return "0" }
             if attribute.type == .decimal {
-                return "(" + params.map { comparison(column, .decimal, .equal, $0, []) }.joined(separator: " OR ") + ")"
+                return "(" + StatementShape.padded(params).map { comparison(column, .decimal, .equal, $0, []) }.joined(separator: " OR ") + ")"
             }
             let lhs = textExpression(column, options, attribute.type)
             let list = StatementShape.padded(params).map { textExpression(bind($0), options, attribute.type) }.joined(separator: ", ")
