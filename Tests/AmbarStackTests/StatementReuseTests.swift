@@ -56,9 +56,10 @@ final class StatementReuseTests: StoreTestCase {
         for round in 100..<500 { try fetches(round) }
         let growth = sqliteMemoryUsed() - before
 
-        // Before the fix, each of these 2,000 fetches kept a statement of ~1-5 KB (several MB in
-        // all); with reuse only the page cache may still move a little.
-        XCTAssertLessThan(growth, 256 * 1024, "SQLite memory grew by \(growth) bytes over 2,000 fetches with new values")
+        // Before the fix, each of these 2,000 fetches kept a statement of its own: SQLite's memory
+        // grew by 15 MB. With reuse it stays put; the bound leaves room for what other threads of
+        // the test process may allocate meanwhile (the measure is process-wide).
+        XCTAssertLessThan(growth, 1024 * 1024, "SQLite memory grew by \(growth) bytes over 2,000 fetches with new values")
     }
 
     func testPaddedInListsStillMatchExactly() throws {
