@@ -117,7 +117,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FuzzCorpusTests",
-            dependencies: ["FuzzChecks", "AmbarTestSupport"]
+            dependencies: ["FuzzChecks", "RecordImport", "AmbarTestSupport"]
         ),
         .testTarget(
             name: "BenchmarkTests",

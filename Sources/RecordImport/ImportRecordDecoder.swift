@@ -39,12 +39,11 @@ public struct ImportRecordDecoder {
     public func decode(_ text: Data, line: Int) throws(ImportLineError) -> ImportRecord {
         let object: [String: JSONValue]
         do {
-            guard case .object(let fields) = try decoder.decode(JSONValue.self, from: text) else {
-                throw ImportLineError(line: line, field: nil, reason: "expected a JSON object, one per line")
-            }
-            object = fields
-        } catch let error as ImportLineError {
-            throw error
+            object = try decoder.decode([String: JSONValue].self, from: text)
+        } catch DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty {
+            throw ImportLineError(line: line, field: nil, reason: "expected a JSON object, one per line")
+        } catch DecodingError.valueNotFound(_, let context) where context.codingPath.isEmpty {
+            throw ImportLineError(line: line, field: nil, reason: "expected a JSON object, one per line")  // the line is null
         } catch {
             throw ImportLineError(line: line, field: nil, reason: "not valid JSON (\(Self.describe(error)))")
         }

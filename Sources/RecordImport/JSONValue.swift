@@ -12,12 +12,14 @@ public enum JSONValue: Decodable, Equatable, Sendable {
     case double(Double)
     /// A string.
     case string(String)
-    /// An array.
-    case array([JSONValue])
-    /// An object.
-    case object([String: JSONValue])
+    /// An array. Its elements are not decoded: no attribute holds one.
+    case array
+    /// An object. Its members are not decoded: no attribute holds one.
+    case object
 
-    /// Decodes any JSON value, keeping its kind.
+    /// Decodes any JSON value, keeping its kind. Arrays and objects are only recognised, never
+    /// descended into: a line nested thousands deep costs one scan, not a decode per level (each
+    /// failed attempt at a level would build a coding path as long as the depth).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() { self = .null }
@@ -25,8 +27,19 @@ public enum JSONValue: Decodable, Equatable, Sendable {
         else if let value = try? container.decode(Int64.self) { self = .integer(value) }
         else if let value = try? container.decode(Double.self) { self = .double(value) }
         else if let value = try? container.decode(String.self) { self = .string(value) }
-        else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
-        else { self = .object(try container.decode([String: JSONValue].self)) }
+        else if (try? decoder.unkeyedContainer()) != nil { self = .array }
+        else {
+            _ = try decoder.container(keyedBy: AnyKey.self)
+            self = .object
+        }
+    }
+
+    /// Any member name, for recognising an object.
+    private struct AnyKey: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
     }
 
     /// How the value reads in an error message.

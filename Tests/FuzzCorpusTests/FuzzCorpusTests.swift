@@ -1,5 +1,6 @@
 import Foundation
 import FuzzChecks
+import RecordImport
 import SharedStoreIPC
 import XCTest
 
@@ -65,6 +66,32 @@ final class FuzzCorpusTests: XCTestCase {
         let decoded = all.filter { (try? decoder.decode(Data($0.bytes), line: 1)) != nil }.count
         XCTAssertGreaterThan(decoded, 3)
         XCTAssertGreaterThan(all.count - decoded, 3)
+    }
+
+    /// A line is judged by its shape: not an object, not JSON, or a field holding an array or
+    /// object (however deeply nested: the fuzzer found lines 450 levels deep that were decoded level
+    /// by level, each level's failed attempts building a coding path as long as the depth).
+    func testLinesThatAreNotFlatObjectsGetClearErrors() throws {
+        let decoder = try ImportLineChecks.makeDecoder()
+        func error(_ line: String) -> ImportLineError? {
+            do {
+                _ = try decoder.decode(Data(line.utf8), line: 3)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        for notAnObject in ["[1,2]", #""uid""#, "17", "null", "[[[]]]"] {
+            XCTAssertEqual(error(notAnObject)?.reason, "expected a JSON object, one per line", notAnObject)
+            XCTAssertNil(error(notAnObject)?.field, notAnObject)
+        }
+        XCTAssertEqual(error(#"{"uid":"#)?.reason.hasPrefix("not valid JSON"), true)
+        let deep = #"{"uid":"a","note":"# + String(repeating: "[", count: 450) + String(repeating: "]", count: 450) + "}"
+        XCTAssertEqual(error(deep)?.field, "note")
+        XCTAssertEqual(error(deep)?.reason, "expected a string, got an array")
+        XCTAssertEqual(error(#"{"uid":"a","note":{"x":[1]}}"#)?.reason, "expected a string, got an object")
+        XCTAssertEqual(error(#"{"uid":"a","small":[7]}"#)?.reason, "expected an integer, got an array")
+        XCTAssertNil(error(#"{"uid":"a","note":"fine","small":7}"#))
     }
 
     /// The checks can fail: a property that does not hold is reported.
