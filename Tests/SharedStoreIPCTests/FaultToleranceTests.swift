@@ -119,10 +119,19 @@ final class FaultToleranceTests: XCTestCase {
         XCTAssertTrue(try hub.send("insert a 1").hasPrefix("ok "))
         XCTAssertEqual(try frozen.await("digest") { _ in true }.isEmpty, false)
         XCTAssertEqual(try frozen.send("watch"), "ok 1")
-        kill(frozen.process.processIdentifier, SIGSTOP)
         // Writes that ring no doorbell (a plain coordinator in this process): the frozen consumer
         // can only learn of them from the ledger, which is purged before it wakes.
         let coordinator = try PersistentStoreCoordinator(model: try itemModel(), store: .sqlite(directory.store))
+        // Freeze the consumer only once it has recorded its ledger position (it does so about a
+        // second after it moves): stopped in the middle of that write, it would hold SQLite's write
+        // lock, and the writes below would wait for it until their busy timeout.
+        let head = try coordinator.currentHistoryToken()
+        let consumer = "ambar-test-helper-\(frozen.process.processIdentifier)"
+        func recorded() throws -> Int64 { try coordinator.historyCursors().first { $0.consumer == consumer }?.token ?? 0 }
+        let deadline = Date().addingTimeInterval(10)
+        while try recorded() < head && Date() < deadline { usleep(20_000) }
+        XCTAssertGreaterThanOrEqual(try recorded(), head, "the consumer recorded its position")
+        kill(frozen.process.processIdentifier, SIGSTOP)
         let writer = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
         try writer.performAndWait {
             for i in 0..<5 {
