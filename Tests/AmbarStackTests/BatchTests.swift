@@ -1,5 +1,6 @@
 import AmbarStack
 import Foundation
+import GRDB
 import XCTest
 
 final class BatchTests: StoreTestCase {
@@ -38,6 +39,35 @@ final class BatchTests: StoreTestCase {
             XCTAssertEqual(viewer.registeredObjectCount, 7)
             XCTAssertEqual(try viewer.count(for: FetchRequest<Employee>()), 7)
         }
+    }
+
+    /// Thousands of matches (one bound ID list, no chunks): every row is updated or deleted, and a
+    /// deleted object's many-to-many join rows go with it.
+    func testLargeBatchesReachEveryRowAndTheirJoinRows() throws {
+        let context = privateContext()
+        try context.performAndWait {
+            _ = try context.batchInsert(entityName: "Employee", rows: (0..<1_200).map {
+                ["name": .string("E\($0)"), "salary": .double(Double($0 % 2))]
+            })
+            let project = try context.insert(Project.self)
+            project.title = "P"
+            for employee in try context.fetch(FetchRequest<Employee>(predicate: Key<Double>("salary") == 1)) {
+                employee.projects.insert(project)
+            }
+            try context.save()
+
+            XCTAssertEqual(try context.batchUpdate(FetchRequest<Employee>(), set: ["age": .integer(41)]).objectIDs.count, 1_200)
+            XCTAssertEqual(try context.count(for: FetchRequest<Employee>(predicate: Key<Int16>("age") == 41)), 1_200)
+            XCTAssertEqual(try context.batchDelete(FetchRequest<Employee>(predicate: Key<Double>("salary") == 1)).objectIDs.count, 600)
+            XCTAssertEqual(try context.count(for: FetchRequest<Employee>()), 600)
+        }
+        // Read the join table itself: loading `members` would hide dangling rows (it joins).
+        let joinRows = try DatabaseQueue(path: directory.file().path).read { db in
+            let tables = try String.fetchAll(db, sql: #"SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\_%\_%' ESCAPE '\'"#)
+            XCTAssertEqual(tables.count, 1, "one join table (employees ↔ projects)")
+            return try tables.reduce(0) { $0 + (try Int.fetchOne(db, sql: "SELECT count(*) FROM \"\($1)\"") ?? 0) }
+        }
+        XCTAssertEqual(joinRows, 0, "the deleted members' join rows are gone")
     }
 
     func testBatchInsertRejectsBadRowsAndWritesNothing() throws {

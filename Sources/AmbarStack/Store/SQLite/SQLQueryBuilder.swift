@@ -110,9 +110,8 @@ struct SQLQueryBuilder {
         case .objectIn(let ids):
             let pks = ids.filter { model.entities[$0.entityName]?.rootName == scope.layout.rootName }.compactMap(\.primaryKey)
             if pks.isEmpty { return "0" }
-            // One bound JSON array: the SQL is the same for every list (see `StatementShape`).
-            let list = bind(.string("[" + pks.map(String.init).joined(separator: ",") + "]"))
-            return "\(scope.alias).Z_PK IN (SELECT value FROM json_each(\(list)))"
+            _ = bind(.string(StatementShape.idList(pks)))
+            return "\(scope.alias).Z_PK \(StatementShape.inIDList)"
         case .comparison(let key, let op, let value, let options):
             let (column, attribute) = try attributeColumn(key, in: scope)
             let param = try PredicateEvaluation.coerce(value, to: attribute, key: key)

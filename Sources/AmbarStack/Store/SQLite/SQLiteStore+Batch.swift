@@ -79,11 +79,9 @@ extension SQLiteStore {
         return try write("batch update") { db in
             try SQLiteSchema.checkModelIsCurrent(db, model: model)
             let ids = try matchingIDs(db, select, selectArguments)
-            for chunk in chunks(ids.compactMap(\.primaryKey)) {
-                try db.execute(
-                    sql: "UPDATE \(quoted(layout.rootName)) SET \(assignments.joined(separator: ", ")) WHERE Z_PK IN (\(chunk.map(String.init).joined(separator: ",")))",
-                    arguments: StatementArguments(arguments))
-            }
+            try db.execute(
+                sql: "UPDATE \(quoted(layout.rootName)) SET \(assignments.joined(separator: ", ")) WHERE Z_PK \(StatementShape.inIDList)",
+                arguments: StatementArguments(arguments + [StatementShape.idList(ids.compactMap(\.primaryKey)).databaseValue]))
             var entry = LedgerEntry(author: author, contextName: "batch update")
             for id in ids { entry.record(id, .update, properties: Array(values.keys)) }
             return (ids, try writeLedger(db, entry))
@@ -98,16 +96,14 @@ extension SQLiteStore {
         return try write("batch delete") { db in
             try SQLiteSchema.checkModelIsCurrent(db, model: model)
             let ids = try matchingIDs(db, select, selectArguments)
-            for chunk in chunks(ids.compactMap(\.primaryKey)) {
-                let list = chunk.map(String.init).joined(separator: ",")
-                try db.execute(sql: "DELETE FROM \(quoted(layout.rootName)) WHERE Z_PK IN (\(list))")
-                for join in model.resolved.joinTables {
-                    if join.sourceRoot == layout.rootName {
-                        try db.execute(sql: "DELETE FROM \(quoted(join.table)) WHERE src IN (\(list))")
-                    }
-                    if join.destinationRoot == layout.rootName {
-                        try db.execute(sql: "DELETE FROM \(quoted(join.table)) WHERE dst IN (\(list))")
-                    }
+            let list: StatementArguments = [StatementShape.idList(ids.compactMap(\.primaryKey))]
+            try db.execute(sql: "DELETE FROM \(quoted(layout.rootName)) WHERE Z_PK \(StatementShape.inIDList)", arguments: list)
+            for join in model.resolved.joinTables {
+                if join.sourceRoot == layout.rootName {
+                    try db.execute(sql: "DELETE FROM \(quoted(join.table)) WHERE src \(StatementShape.inIDList)", arguments: list)
+                }
+                if join.destinationRoot == layout.rootName {
+                    try db.execute(sql: "DELETE FROM \(quoted(join.table)) WHERE dst \(StatementShape.inIDList)", arguments: list)
                 }
             }
             var entry = LedgerEntry(author: author, contextName: "batch delete")
@@ -123,9 +119,5 @@ extension SQLiteStore {
             ids.append(ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: row[0]))
         }
         return ids
-    }
-
-    private func chunks(_ pks: [Int64]) -> [[Int64]] {
-        stride(from: 0, to: pks.count, by: 500).map { Array(pks[$0..<min($0 + 500, pks.count)]) }
     }
 }

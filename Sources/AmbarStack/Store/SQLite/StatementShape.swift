@@ -17,4 +17,13 @@ enum StatementShape {
         while length < values.count { length *= 2 }
         return values + Array(repeating: last, count: length - values.count)
     }
+
+    /// `IN` over an ID list bound as one parameter (``idList(_:)``): the same SQL for every list,
+    /// of any length. SQLite still finds each row by its primary key.
+    static let inIDList = "IN (SELECT value FROM json_each(?))"
+
+    /// The parameter for ``inIDList``: the primary keys as a JSON array.
+    static func idList(_ primaryKeys: [Int64]) -> String {
+        "[" + primaryKeys.map(String.init).joined(separator: ",") + "]"
+    }
 }
