@@ -40,10 +40,9 @@ public struct ImportRecordDecoder {
         let object: [String: JSONValue]
         do {
             object = try decoder.decode([String: JSONValue].self, from: text)
-        } catch DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty {
+        } catch DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty,
+                DecodingError.valueNotFound(_, let context) where context.codingPath.isEmpty {  // valueNotFound: the line is null
             throw ImportLineError(line: line, field: nil, reason: "expected a JSON object, one per line")
-        } catch DecodingError.valueNotFound(_, let context) where context.codingPath.isEmpty {
-            throw ImportLineError(line: line, field: nil, reason: "expected a JSON object, one per line")  // the line is null
         } catch {
             throw ImportLineError(line: line, field: nil, reason: "not valid JSON (\(Self.describe(error)))")
         }
