@@ -21,7 +21,8 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
 
     private static let temporaryCounter = Atomic<UInt64>(0)
 
-    init(entityName: String, storeIdentifier: String, primaryKey: Int64) {
+    /// The permanent ID of row `primaryKey` of `entityName` in the store `storeIdentifier`.
+    package init(entityName: String, storeIdentifier: String, primaryKey: Int64) {
         self.entityName = entityName
         self.storeIdentifier = storeIdentifier
         self.key = .permanent(primaryKey)

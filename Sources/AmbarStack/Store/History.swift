@@ -12,8 +12,11 @@ public struct HistoryTransaction: Sendable, Hashable {
     public let timestamp: Date
     /// The saving context's transaction author, if any.
     public let author: String?
-    /// The saving process.
+    /// The saving process's ID, for people: PIDs repeat across PID namespaces and restarts.
     public let processID: Int32
+    /// The saving process's instance (``ProcessInstance/id``): tells processes apart where PIDs do
+    /// not. `nil` for transactions written before the ledger recorded it.
+    public let instanceID: UInt64?
     /// The saving context's name, if any.
     public let contextName: String?
     /// Objects inserted.
@@ -24,6 +27,25 @@ public struct HistoryTransaction: Sendable, Hashable {
     public let deleted: Set<ManagedObjectID>
     /// For updated objects, the names of the properties that changed.
     public let updatedProperties: [ManagedObjectID: [String]]
+
+    /// Whether this process saved it (its instance is ``ProcessInstance/id``).
+    public var isFromThisProcess: Bool { instanceID == ProcessInstance.id }
+
+    /// Creates a transaction (the ledger's readers build them; tests may too).
+    public init(token: Int64, timestamp: Date, author: String?, processID: Int32, instanceID: UInt64?, contextName: String?,
+                inserted: Set<ManagedObjectID>, updated: Set<ManagedObjectID>, deleted: Set<ManagedObjectID>,
+                updatedProperties: [ManagedObjectID: [String]] = [:]) {
+        self.token = token
+        self.timestamp = timestamp
+        self.author = author
+        self.processID = processID
+        self.instanceID = instanceID
+        self.contextName = contextName
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
+        self.updatedProperties = updatedProperties
+    }
 
     /// Whether it changed no object (a marker, such as the one a truncating checkpoint writes).
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }

@@ -63,6 +63,11 @@ protocol PersistentStore: AnyObject, Sendable {
     /// Purges transactions up to `token`, but never past a consumer seen within `lease`; returns the
     /// token purged through.
     func purgeHistory(through token: Int64, lease: TimeInterval) throws(AmbarError) -> Int64
+    /// Applies a retention at `now`: removes aged transactions (never past a live consumer),
+    /// consumers gone longer than the lease, and expired receipts.
+    func purgeHistory(_ retention: HistoryRetention, now: Date) throws(AmbarError) -> HistoryPurge
+    /// The ledger's oldest and head tokens and its size.
+    func historySummary() throws(AmbarError) -> HistorySummary
 
     /// The token of the save committed with idempotency key `key`, or `nil` if none was.
     func savedToken(forIdempotencyKey key: String) throws(AmbarError) -> Int64?

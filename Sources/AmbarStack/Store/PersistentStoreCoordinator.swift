@@ -148,6 +148,28 @@ public final class PersistentStoreCoordinator: Sendable {
         return try store.purgeHistory(through: token, lease: lease)
     }
 
+    /// Applies `retention` as of `now`: removes ledger transactions older than its history
+    /// retention (never one a consumer seen within its lease still needs), the cursors of
+    /// consumers gone longer than the lease, and receipts older than its receipt retention.
+    ///
+    /// The process serving the hub runs this on a schedule (``HistoryRetention``); call it
+    /// yourself only for a store no such process serves.
+    ///
+    /// - Throws: ``AmbarError/invalidArgument(_:)`` for a retention that is not positive, or the
+    ///   storage error that stopped the purge (nothing was removed then).
+    @discardableResult
+    public func purgeHistory(_ retention: HistoryRetention, now: Date = Date()) throws(AmbarError) -> HistoryPurge {
+        try checkUsable()
+        try retention.validate()
+        return try store.purgeHistory(retention, now: now)
+    }
+
+    /// The ledger at a glance: its oldest and head tokens and how many transactions it holds.
+    public func historySummary() throws(AmbarError) -> HistorySummary {
+        try checkUsable()
+        return try store.historySummary()
+    }
+
     /// The managed-object ID for a URI of this store.
     ///
     /// - Throws: ``AmbarError/invalidObjectID(_:)`` when the URI is malformed, names another store

@@ -20,7 +20,7 @@ enum SQLiteSchema {
             CREATE TABLE IF NOT EXISTS ambar_primarykeys (root TEXT PRIMARY KEY NOT NULL, max_pk INTEGER NOT NULL);
             CREATE TABLE IF NOT EXISTS ambar_transactions (
                 token INTEGER PRIMARY KEY AUTOINCREMENT, timestamp REAL NOT NULL, author TEXT,
-                pid INTEGER NOT NULL, context_name TEXT);
+                pid INTEGER NOT NULL, context_name TEXT, instance INTEGER);
             CREATE TABLE IF NOT EXISTS ambar_changes (
                 token INTEGER NOT NULL, entity TEXT NOT NULL, kind INTEGER NOT NULL, attributes TEXT, pks BLOB NOT NULL);
             CREATE INDEX IF NOT EXISTS ambar_changes_token ON ambar_changes (token);
@@ -28,6 +28,12 @@ enum SQLiteSchema {
             CREATE TABLE IF NOT EXISTS ambar_receipts (key TEXT PRIMARY KEY NOT NULL, token INTEGER NOT NULL, saved REAL NOT NULL);
             INSERT OR IGNORE INTO ambar_metadata (key, value) VALUES ('history_purged_through', '0');
             """)
+        // Stores made before transactions carried their process instance gain the column; their
+        // old rows keep NULL (no instance: never taken for this process's own).
+        let ledgerColumns = Set(try Row.fetchAll(db, sql: "PRAGMA table_info(ambar_transactions)").map { $0["name"] as String })
+        if !ledgerColumns.contains("instance") {
+            try db.execute(sql: "ALTER TABLE ambar_transactions ADD COLUMN instance INTEGER")
+        }
         let existingHash = try String.fetchOne(db, sql: "SELECT value FROM ambar_metadata WHERE key = 'model_hash'")
         if let existingHash, existingHash != model.versionHash {
             try migrate(db, storeHash: existingHash, to: model)

@@ -8,8 +8,8 @@ extension SQLiteStore {
     /// Writes `entry` inside the current transaction and returns its token.
     func writeLedger(_ db: Database, _ entry: LedgerEntry) throws -> Int64? {
         guard !entry.isEmpty else { return nil }
-        try db.cachedStatement(sql: "INSERT INTO ambar_transactions (timestamp, author, pid, context_name) VALUES (?, ?, ?, ?)").execute(
-            arguments: [Date().timeIntervalSince1970, entry.author, Int64(getpid()), entry.contextName])
+        try db.cachedStatement(sql: "INSERT INTO ambar_transactions (timestamp, author, pid, context_name, instance) VALUES (?, ?, ?, ?, ?)").execute(
+            arguments: [Date().timeIntervalSince1970, entry.author, Int64(getpid()), entry.contextName, ProcessInstance.storedID])
         let token = db.lastInsertedRowID
         let statement = try db.cachedStatement(sql: "INSERT INTO ambar_changes (token, entity, kind, attributes, pks) VALUES (?, ?, ?, ?, ?)")
         for (group, pks) in entry.groups.sorted(by: { ($0.key.entity, $0.key.kind.rawValue) < ($1.key.entity, $1.key.kind.rawValue) }) {
@@ -27,8 +27,8 @@ extension SQLiteStore {
     func recordMarker(contextName: String) throws(AmbarError) -> Int64 {
         try write("record ledger marker") { db in
             try db.execute(
-                sql: "INSERT INTO ambar_transactions (timestamp, author, pid, context_name) VALUES (?, NULL, ?, ?)",
-                arguments: [Date().timeIntervalSince1970, Int64(getpid()), contextName])
+                sql: "INSERT INTO ambar_transactions (timestamp, author, pid, context_name, instance) VALUES (?, NULL, ?, ?, ?)",
+                arguments: [Date().timeIntervalSince1970, Int64(getpid()), contextName, ProcessInstance.storedID])
             return db.lastInsertedRowID
         }
     }
@@ -69,7 +69,7 @@ extension SQLiteStore {
             let purged = try purgedThrough(db)
             if token < purged { return .failure(.historyExpired(after: token, purgedThrough: purged)) }
             let rows = try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT token, timestamp, author, pid, context_name FROM ambar_transactions
+                SELECT token, timestamp, author, pid, context_name, instance FROM ambar_transactions
                 WHERE token > ? ORDER BY token LIMIT ?
                 """), arguments: [token, limit ?? -1])
             guard let first = rows.first, let last = rows.last else { return .success([]) }
@@ -98,7 +98,8 @@ extension SQLiteStore {
                 }
                 return HistoryTransaction(
                     token: t, timestamp: Date(timeIntervalSince1970: row["timestamp"]), author: row["author"],
-                    processID: Int32(truncatingIfNeeded: row["pid"] as Int64), contextName: row["context_name"],
+                    processID: Int32(truncatingIfNeeded: row["pid"] as Int64),
+                    instanceID: (row["instance"] as Int64?).map { UInt64(bitPattern: $0) }, contextName: row["context_name"],
                     inserted: inserted, updated: updated, deleted: deleted, updatedProperties: properties)
             })
         }
@@ -139,6 +140,52 @@ extension SQLiteStore {
             try db.execute(sql: "DELETE FROM ambar_transactions WHERE token <= ?", arguments: [limit])
             try db.execute(sql: "UPDATE ambar_metadata SET value = ? WHERE key = 'history_purged_through'", arguments: [String(limit)])
             return limit
+        }
+    }
+
+    func purgeHistory(_ retention: HistoryRetention, now: Date) throws(AmbarError) -> HistoryPurge {
+        try write("purge history") { db in
+            let time = now.timeIntervalSince1970
+            try db.execute(sql: "DELETE FROM ambar_cursors WHERE last_seen < ?", arguments: [time - retention.consumerLease])
+            let cursorsRemoved = db.changesCount
+            try db.execute(sql: "DELETE FROM ambar_receipts WHERE saved < ?", arguments: [time - retention.receipts])
+            let receiptsRemoved = db.changesCount
+            let purged = try purgedThrough(db)
+            // The aged part is a prefix in token order (scanned from the oldest, which purging
+            // keeps short); a consumer that is alive holds it back.
+            let firstYoung = try Int64.fetchOne(db, sql: "SELECT token FROM ambar_transactions WHERE timestamp >= ? ORDER BY token LIMIT 1",
+                                                arguments: [time - retention.history])
+            let head = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'ambar_transactions'") ?? 0
+            var limit = firstYoung.map { $0 - 1 } ?? head
+            if let oldestLive = try Int64.fetchOne(db, sql: "SELECT min(token) FROM ambar_cursors") { limit = min(limit, oldestLive) }
+            var removed = 0
+            if limit > purged {
+                try db.execute(sql: "DELETE FROM ambar_changes WHERE token <= ?", arguments: [limit])
+                try db.execute(sql: "DELETE FROM ambar_transactions WHERE token <= ?", arguments: [limit])
+                removed = db.changesCount
+                try db.execute(sql: "UPDATE ambar_metadata SET value = ? WHERE key = 'history_purged_through'", arguments: [String(limit)])
+            }
+            if removed + cursorsRemoved + receiptsRemoved > 0 {
+                // Counted in the same transaction: processes watching the file for writes made
+                // outside Ambar see the count move and know this write was Ambar's. (Not a ledger
+                // marker: markers would age and be purged in turn, so an idle store would never
+                // stop changing.)
+                try db.execute(sql: """
+                    INSERT INTO ambar_metadata (key, value) VALUES ('purge_count', '1')
+                    ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)
+                    """)
+            }
+            return HistoryPurge(purgedThrough: max(limit, purged), transactionsRemoved: removed, cursorsRemoved: cursorsRemoved, receiptsRemoved: receiptsRemoved)
+        }
+    }
+
+    func historySummary() throws(AmbarError) -> HistorySummary {
+        try read("summarise history") { db in
+            let row = try Row.fetchOne(db, sql: "SELECT min(token) AS oldest, count(*) AS count FROM ambar_transactions")
+            return HistorySummary(
+                oldestToken: row?["oldest"], headToken: try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'ambar_transactions'") ?? 0,
+                transactions: row?["count"] ?? 0, purgedThrough: try purgedThrough(db),
+                purges: Int(try String.fetchOne(db, sql: "SELECT value FROM ambar_metadata WHERE key = 'purge_count'") ?? "0") ?? 0)
         }
     }
 }

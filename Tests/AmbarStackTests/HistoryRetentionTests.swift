@@ -1,0 +1,98 @@
+import AmbarStack
+import Foundation
+import XCTest
+
+/// A retention purges the ledger by age, never past a consumer seen within its lease; removes the
+/// cursors of consumers gone longer than the lease and receipts past their own retention; and
+/// lets the store's size level off under steady load. Time is passed in (`now:`), not waited for.
+final class HistoryRetentionTests: StoreTestCase {
+    private func save(_ count: Int, key: String? = nil) throws {
+        // One transaction per object, the last one keyed when `key` is given.
+        let context = privateContext("retention-writer")
+        try context.performAndWait { () throws(AmbarError) in
+            for index in 0..<count {
+                let employee = try context.insert(Employee.self)
+                employee.name = "E\(index)"
+                if let key, index == count - 1 { try context.save(idempotencyKey: key) } else { try context.save() }
+            }
+        }
+    }
+
+    func testAgedTransactionsGoButNeverPastALiveConsumer() throws {
+        try save(10)
+        let retention = HistoryRetention(history: 60, consumerLease: 3_600)
+        // Now: nothing is a minute old.
+        XCTAssertEqual(try coordinator.purgeHistory(retention).transactionsRemoved, 0)
+        // A consumer at token 4, seen just now, holds the rest back an hour later.
+        try coordinator.setHistoryCursor(consumer: "viewer", token: 4)
+        let later = Date().addingTimeInterval(120)
+        let held = try coordinator.purgeHistory(retention, now: later)
+        XCTAssertEqual(held.purgedThrough, 4)
+        XCTAssertEqual(held.transactionsRemoved, 4)
+        XCTAssertEqual(try coordinator.history(after: 4).map(\.token), Array(5...10))
+        XCTAssertThrowsError(try coordinator.history(after: 3)) { error in
+            guard case AmbarError.historyExpired(after: 3, purgedThrough: 4) = error else { return XCTFail("\(error)") }
+        }
+        // Past the lease the consumer no longer counts: its cursor goes and so does the history.
+        let muchLater = Date().addingTimeInterval(7_200)
+        let gone = try coordinator.purgeHistory(retention, now: muchLater)
+        XCTAssertEqual(gone.cursorsRemoved, 1)
+        XCTAssertEqual(gone.purgedThrough, 10)
+        XCTAssertEqual(try coordinator.historyCursors(), [])
+        let summary = try coordinator.historySummary()
+        XCTAssertEqual(summary.transactions, 0)
+        XCTAssertNil(summary.oldestToken)
+        XCTAssertEqual(summary.headToken, 10, "tokens are never reused: the head stays")
+        try save(1)
+        XCTAssertEqual(try coordinator.history(after: 10).map(\.token), [11])
+    }
+
+    func testReceiptsExpireAfterTheirOwnRetention() throws {
+        try save(1, key: "inbox/file-1")
+        XCTAssertNotNil(try coordinator.savedToken(forIdempotencyKey: "inbox/file-1"))
+        let retention = HistoryRetention(history: 60, consumerLease: 60, receipts: 86_400)
+        XCTAssertEqual(try coordinator.purgeHistory(retention, now: Date().addingTimeInterval(3_600)).receiptsRemoved, 0)
+        XCTAssertNotNil(try coordinator.savedToken(forIdempotencyKey: "inbox/file-1"), "kept while younger than its retention")
+        XCTAssertEqual(try coordinator.purgeHistory(retention, now: Date().addingTimeInterval(2 * 86_400)).receiptsRemoved, 1)
+        XCTAssertNil(try coordinator.savedToken(forIdempotencyKey: "inbox/file-1"))
+    }
+
+    func testARetentionThatIsNotPositiveIsRefused() throws {
+        XCTAssertThrowsError(try coordinator.purgeHistory(HistoryRetention(history: 0))) { error in
+            guard case AmbarError.invalidArgument(let message) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(message.contains("history"), message)
+        }
+    }
+
+    /// Under steady load (each round inserts 100 objects one save at a time and deletes them
+    /// again) with purges, the ledger's row count and the file's size level off: freed pages are
+    /// reused. Without the purges the ledger would add 200 transactions a round.
+    func testTheStoreLevelsOffUnderSteadyLoadWithPurges() throws {
+        let retention = HistoryRetention(history: 1, consumerLease: 60)
+        let context = privateContext("steady")
+        var sizes: [Int] = []
+        var clock = Date()
+        for _ in 0..<12 {
+            try context.performAndWait { () throws(AmbarError) in
+                var inserted: [Employee] = []
+                for index in 0..<100 {
+                    let employee = try context.insert(Employee.self)
+                    employee.name = "E\(index)"
+                    try context.save()
+                    inserted.append(employee)
+                }
+                for employee in inserted {
+                    try context.delete(employee)
+                    try context.save()
+                }
+            }
+            clock = clock.addingTimeInterval(10)
+            try coordinator.checkpoint(.truncate)  // (its marker transaction is purged too)
+            try coordinator.purgeHistory(retention, now: clock)
+            XCTAssertEqual(try coordinator.historySummary().transactions, 0, "every round's transactions are purged")
+            sizes.append(((try FileManager.default.attributesOfItem(atPath: directory.file().path)[.size]) as? NSNumber)?.intValue ?? 0)
+        }
+        XCTAssertEqual(try coordinator.historySummary().headToken, 12 * 200 + 12, "200 saves and one checkpoint marker a round")
+        XCTAssertLessThanOrEqual(sizes[11], sizes[3] + 8_192, "the file levels off: \(sizes)")
+    }
+}
