@@ -108,7 +108,7 @@ let package = Package(
         ),
         .target(
             name: "AmbarTestSupport",
-            dependencies: ["AmbarStack"],
+            dependencies: ["AmbarStack", "SharedStoreIPC"],
             path: "Tests/AmbarTestSupport"
         ),
         .testTarget(
@@ -125,7 +125,10 @@ let package = Package(
         ),
         .testTarget(
             name: "SyncAgentTests",
-            dependencies: ["AmbarStack", "AmbarTestSupport", "SystemdIntegration"]
+            dependencies: [
+                "AmbarStack", "SharedStoreIPC", "AmbarTestSupport", "SystemdIntegration",
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),  // a second, plain SQLite client
+            ]
         ),
         .testTarget(
             name: "AmbarStackTests",

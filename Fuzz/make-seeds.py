@@ -17,25 +17,27 @@ def keys(ks):
     out, prev = varint(len(ks)), 0
     for k in ks: out += varint(k - prev); prev = k
     return out
-def frame(t, payload): body = bytes([1, t]) + payload; return struct.pack(">I", len(body)) + body
+VERSION = 2  # WireFormat.protocolVersion
+INSTANCE = 0x1234_5678_9ABC_DEF0
+def frame(t, payload): body = bytes([VERSION, t]) + payload; return struct.pack(">I", len(body)) + body
 
-hello = frame(0x01, STORE + struct.pack(">Iq", 4242, 17) + bytes([1]) + str16("viewer"))
+hello = frame(0x01, STORE + struct.pack(">IQq", 4242, INSTANCE, 17) + bytes([VERSION]) + str16("viewer"))
 frames = {
     "hello": hello,
-    "hello-other-store": frame(0x01, uuid.uuid4().bytes + struct.pack(">Iq", 1, 0) + bytes([1]) + str16("x")),
-    "hello-version-9": frame(0x01, STORE + struct.pack(">Iq", 1, 0) + bytes([9]) + str16("old")),
+    "hello-other-store": frame(0x01, uuid.uuid4().bytes + struct.pack(">IQq", 1, 2, 0) + bytes([VERSION]) + str16("x")),
+    "hello-version-9": frame(0x01, STORE + struct.pack(">IQq", 1, 2, 0) + bytes([9]) + str16("old")),
     "welcome": frame(0x02, struct.pack(">II", 99, 3)),
     "error": frame(0x03, struct.pack(">H", 2) + str16("this hub serves another store")),
-    "did-save": frame(0x10, STORE + struct.pack(">qI", 18, 4242) + str16("importer") + struct.pack(">H", 2)
+    "did-save": frame(0x10, STORE + struct.pack(">qIQ", 18, 4242, INSTANCE) + str16("importer") + struct.pack(">H", 2)
                       + bytes([4]) + b"Item" + keys([1, 2, 3, 10]) + keys([5]) + keys([])
                       + bytes([6]) + b"Author" + keys([]) + keys([7, 300, 70000]) + keys([9])),
-    "did-save-no-author": frame(0x10, STORE + struct.pack(">qI", 19, 1) + str16("") + struct.pack(">H", 1)
+    "did-save-no-author": frame(0x10, STORE + struct.pack(">qIQ", 19, 1, 3) + str16("") + struct.pack(">H", 1)
                                 + bytes([1]) + b"E" + keys([1]) + keys([]) + keys([])),
-    "token-only": frame(0x11, STORE + struct.pack(">qI", 20, 4242)),
+    "token-only": frame(0x11, STORE + struct.pack(">qIQ", 20, 4242, INSTANCE)),
     "ping": frame(0x20, struct.pack(">Q", 7)),
     "pong": frame(0x21, struct.pack(">Q", 7)),
     "peers-request": frame(0x30, b""),
-    "peers": frame(0x31, struct.pack(">H", 2) + struct.pack(">Iqq", 10, 1, 5) + str16("a") + struct.pack(">Iqq", 11, 2, 5) + str16("importer")),
+    "peers": frame(0x31, struct.pack(">H", 2) + struct.pack(">IQqq", 10, 5, 1, 5) + str16("a") + struct.pack(">IQqq", 11, INSTANCE, 2, 5) + str16("importer")),
 }
 frames["conversation"] = hello + frames["did-save"] + frames["ping"] + frames["token-only"] + frames["peers-request"]
 for name, data in frames.items():

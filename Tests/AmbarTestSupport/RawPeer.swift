@@ -3,12 +3,12 @@ import SharedStoreIPC
 
 /// A client of the hub on a plain blocking Unix socket, with no library code in between: for
 /// sending the hub anything, well-formed or not, and reading exactly what it answers.
-final class RawPeer: @unchecked Sendable {
-    let fd: Int32
+public final class RawPeer: @unchecked Sendable {
+    public let fd: Int32
     private var decoder = FrameDecoder()
 
     /// Connects to the socket at `path`; `receiveBuffer` shrinks the socket's receive buffer.
-    init(_ path: String, receiveBuffer: Int32? = nil) throws {
+    public init(_ path: String, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EMFILE) }
         if var size = receiveBuffer {
@@ -30,7 +30,7 @@ final class RawPeer: @unchecked Sendable {
     }
 
     /// Writes all of `bytes`.
-    func write(_ bytes: [UInt8]) throws {
+    public func write(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
@@ -41,7 +41,7 @@ final class RawPeer: @unchecked Sendable {
 
     /// The next frame; nil when none arrives within `timeout` seconds (0: only what is there)
     /// or the hub closed the connection.
-    func readFrame(timeout: Int = 5) throws -> Frame? {
+    public func readFrame(timeout: Int = 5) throws -> Frame? {
         while true {
             if let frame = try decoder.next() { return frame }
             guard let chunk = readChunk(timeout: timeout) else { return nil }
@@ -50,7 +50,7 @@ final class RawPeer: @unchecked Sendable {
     }
 
     /// Every byte the hub sends until it closes the connection (or is silent for `timeout` seconds).
-    func readToEnd(timeout: Int = 5) -> [UInt8] {
+    public func readToEnd(timeout: Int = 5) -> [UInt8] {
         var bytes: [UInt8] = []
         while let chunk = readChunk(timeout: timeout) { bytes += chunk }
         return bytes
@@ -65,7 +65,7 @@ final class RawPeer: @unchecked Sendable {
     }
 
     /// Whether the other end closed the connection within `timeout` seconds (no bytes first).
-    func sawEndOfStream(timeout: Int = 5) -> Bool {
+    public func sawEndOfStream(timeout: Int = 5) -> Bool {
         var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         guard poll(&poller, 1, Int32(timeout * 1000)) > 0 else { return false }
         var byte: UInt8 = 0
@@ -75,7 +75,7 @@ final class RawPeer: @unchecked Sendable {
     private var closed = false
 
     /// Closes the socket; a second call does nothing (the descriptor may belong to another socket by then).
-    func close() {
+    public func close() {
         guard !closed else { return }
         closed = true
         Glibc.close(fd)

@@ -89,20 +89,42 @@ final class FaultToleranceTests: XCTestCase {
         let helper = BuiltProducts.url("ambar-test-helper").path
         XCTAssertEqual(try run(helper, ["probe", socketPath, UUID().uuidString]), "refused wrongStore")
         XCTAssertEqual(try run(helper, ["probe", socketPath, storeUUID]), "welcome")
-        // Another user: the socket's mode keeps it out; with the socket opened up, the hub's
-        // credential check does.
-        let asNobody = ["--reuid=65534", "--regid=65534", "--clear-groups", helper, "probe", socketPath, storeUUID]
-        if getuid() == 0 {
-            XCTAssertTrue(try run("/usr/bin/setpriv", asNobody).hasPrefix("unreachable"))
-            chmod(socketPath, 0o666)
-            chmod(directory.url.path, 0o755)
-            chmod(directory.url.appendingPathComponent(".ambar").path, 0o755)
-            XCTAssertEqual(try run("/usr/bin/setpriv", asNobody), "refused notPermitted")
-        }
         // Everyone else is unaffected.
         XCTAssertTrue(try hub.send("insert ok 1").hasPrefix("ok "))
         XCTAssertEqual(try other.await("digest") { $0 == "digest \"ok\"=1" }, "digest \"ok\"=1")
         XCTAssertTrue(try hub.send("status").contains("hub=true"))
+    }
+
+    /// Another user: the socket's mode keeps it out; with the socket opened up, the hub's
+    /// credential check does. A process with the store's group only as a supplementary group —
+    /// one no /etc/group entry gives, as systemd's `SupplementaryGroups=` and `DynamicUser=` do —
+    /// is admitted (the hub asks the kernel, SO_PEERGROUPS); the same user without it is refused.
+    func testPeersAreAdmittedByTheGroupsTheKernelReports() throws {
+        guard getuid() == 0 else {
+            throw XCTSkip("running probes as other users and groups (setpriv) needs root; this run is uid \(getuid())")
+        }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { throw XCTSkip("/usr/bin/setpriv (util-linux) is not installed") }
+        guard let group = (4242..<4400).first(where: { getgrgid(gid_t($0)) == nil }).map({ gid_t($0) }) else {
+            throw XCTSkip("every group ID in 4242..<4400 is in /etc/group here")
+        }
+        // The store belongs to root and to a group that only the kernel knows of.
+        XCTAssertEqual(chown(directory.store.path, 0, group), 0)
+        let hub = try Peer("hub", directory: directory)
+        defer { hub.kill() }
+        XCTAssertTrue(try hub.await("status") { $0.contains("hub=true") }.contains("hub=true"))
+        let helper = BuiltProducts.url("ambar-test-helper").path
+        let asNobody = ["--reuid=65534", "--regid=65534", "--clear-groups", helper, "probe", socketPath, storeUUID]
+        XCTAssertTrue(try run("/usr/bin/setpriv", asNobody).hasPrefix("unreachable"), "the socket's mode keeps other users out")
+        chmod(socketPath, 0o666)
+        chmod(directory.url.path, 0o755)
+        chmod(directory.url.appendingPathComponent(".ambar").path, 0o755)
+        XCTAssertEqual(try run("/usr/bin/setpriv", asNobody), "refused notPermitted")
+        let member = ["--reuid=4301", "--regid=4301", "--groups=\(group)", helper, "probe", socketPath, storeUUID]
+        XCTAssertEqual(try run("/usr/bin/setpriv", member), "welcome", "the store's group as a supplementary group admits")
+        let dropped = ["--reuid=4301", "--regid=4301", "--clear-groups", helper, "probe", socketPath, storeUUID]
+        XCTAssertEqual(try run("/usr/bin/setpriv", dropped), "refused notPermitted", "without the group the same user is refused")
+        let primary = ["--reuid=4301", "--regid=\(group)", "--clear-groups", helper, "probe", socketPath, storeUUID]
+        XCTAssertEqual(try run("/usr/bin/setpriv", primary), "welcome", "the store's group as the primary group admits")
     }
 
     func run(_ executable: String, _ arguments: [String]) throws -> String {
@@ -126,8 +148,8 @@ final class FaultToleranceTests: XCTestCase {
         // second after it moves): stopped in the middle of that write, it would hold SQLite's write
         // lock, and the writes below would wait for it until their busy timeout.
         let head = try coordinator.currentHistoryToken()
-        let consumer = "ambar-test-helper-\(frozen.process.processIdentifier)"
-        func recorded() throws -> Int64 { try coordinator.historyCursors().first { $0.consumer == consumer }?.token ?? 0 }
+        let consumer = "ambar-test-helper-\(frozen.process.processIdentifier)-"
+        func recorded() throws -> Int64 { try coordinator.historyCursors().first { $0.consumer.hasPrefix(consumer) }?.token ?? 0 }
         let deadline = Date().addingTimeInterval(10)
         while try recorded() < head && Date() < deadline { usleep(20_000) }
         XCTAssertGreaterThanOrEqual(try recorded(), head, "the consumer recorded its position")

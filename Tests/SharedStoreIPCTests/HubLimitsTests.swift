@@ -82,7 +82,7 @@ final class HubLimitsTests: XCTestCase {
         }
         XCTAssertLessThan(received, frames)
         XCTAssertEqual(received + dropped, frames, "each frame was either delivered or counted as dropped")
-        guard case .tokenOnly(let uuid, let token, _)? = last else { return XCTFail("the slow receiver was not told to catch up: \(String(describing: last))") }
+        guard case .tokenOnly(let uuid, let token, _, _)? = last else { return XCTFail("the slow receiver was not told to catch up: \(String(describing: last))") }
         XCTAssertEqual(uuid, storeUUID)
         XCTAssertEqual(token, Int64(frames))
     }
@@ -112,6 +112,7 @@ final class HubLimitsTests: XCTestCase {
         }
         let third = try RawPeer(socketPath)
         defer { third.close() }
+        try third.write(WireFormat.encode(.hello(hello(3))))
         guard case .error(let code, let message)? = try third.readFrame() else { return XCTFail("the third peer got no refusal") }
         XCTAssertEqual(code, .tooManyPeers)
         XCTAssertTrue(message.contains("2 processes"), message)
@@ -136,6 +137,72 @@ final class HubLimitsTests: XCTestCase {
         XCTAssertTrue(welcomed, "a freed place is taken by the next process")
     }
 
+    /// Connections that never say hello cannot lock processes out: they are capped apart from
+    /// the peers (beyond the cap a connection is refused at once), and each is closed at the
+    /// handshake deadline. A peer that says hello is served throughout.
+    func testSilentConnectionsAreCappedApartAndClosedAtTheHandshakeDeadline() async throws {
+        var configuration = try SyncHub.Configuration(socketPath: socketPath, storeUUID: storeUUID, storeFile: directory.store)
+        configuration.maximumPeers = 4
+        configuration.maximumPendingHandshakes = 8
+        configuration.handshakeTimeout = .seconds(1)
+        let hub = try await SyncHub.start(configuration)
+        do {
+            try silentConnections()
+        } catch {
+            await hub.stop()
+            throw error
+        }
+        await hub.stop()
+    }
+
+    private func silentConnections() throws {
+        let silent = try (0..<8).map { _ in try RawPeer(socketPath) }
+        defer { silent.forEach { $0.close() } }
+        // The ninth silent connection is refused at once; a peer that says hello is welcomed
+        // although 8 silent connections wait (more than maximumPeers).
+        let ninth = try RawPeer(socketPath)
+        defer { ninth.close() }
+        guard case .error(.tooManyPeers, let message)? = try ninth.readFrame() else { return XCTFail("the ninth silent connection was not refused") }
+        XCTAssertTrue(message.contains("waiting for their handshake"), message)
+        // Closed at the deadline, each silent connection frees its place.
+        for connection in silent { XCTAssertTrue(connection.sawEndOfStream(timeout: 5), "a silent connection is closed at the handshake deadline") }
+        let peer = try RawPeer(socketPath)
+        defer { peer.close() }
+        try peer.write(WireFormat.encode(.hello(hello(1))))
+        guard case .welcome? = try peer.readFrame() else { return XCTFail("a process was locked out by silent connections") }
+        // An admitted peer is not closed at the deadline: it still answers a ping after it.
+        XCTAssertNil(try peer.readFrame(timeout: 2), "nothing (no close) at the handshake deadline")
+        try peer.write(WireFormat.encode(.ping(7)))
+        XCTAssertEqual(try peer.readFrame(), .pong(7))
+    }
+
+    /// A peer that asks and never reads gets no more replies queued than the backlog bound.
+    func testRepliesToAPeerThatDoesNotReadAreBounded() async throws {
+        var configuration = try SyncHub.Configuration(socketPath: socketPath, storeUUID: storeUUID, storeFile: directory.store)
+        configuration.maximumBacklogBytes = 16 * 1024
+        let hub = try await SyncHub.start(configuration)
+        do {
+            let peer = try RawPeer(socketPath, receiveBuffer: 4096)
+            defer { peer.close() }
+            try peer.write(WireFormat.encode(.hello(hello(1))))
+            guard case .welcome? = try peer.readFrame() else { throw PeerNotWelcomed() }
+            // 100,000 pings (2.1 MB of pongs) that it never reads.
+            let ping = try WireFormat.encode(.ping(1))
+            try peer.write(Array((0..<100_000).map { _ in ping }.joined()))
+            // The hub answered what fit and dropped the rest: it counts them.
+            var dropped = 0
+            for _ in 0..<200 where dropped == 0 {
+                dropped = await hub.droppedFrameCount()
+                if dropped == 0 { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            XCTAssertGreaterThan(dropped, 0, "replies beyond the backlog bound were dropped, not queued")
+        } catch {
+            await hub.stop()
+            throw error
+        }
+        await hub.stop()
+    }
+
     private func hello(_ pid: Int32) -> Frame.Hello {
         Frame.Hello(storeUUID: storeUUID, processID: pid, processName: "peer-\(pid)", cursor: 0)
     }
@@ -148,3 +215,6 @@ final class Counter: @unchecked Sendable {
     func add() { lock.lock(); count += 1; lock.unlock() }
     var value: Int { lock.lock(); defer { lock.unlock() }; return count }
 }
+
+/// The hub did not welcome a test's peer.
+struct PeerNotWelcomed: Error {}

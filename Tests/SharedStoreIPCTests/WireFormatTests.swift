@@ -23,7 +23,7 @@ final class WireFormatTests: XCTestCase {
             "Department": .init(updated: [7]),
         ])))
         try roundTrip(.didSave(.init(storeUUID: store, token: 1, processID: -1, author: nil, changes: [:])))
-        try roundTrip(.tokenOnly(storeUUID: store, token: 5, processID: 9))
+        try roundTrip(.tokenOnly(storeUUID: store, token: 5, processID: 9, instanceID: 77))
         try roundTrip(.ping(UInt64.max))
         try roundTrip(.pong(0))
         try roundTrip(.peersRequest)
@@ -83,9 +83,11 @@ final class WireFormatTests: XCTestCase {
         assertRejects([0x00, 0x20, 0x00, 0x00]) { if case .frameTooLarge = $0 { return true }; return false }
         assertRejects(try WireFormat.encode(.ping(1)), maximum: 8) { if case .frameTooLarge = $0 { return true }; return false }
         assertRejects([0, 0, 0, 2, 9, 0x20]) { $0 == .unsupportedVersion(9) }
-        assertRejects([0, 0, 0, 2, 1, 0x7E]) { $0 == .unknownFrameType(0x7E) }
-        assertRejects([0, 0, 0, 1, 1]) { if case .malformed = $0 { return true }; return false }
-        assertRejects([0, 0, 0, 5, 1, 0x20, 0, 0, 0]) { if case .malformed = $0 { return true }; return false }  // truncated ping
+        let version = WireFormat.protocolVersion
+        assertRejects([0, 0, 0, 2, 1, 0x20]) { $0 == .unsupportedVersion(1) }  // the version before instance IDs
+        assertRejects([0, 0, 0, 2, version, 0x7E]) { $0 == .unknownFrameType(0x7E) }
+        assertRejects([0, 0, 0, 1, version]) { if case .malformed = $0 { return true }; return false }
+        assertRejects([0, 0, 0, 5, version, 0x20, 0, 0, 0]) { if case .malformed = $0 { return true }; return false }  // truncated ping
         var longer = try WireFormat.encode(.ping(1))
         longer[3] += 1
         longer.append(0)

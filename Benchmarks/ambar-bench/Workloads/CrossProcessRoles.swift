@@ -93,7 +93,7 @@ enum CrossProcessRoles {
                 group: group, onFrame: { frame in
                     switch frame {
                     case .didSave(let save): frames.values.withLock { $0.append(save.token) }
-                    case .tokenOnly(_, let token, _): frames.values.withLock { $0.append(token) }
+                    case .tokenOnly(_, let token, _, _): frames.values.withLock { $0.append(token) }
                     default: break
                     }
                 }, onClose: {})

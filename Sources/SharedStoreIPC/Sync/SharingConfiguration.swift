@@ -1,3 +1,4 @@
+import AmbarStack
 import Foundation
 
 /// How a process shares its store with the other processes of a shared directory.
@@ -9,7 +10,9 @@ public struct SharingConfiguration: Sendable {
     public var socketPath: String?
     /// How often to look at the ledger while no hub is reachable.
     public var pollInterval: TimeInterval = 0.25
-    /// The name under which this process's ledger cursor is kept; `<process>-<pid>` by default.
+    /// The name under which this process's ledger cursor is kept; by default
+    /// `<process>-<pid>-<instance in base 36>`, removed when sharing stops. A named consumer keeps
+    /// its position across restarts (and holds history back while it is within its lease).
     public var consumerName: String?
     /// The largest frame sent or accepted.
     public var maximumFrameSize = WireFormat.defaultMaximumFrameSize
@@ -17,6 +20,18 @@ public struct SharingConfiguration: Sendable {
     /// `false` for short-lived or low-priority processes, so that the hub stays with long-lived
     /// ones (or a dedicated `sync-agent hub`); such a process polls the ledger until a hub answers.
     public var mayServeHub = true
+    /// How long the ledger keeps history, consumers' cursors and idempotency receipts. The process
+    /// serving the hub (this one, when elected) purges by it on a schedule; every process records
+    /// its position at least every quarter of ``HistoryRetention/consumerLease``, so give the
+    /// processes of one directory the same value.
+    public var retention = HistoryRetention.standard
+    /// How long to wait for the hub's `welcome` after connecting. A hub that does not answer in
+    /// time (frozen, overloaded) is treated as absent: this process polls the ledger and tries
+    /// again with a growing delay.
+    public var welcomeTimeout: Duration = .seconds(2)
+    /// While connected, how often the ledger is read anyway (doorbells are hints; a lost one
+    /// costs at most this long).
+    public var ledgerCheckInterval: Duration = .seconds(2)
 
     /// Sharing through `directory` with every default.
     public static func sharedDirectory(_ directory: URL) -> SharingConfiguration {
@@ -41,29 +56,10 @@ public struct SharingConfiguration: Sendable {
     }
 
     var resolvedConsumerName: String {
-        consumerName ?? "\(ProcessInfo.processInfo.processName)-\(getpid())"
+        consumerName ?? "\(ProcessInfo.processInfo.processName)-\(getpid())-\(String(ProcessInstance.id, radix: 36))"
     }
-}
 
-/// One transaction of another process, merged into this process's main context.
-public struct RemoteMergeEvent: Sendable {
-    /// The transaction's ledger token.
-    public let token: Int64
-    /// Its author and process.
-    public let author: String?
-    public let processID: Int32
-    /// What the transaction inserted, updated and deleted (all of it, registered here or not).
-    public let inserted: Set<ManagedObjectID>
-    public let updated: Set<ManagedObjectID>
-    public let deleted: Set<ManagedObjectID>
-    /// What the merge did to this process's main context: the registered objects it re-read, and
-    /// those it found gone.
-    public let refreshed: Set<ManagedObjectID>
-    public let invalidated: Set<ManagedObjectID>
-    /// From the commit in the other process to the merge here.
-    public let latency: TimeInterval
-    /// True when the history this process needed was purged: every object was refreshed instead.
-    public let historyExpired: Bool
+    /// Whether the consumer name is this process's own (the default): its cursor then means
+    /// nothing once the process ends, and is removed when it stops.
+    var consumerNameIsPerProcess: Bool { consumerName == nil }
 }
-
-import AmbarStack

@@ -12,10 +12,16 @@ public final class SyncClient: Sendable {
         case refused(Frame.ErrorCode, String)
         /// The hub closed the connection before answering.
         case closedBeforeWelcome
+        /// The hub accepted the connection but did not answer `hello` in time (it may be frozen
+        /// or overloaded); the connection was closed.
+        case noWelcome(after: Duration)
     }
 
     private let channel: any Channel
     private let maximumFrameSize: Int
+    /// The default bound on what is queued for the hub: 4 MiB.
+    public static let defaultMaximumSendBacklogBytes = 4 << 20
+
     /// What the hub said when it accepted this process.
     public let welcome: Frame.Welcome
     static let logger = Logger(label: "ambar.sync.client")
@@ -28,21 +34,40 @@ public final class SyncClient: Sendable {
 
     /// Connects to the hub at `socketPath` and completes the handshake.
     ///
+    /// The handshake has a deadline: a hub that accepts the connection but does not answer
+    /// within `welcomeTimeout` (a frozen process still accepts connections) is given up on, and
+    /// cancelling the calling task gives up at once. Either way the connection is closed.
+    ///
+    /// ```swift
+    /// let client = try await SyncClient.connect(
+    ///     socketPath: path, hello: Frame.Hello(storeUUID: uuid, processID: getpid(), processName: "probe", cursor: 0),
+    ///     group: group, onFrame: { frame in print(frame) }, onClose: {})
+    /// try client.send(.peersRequest)
+    /// ```
+    ///
     /// - Parameters:
+    ///   - welcomeTimeout: how long to wait for `welcome` after connecting.
+    ///   - maximumSendBacklogBytes: the most bytes queued for a hub that does not read; past it
+    ///     ``send(_:)`` sends nothing and returns `false`.
     ///   - onFrame: called, on the connection's event loop, with each frame after the handshake.
     ///   - onClose: called once when the connection ends.
-    /// - Throws: a socket error when nothing listens at the path, or ``ConnectError``.
+    /// - Throws: a socket error when nothing listens at the path, ``ConnectError``, or
+    ///   `CancellationError` when the task was cancelled.
     public static func connect(
         socketPath: String, hello: Frame.Hello, group: any EventLoopGroup,
         maximumFrameSize: Int = WireFormat.defaultMaximumFrameSize,
+        welcomeTimeout: Duration = .seconds(2),
+        maximumSendBacklogBytes: Int = defaultMaximumSendBacklogBytes,
         onFrame: @escaping @Sendable (Frame) -> Void, onClose: @escaping @Sendable () -> Void
     ) async throws -> SyncClient {
+        try Task.checkCancellation()
         let eventLoop = group.next()
         let welcomePromise = eventLoop.makePromise(of: Frame.Welcome.self)
         let channel: any Channel
         do {
             channel = try await ClientBootstrap(group: eventLoop)
             .connectTimeout(.milliseconds(500))
+            .channelOption(.writeBufferWaterMark, value: .init(low: maximumSendBacklogBytes / 2, high: maximumSendBacklogBytes))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandlers([
@@ -58,10 +83,19 @@ public final class SyncClient: Sendable {
             welcomePromise.fail(error)
             throw error
         }
+        let deadline = eventLoop.scheduleTask(in: TimeAmount(welcomeTimeout)) {
+            welcomePromise.fail(ConnectError.noWelcome(after: welcomeTimeout))
+        }
         do {
-            let welcome = try await welcomePromise.futureResult.get()
+            let welcome = try await withTaskCancellationHandler {
+                try await welcomePromise.futureResult.get()
+            } onCancel: {
+                welcomePromise.fail(CancellationError())
+            }
+            deadline.cancel()
             return SyncClient(channel: channel, welcome: welcome, maximumFrameSize: maximumFrameSize)
         } catch {
+            deadline.cancel()
             try? await channel.close()
             throw error
         }
@@ -69,11 +103,21 @@ public final class SyncClient: Sendable {
 
     /// Sends a frame (thread-safe; does not wait). It is encoded here, on the caller's thread.
     ///
+    /// What is queued for a hub that does not read is bounded: once more than the connection's
+    /// `maximumSendBacklogBytes` (4 MiB by default: a burst of saves to a live hub fits) is
+    /// queued, frames are not queued and this returns `false`. The others then find the
+    /// transaction in the ledger at their next check.
+    ///
+    /// - Returns: whether the frame was queued.
     /// - Throws: ``WireError/frameTooLarge(announced:maximum:)`` when it exceeds the connection's
-    ///   maximum frame size (send a ``Frame/tokenOnly(storeUUID:token:processID:)`` instead);
-    ///   nothing is sent then.
-    public func send(_ frame: Frame) throws(WireError) {
-        channel.writeAndFlush(try channel.allocator.frame(frame, maximumFrameSize: maximumFrameSize), promise: nil)
+    ///   maximum frame size (send a ``Frame/tokenOnly(storeUUID:token:processID:instanceID:)``
+    ///   instead); nothing is sent then.
+    @discardableResult
+    public func send(_ frame: Frame) throws(WireError) -> Bool {
+        let bytes = try channel.allocator.frame(frame, maximumFrameSize: maximumFrameSize)
+        guard channel.isWritable else { return false }
+        channel.writeAndFlush(bytes, promise: nil)
+        return true
     }
 
     /// Whether the connection is open.

@@ -19,8 +19,14 @@ public final class SyncHub: Sendable {
         public var allowedGroup: UInt32
         /// The largest frame accepted.
         public var maximumFrameSize = WireFormat.defaultMaximumFrameSize
-        /// The most processes served at once; more are refused with a clear error.
+        /// The most processes served at once (admitted by their `hello`); more are refused with
+        /// a clear error.
         public var maximumPeers = 256
+        /// The most connections that have not completed their handshake yet, counted apart from
+        /// the peers: silent connections can never take the peers' places.
+        public var maximumPendingHandshakes = 64
+        /// How long a connection has to send its `hello`; it is closed after that.
+        public var handshakeTimeout: Duration = .seconds(5)
         /// The most bytes queued for one peer that is not reading. Past it, the peer's frames are
         /// dropped, and it is told to catch up from the ledger once it drains, so a frozen
         /// process costs the hub at most this much memory. Large enough for a burst of saves to
@@ -43,8 +49,12 @@ public final class SyncHub: Sendable {
 
     /// A connected process, as the hub sees it.
     public struct PeerInfo: Sendable, Hashable {
+        /// Its process ID and name, from its hello.
         public let processID: Int32
         public let processName: String
+        /// Its process instance, from its hello.
+        public let instanceID: UInt64
+        /// The ledger position it announced in its hello.
         public let cursor: Int64
     }
 
@@ -84,7 +94,13 @@ public final class SyncHub: Sendable {
                 channel = try await bootstrap.withBoundSocket(inherited).get()
             } else {
                 channel = try await bootstrap.bind(unixDomainSocketPath: configuration.socketPath, cleanupExistingSocketFile: true).get()
-                chmod(configuration.socketPath, 0o660)
+                // Group members must be able to connect: a socket they cannot open would make
+                // every other process poll, silently.
+                if chmod(configuration.socketPath, 0o660) != 0 {
+                    let reason = String(cString: strerror(errno))
+                    try? await channel.close()
+                    throw SocketSetupError.cannotSetMode(path: configuration.socketPath, reason: reason)
+                }
             }
             logger.info("hub serving", metadata: [
                 "socket": "\(configuration.socketPath)", "store": "\(configuration.storeUUID)",
@@ -94,6 +110,18 @@ public final class SyncHub: Sendable {
         } catch {
             try? await group.shutdownGracefully()
             throw error
+        }
+    }
+
+    /// Why the hub could not start serving its socket.
+    public enum SocketSetupError: Error, Sendable, CustomStringConvertible {
+        /// The socket file's mode could not be set to 0660.
+        case cannotSetMode(path: String, reason: String)
+        public var description: String {
+            switch self {
+            case .cannotSetMode(let path, let reason):
+                return "could not make the hub socket \(path) readable and writable by the store's group (chmod 0660: \(reason))"
+            }
         }
     }
 
@@ -108,8 +136,8 @@ public final class SyncHub: Sendable {
         (try? await state.eventLoop.submit { self.state.peerInfos() }.get()) ?? []
     }
 
-    /// How many frames were not relayed because their receiver was not keeping up (each such
-    /// receiver was then told to catch up from the ledger).
+    /// How many frames (relays and replies) were not sent because their receiver was not keeping
+    /// up (each such receiver was then told to catch up from the ledger).
     public func droppedFrameCount() async -> Int {
         (try? await state.eventLoop.submit { self.state.droppedFrames }.get()) ?? 0
     }
@@ -124,8 +152,7 @@ public final class SyncHub: Sendable {
     /// Because it runs on the loop that serves the peers, a stuck loop stops calling it — which is
     /// what a watchdog keep-alive needs.
     public func onEventLoop(every interval: Duration, _ body: @escaping @Sendable () -> Void) {
-        let nanoseconds = interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000
-        state.eventLoop.scheduleRepeatedTask(initialDelay: .nanoseconds(nanoseconds), delay: .nanoseconds(nanoseconds)) { _ in body() }
+        state.eventLoop.scheduleRepeatedTask(initialDelay: TimeAmount(interval), delay: TimeAmount(interval)) { _ in body() }
     }
 }
 
@@ -140,6 +167,8 @@ final class HubState: @unchecked Sendable {
         /// writes again it gets one `tokenOnly` with the newest token and catches up from the
         /// ledger.
         var fellBehind = false
+        /// Closes the connection if no `hello` came in time.
+        var handshakeDeadline: Scheduled<Void>?
     }
 
     let configuration: SyncHub.Configuration
@@ -160,16 +189,24 @@ final class HubState: @unchecked Sendable {
         self.maximumPeers = configuration.maximumPeers
     }
 
+    /// Connections admitted by their hello.
+    var admittedCount: Int { peers.values.count { $0.hello != nil } }
+    /// Connections still waiting for their hello.
+    var pendingCount: Int { peers.values.count { $0.hello == nil } }
+
     func peerEntries() -> [Frame.PeerEntry] {
         peers.values.compactMap { peer in
-            peer.hello.map { Frame.PeerEntry(processID: $0.processID, processName: $0.processName, connectCursor: $0.cursor, lastToken: max(peer.lastToken, $0.cursor)) }
-        }.sorted { $0.processID < $1.processID }
+            peer.hello.map {
+                Frame.PeerEntry(processID: $0.processID, instanceID: $0.instanceID, processName: $0.processName,
+                                connectCursor: $0.cursor, lastToken: max(peer.lastToken, $0.cursor))
+            }
+        }.sorted { ($0.processID, $0.instanceID) < ($1.processID, $1.instanceID) }
     }
 
     func peerInfos() -> [SyncHub.PeerInfo] {
         peers.values.compactMap { peer in
-            peer.hello.map { SyncHub.PeerInfo(processID: $0.processID, processName: $0.processName, cursor: $0.cursor) }
-        }.sorted { $0.processID < $1.processID }
+            peer.hello.map { SyncHub.PeerInfo(processID: $0.processID, processName: $0.processName, instanceID: $0.instanceID, cursor: $0.cursor) }
+        }.sorted { ($0.processID, $0.instanceID) < ($1.processID, $1.instanceID) }
     }
 }
 
@@ -182,22 +219,32 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
 
     init(state: HubState) { self.state = state }
 
-    /// Encodes and sends one of the hub's own frames (replies are small: they always fit).
-    @discardableResult
-    private func reply(_ context: ChannelHandlerContext, _ frame: Frame) -> EventLoopFuture<Void> {
+    /// Encodes and sends one of the hub's own frames (replies are small: they always fit). Like
+    /// relays, replies respect the backlog bound: to a peer that does not read, nothing more is
+    /// queued (the peer is marked as fallen behind and told to catch up once it drains).
+    private func reply(_ context: ChannelHandlerContext, _ frame: Frame) {
+        guard context.channel.isWritable else {
+            state.droppedFrames += 1
+            state.peers[ObjectIdentifier(context.channel)]?.fellBehind = true
+            return
+        }
         do {
             let bytes = try context.channel.allocator.frame(frame, maximumFrameSize: state.configuration.maximumFrameSize)
-            return context.writeAndFlush(wrapOutboundOut(bytes))
+            context.writeAndFlush(wrapOutboundOut(bytes), promise: nil)
         } catch {
             SyncHub.logger.error("could not encode a reply: \(error)")
-            return context.eventLoop.makeFailedFuture(error)
         }
     }
 
+    /// Sends an `error` frame and closes the connection (one small frame, then the connection is
+    /// gone: bounded whatever the peer does).
     private func refuse(_ context: ChannelHandlerContext, _ code: Frame.ErrorCode, _ message: String) {
         SyncHub.logger.warning("refused peer: \(message)")
         let channel = context.channel
-        reply(context, .error(code: code, message: message)).whenComplete { _ in
+        do {
+            let bytes = try channel.allocator.frame(.error(code: code, message: message), maximumFrameSize: state.configuration.maximumFrameSize)
+            context.writeAndFlush(wrapOutboundOut(bytes)).whenComplete { _ in channel.close(promise: nil) }
+        } catch {
             channel.close(promise: nil)
         }
     }
@@ -212,14 +259,22 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         guard credentials.isAllowed(owner: state.configuration.allowedOwner, group: state.configuration.allowedGroup) else {
             return refuse(context, .notPermitted, "uid \(credentials.userID) (gid \(credentials.groupID)) is neither the store's owner \(state.configuration.allowedOwner) nor in its group \(state.configuration.allowedGroup)")
         }
-        guard state.peers.count < state.maximumPeers else {
-            return refuse(context, .tooManyPeers, "the hub already serves \(state.maximumPeers) processes")
+        guard state.pendingCount < state.configuration.maximumPendingHandshakes else {
+            return refuse(context, .tooManyPeers, "\(state.configuration.maximumPendingHandshakes) connections are already waiting for their handshake; try again")
         }
-        state.peers[ObjectIdentifier(context.channel)] = HubState.Peer(channel: context.channel, hello: nil)
+        let channel = context.channel
+        let timeout = state.configuration.handshakeTimeout
+        let deadline = context.eventLoop.scheduleTask(in: TimeAmount(timeout)) { [state] in
+            guard let peer = state.peers[ObjectIdentifier(channel)], peer.hello == nil else { return }
+            SyncHub.logger.warning("closing a connection that sent no hello within \(timeout)")
+            channel.close(promise: nil)
+        }
+        state.peers[ObjectIdentifier(channel)] = HubState.Peer(channel: channel, hello: nil, handshakeDeadline: deadline)
         context.fireChannelActive()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        state.peers[ObjectIdentifier(context.channel)]?.handshakeDeadline?.cancel()
         state.peers.removeValue(forKey: ObjectIdentifier(context.channel))
         state.unflushed.remove(ObjectIdentifier(context.channel))
         context.fireChannelInactive()
@@ -231,7 +286,7 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
             state.peers[key]?.fellBehind = false
             SyncHub.logger.info("a peer that fell behind drained; telling it to catch up from the ledger",
                                 metadata: ["pid": "\(state.peers[key]?.hello?.processID ?? 0)", "token": "\(state.newestToken)"])
-            reply(context, .tokenOnly(storeUUID: state.configuration.storeUUID, token: state.newestToken, processID: 0))
+            reply(context, .tokenOnly(storeUUID: state.configuration.storeUUID, token: state.newestToken, processID: 0, instanceID: 0))
         }
         context.fireChannelWritabilityChanged()
     }
@@ -256,9 +311,14 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
             case .refuse(let code, let reason):
                 return refuse(context, code, reason)
             case .admit(let hello):
+                guard state.admittedCount < state.maximumPeers else {
+                    return refuse(context, .tooManyPeers, "the hub already serves \(state.maximumPeers) processes")
+                }
                 state.peers[key]?.hello = hello
+                state.peers[key]?.handshakeDeadline?.cancel()
+                state.peers[key]?.handshakeDeadline = nil
             }
-            let others = state.peers.values.filter { $0.hello != nil }.count - 1
+            let others = state.admittedCount - 1
             reply(context, .welcome(.init(hubProcessID: getpid(), peers: UInt32(max(0, others)))))
             return
         }
@@ -266,7 +326,7 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         case .didSave(let save):
             guard save.storeUUID == hello.storeUUID else { return refuse(context, .wrongStore, "did-save for another store") }
             relay(received.bytes, token: save.token, from: key)
-        case .tokenOnly(let uuid, let token, _):
+        case .tokenOnly(let uuid, let token, _, _):
             guard uuid == hello.storeUUID else { return refuse(context, .wrongStore, "token for another store") }
             relay(received.bytes, token: token, from: key)
         case .ping(let n):
@@ -311,10 +371,7 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         flushRelayed()  // what this peer sent before the bad frame still goes out
         SyncHub.logger.warning("closing a connection: \(error)")
         if let wire = error as? WireError {
-            let channel = context.channel
-            reply(context, .error(code: .malformed, message: wire.description)).whenComplete { _ in
-                channel.close(promise: nil)
-            }
+            refuse(context, .malformed, wire.description)
         } else {
             context.close(promise: nil)
         }

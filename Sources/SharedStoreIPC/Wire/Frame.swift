@@ -12,7 +12,7 @@ public enum Frame: Sendable, Equatable {
     /// A committed save: its token and the object IDs it changed.
     case didSave(DidSave)
     /// A committed save too large for one frame: its token only (read the ledger).
-    case tokenOnly(storeUUID: UUID, token: Int64, processID: Int32)
+    case tokenOnly(storeUUID: UUID, token: Int64, processID: Int32, instanceID: UInt64)
     /// Keep-alive request and answer.
     case ping(UInt64)
     case pong(UInt64)
@@ -26,14 +26,17 @@ public enum Frame: Sendable, Equatable {
         /// Its process ID and name, from its hello.
         public var processID: Int32
         public var processName: String
+        /// Its process instance (``ProcessInstance/id`` in that process), from its hello.
+        public var instanceID: UInt64
         /// The ledger position it announced when it connected.
         public var connectCursor: Int64
         /// The highest token the hub relayed from or to it since.
         public var lastToken: Int64
 
         /// Creates an entry.
-        public init(processID: Int32, processName: String, connectCursor: Int64, lastToken: Int64) {
+        public init(processID: Int32, instanceID: UInt64 = 0, processName: String, connectCursor: Int64, lastToken: Int64) {
             self.processID = processID
+            self.instanceID = instanceID
             self.processName = processName
             self.connectCursor = connectCursor
             self.lastToken = lastToken
@@ -44,15 +47,20 @@ public enum Frame: Sendable, Equatable {
     public struct Hello: Sendable, Equatable {
         public var protocolVersion: UInt8
         public var storeUUID: UUID
+        /// The process ID, for people (PIDs repeat across PID namespaces).
         public var processID: Int32
+        /// The process instance (``ProcessInstance/id``), which tells processes apart.
+        public var instanceID: UInt64
         public var processName: String
         /// The last ledger token the client has merged.
         public var cursor: Int64
 
-        public init(protocolVersion: UInt8 = WireFormat.protocolVersion, storeUUID: UUID, processID: Int32, processName: String, cursor: Int64) {
+        public init(protocolVersion: UInt8 = WireFormat.protocolVersion, storeUUID: UUID, processID: Int32,
+                    instanceID: UInt64 = ProcessInstance.id, processName: String, cursor: Int64) {
             self.protocolVersion = protocolVersion
             self.storeUUID = storeUUID
             self.processID = processID
+            self.instanceID = instanceID
             self.processName = processName
             self.cursor = cursor
         }
@@ -84,36 +92,43 @@ public enum Frame: Sendable, Equatable {
     public struct DidSave: Sendable, Equatable {
         public var storeUUID: UUID
         public var token: Int64
+        /// The saving process's ID, for people.
         public var processID: Int32
+        /// The saving process's instance (``ProcessInstance/id``).
+        public var instanceID: UInt64
         public var author: String?
         /// Per entity name: inserted, updated and deleted primary keys.
         public var changes: [String: EntityChanges]
 
-        public init(storeUUID: UUID, token: Int64, processID: Int32, author: String?, changes: [String: EntityChanges]) {
+        public init(storeUUID: UUID, token: Int64, processID: Int32, instanceID: UInt64 = ProcessInstance.id, author: String?, changes: [String: EntityChanges]) {
             self.storeUUID = storeUUID
             self.token = token
             self.processID = processID
+            self.instanceID = instanceID
             self.author = author
             self.changes = changes
         }
 
         /// Builds the frame for a local did-save notification of a store.
-        public init(notification: DidSaveNotification, storeUUID: UUID, token: Int64, processID: Int32) {
+        public init(notification: DidSaveNotification, storeUUID: UUID, token: Int64, processID: Int32, instanceID: UInt64 = ProcessInstance.id) {
             var changes: [String: EntityChanges] = [:]
             for id in notification.inserted { if let pk = id.primaryKey { changes[id.entityName, default: .init()].inserted.append(pk) } }
             for id in notification.updated { if let pk = id.primaryKey { changes[id.entityName, default: .init()].updated.append(pk) } }
             for id in notification.deleted { if let pk = id.primaryKey { changes[id.entityName, default: .init()].deleted.append(pk) } }
             for key in changes.keys { changes[key]?.sort() }
-            self.init(storeUUID: storeUUID, token: token, processID: processID, author: notification.author, changes: changes)
+            self.init(storeUUID: storeUUID, token: token, processID: processID, instanceID: instanceID, author: notification.author, changes: changes)
         }
 
-        /// The object IDs as a did-save notification for merging.
-        public var notification: DidSaveNotification {
-            let store = storeUUID.uuidString
+        /// The object IDs as a did-save notification.
+        public var notification: DidSaveNotification { notification(inStore: storeUUID.uuidString) }
+
+        /// The object IDs as a did-save notification, with `identifier` as their store identifier
+        /// (the store's own spelling of its UUID).
+        func notification(inStore store: String) -> DidSaveNotification {
             var inserted = Set<ManagedObjectID>(), updated = Set<ManagedObjectID>(), deleted = Set<ManagedObjectID>()
             for (entity, c) in changes {
                 func ids(_ pks: [Int64]) -> [ManagedObjectID] {
-                    pks.compactMap { try? ManagedObjectID(uriString: "ambar://\(store)/\(entity)/p\($0)") }
+                    pks.map { ManagedObjectID(entityName: entity, storeIdentifier: store, primaryKey: $0) }
                 }
                 inserted.formUnion(ids(c.inserted))
                 updated.formUnion(ids(c.updated))

@@ -4,7 +4,7 @@ import Foundation
 /// where `length` counts the bytes after itself. See `docs/wire-format.md`.
 public enum WireFormat {
     /// The protocol version this build speaks.
-    public static let protocolVersion: UInt8 = 1
+    public static let protocolVersion: UInt8 = 2
     /// The default maximum frame size (length field included): 1 MiB.
     public static let defaultMaximumFrameSize = 1 << 20
 
@@ -18,7 +18,7 @@ public enum WireFormat {
     /// Encodes `frame`.
     ///
     /// - Throws: ``WireError/frameTooLarge(announced:maximum:)`` when it would exceed
-    ///   `maximumFrameSize` (send a ``Frame/tokenOnly(storeUUID:token:processID:)`` instead), or
+    ///   `maximumFrameSize` (send a ``Frame/tokenOnly(storeUUID:token:processID:instanceID:)`` instead), or
     ///   ``WireError/malformed(_:)`` for a string or entity name too long to encode.
     public static func encode(_ frame: Frame, maximumFrameSize: Int = defaultMaximumFrameSize) throws(WireError) -> [UInt8] {
         var w = ByteWriter()
@@ -28,6 +28,7 @@ public enum WireFormat {
             type = .hello
             w.uuid(h.storeUUID)
             w.u32(UInt32(bitPattern: h.processID))
+            w.u64(h.instanceID)
             w.i64(h.cursor)
             w.u8(h.protocolVersion)
             try w.string16(h.processName)
@@ -44,6 +45,7 @@ public enum WireFormat {
             w.uuid(save.storeUUID)
             w.i64(save.token)
             w.u32(UInt32(bitPattern: save.processID))
+            w.u64(save.instanceID)
             try w.string16(save.author ?? "")
             guard save.changes.count <= Int(UInt16.max) else { throw .malformed("too many entities") }
             w.u16(UInt16(save.changes.count))
@@ -56,11 +58,12 @@ public enum WireFormat {
                 try w.keys(changes.updated)
                 try w.keys(changes.deleted)
             }
-        case .tokenOnly(let uuid, let token, let pid):
+        case .tokenOnly(let uuid, let token, let pid, let instance):
             type = .tokenOnly
             w.uuid(uuid)
             w.i64(token)
             w.u32(UInt32(bitPattern: pid))
+            w.u64(instance)
         case .ping(let n):
             type = .ping
             w.u64(n)
@@ -75,6 +78,7 @@ public enum WireFormat {
             w.u16(UInt16(entries.count))
             for entry in entries {
                 w.u32(UInt32(bitPattern: entry.processID))
+                w.u64(entry.instanceID)
                 w.i64(entry.connectCursor)
                 w.i64(entry.lastToken)
                 try w.string16(entry.processName)
@@ -102,17 +106,17 @@ public enum WireFormat {
         let frame: Frame
         switch type {
         case .hello:
-            let uuid = try r.uuid(), pid = Int32(bitPattern: try r.u32()), cursor = try r.i64()
+            let uuid = try r.uuid(), pid = Int32(bitPattern: try r.u32()), instance = try r.u64(), cursor = try r.i64()
             let clientVersion = try r.u8()
             let name = try r.string16()
-            frame = .hello(.init(protocolVersion: clientVersion, storeUUID: uuid, processID: pid, processName: name, cursor: cursor))
+            frame = .hello(.init(protocolVersion: clientVersion, storeUUID: uuid, processID: pid, instanceID: instance, processName: name, cursor: cursor))
         case .welcome:
             frame = .welcome(.init(hubProcessID: Int32(bitPattern: try r.u32()), peers: try r.u32()))
         case .error:
             let code = Frame.ErrorCode(rawValue: try r.u16()) ?? .unknown
             frame = .error(code: code, message: try r.string16())
         case .didSave:
-            let uuid = try r.uuid(), token = try r.i64(), pid = Int32(bitPattern: try r.u32())
+            let uuid = try r.uuid(), token = try r.i64(), pid = Int32(bitPattern: try r.u32()), instance = try r.u64()
             let author = try r.string16()
             let count = Int(try r.u16())
             var changes: [String: Frame.EntityChanges] = [:]
@@ -124,11 +128,11 @@ public enum WireFormat {
                 changes[name] = Frame.EntityChanges(inserted: try r.keys(), updated: try r.keys(), deleted: try r.keys())
             }
             guard token > 0 else { throw .malformed("token \(token) is not positive") }
-            frame = .didSave(.init(storeUUID: uuid, token: token, processID: pid, author: author.isEmpty ? nil : author, changes: changes))
+            frame = .didSave(.init(storeUUID: uuid, token: token, processID: pid, instanceID: instance, author: author.isEmpty ? nil : author, changes: changes))
         case .tokenOnly:
-            let uuid = try r.uuid(), token = try r.i64(), pid = Int32(bitPattern: try r.u32())
+            let uuid = try r.uuid(), token = try r.i64(), pid = Int32(bitPattern: try r.u32()), instance = try r.u64()
             guard token > 0 else { throw .malformed("token \(token) is not positive") }
-            frame = .tokenOnly(storeUUID: uuid, token: token, processID: pid)
+            frame = .tokenOnly(storeUUID: uuid, token: token, processID: pid, instanceID: instance)
         case .ping:
             frame = .ping(try r.u64())
         case .pong:
@@ -139,8 +143,8 @@ public enum WireFormat {
             let count = Int(try r.u16())
             var entries: [Frame.PeerEntry] = []
             for _ in 0..<count {
-                let pid = Int32(bitPattern: try r.u32()), cursor = try r.i64(), last = try r.i64()
-                entries.append(.init(processID: pid, processName: try r.string16(), connectCursor: cursor, lastToken: last))
+                let pid = Int32(bitPattern: try r.u32()), instance = try r.u64(), cursor = try r.i64(), last = try r.i64()
+                entries.append(.init(processID: pid, instanceID: instance, processName: try r.string16(), connectCursor: cursor, lastToken: last))
             }
             frame = .peers(entries)
         }

@@ -1,0 +1,174 @@
+import AmbarStack
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+
+/// A process's link to the hub of its shared directory: connects, serves the hub itself when
+/// none answers (if it may), reconnects after a loss, and backs off from a hub that refuses it or
+/// does not answer.
+///
+/// Frames from the hub go to `onFrame`; nothing here reads the ledger. While no hub answers the
+/// owner follows the ledger on its own (``isConnected`` is false).
+final class HubConnection: Sendable {
+    private struct State {
+        var client: SyncClient?
+        var hub: SyncHub?
+        var lock: HubElectionLock?
+        var stopped = false
+        var connectTask: Task<Void, Never>?
+        /// The last trouble logged, so that a lasting one is logged once, not at every attempt.
+        var lastTrouble: String?
+    }
+
+    private let configuration: SharingConfiguration
+    private let storeUUID: UUID
+    private let storeFile: URL
+    private let cursor: @Sendable () -> Int64
+    private let onFrame: @Sendable (Frame) -> Void
+    private let onConnected: @Sendable () -> Void
+    private let onDisconnected: @Sendable () -> Void
+    private let state = Locked(State())
+    private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    static let logger = Logger(label: "ambar.sync.connection")
+
+    /// A connection for the store `storeUUID` (file `storeFile`); `cursor` gives the ledger
+    /// position announced in `hello`.
+    init(configuration: SharingConfiguration, storeUUID: UUID, storeFile: URL, cursor: @escaping @Sendable () -> Int64,
+         onFrame: @escaping @Sendable (Frame) -> Void, onConnected: @escaping @Sendable () -> Void,
+         onDisconnected: @escaping @Sendable () -> Void) {
+        self.configuration = configuration
+        self.storeUUID = storeUUID
+        self.storeFile = storeFile
+        self.cursor = cursor
+        self.onFrame = onFrame
+        self.onConnected = onConnected
+        self.onDisconnected = onDisconnected
+    }
+
+    /// Whether a hub connection is open.
+    var isConnected: Bool { state.withLock { $0.client?.isActive ?? false } }
+    /// Whether this process serves the hub.
+    var servesHub: Bool { state.withLock { $0.hub != nil } }
+
+    /// Starts connecting (in the background).
+    func start() { startConnecting() }
+
+    /// Sends `frame` to the hub if connected. Returns whether it was queued: not when there is
+    /// no connection, when the hub is not reading (the send side is bounded), or when the frame is
+    /// too large (`WireError` is thrown then, and nothing is sent).
+    @discardableResult
+    func send(_ frame: Frame) throws(WireError) -> Bool {
+        guard let client = state.withLock({ $0.client }) else { return false }
+        return try client.send(frame)
+    }
+
+    /// Closes the connection, stops serving the hub if this process did, and releases the
+    /// election lock. Never waits on a hub that does not answer: a connect in flight is cancelled.
+    func stop() async {
+        let (client, hub, task) = state.withLock { s -> (SyncClient?, SyncHub?, Task<Void, Never>?) in
+            s.stopped = true
+            defer { s.client = nil; s.hub = nil }
+            return (s.client, s.hub, s.connectTask)
+        }
+        // A connect in flight must end before the event loop goes (a promise made on a loop that
+        // has shut down never completes); cancelling it ends its wait for `welcome` at once.
+        task?.cancel()
+        await task?.value
+        await client?.close()
+        await hub?.stop()
+        state.withLock { $0.lock = nil }  // released only once the hub has stopped
+        try? await group.shutdownGracefully()
+    }
+
+    // MARK: - Connecting
+
+    private func startConnecting() {
+        state.withLock { s in
+            guard !s.stopped, s.connectTask == nil else { return }
+            s.connectTask = Task { await self.connectLoop() }
+        }
+    }
+
+    private func connectLoop() async {
+        var backoff = Backoff(initial: .milliseconds(100), maximum: .seconds(30))
+        defer { state.withLock { $0.connectTask = nil } }
+        while !state.withLock({ $0.stopped }) && !Task.isCancelled {
+            let hello = Frame.Hello(storeUUID: storeUUID, processID: getpid(), processName: ProcessInfo.processInfo.processName, cursor: cursor())
+            do {
+                let client = try await SyncClient.connect(
+                    socketPath: configuration.resolvedSocketPath, hello: hello, group: group,
+                    maximumFrameSize: configuration.maximumFrameSize, welcomeTimeout: configuration.welcomeTimeout,
+                    onFrame: { [weak self] frame in self?.onFrame(frame) },
+                    onClose: { [weak self] in self?.connectionClosed() })
+                let stopped = state.withLock { s -> Bool in
+                    if !s.stopped { s.client = client; s.lastTrouble = nil }
+                    return s.stopped
+                }
+                if stopped { await client.close(); return }
+                Self.logger.info("connected to the hub", metadata: ["hub-pid": "\(client.welcome.hubProcessID)", "peers": "\(client.welcome.peers)"])
+                onConnected()
+                return
+            } catch SyncClient.ConnectError.refused(let code, let message) {
+                trouble("the hub refused this process (\(code)): \(message); following the ledger and retrying with backoff", level: .error)
+            } catch SyncClient.ConnectError.noWelcome(let after) {
+                trouble("the hub accepted the connection but did not answer within \(after); following the ledger and retrying with backoff", level: .warning)
+            } catch is CancellationError {
+                return
+            } catch {
+                // Nobody answers: try to become the hub (if this process may), else retry soon —
+                // a hub that died is replaced within tens of milliseconds.
+                backoff.reset()
+                if configuration.mayServeHub, await becomeHubIfFree() { continue }
+                try? await Task.sleep(for: .milliseconds(50))
+                continue
+            }
+            try? await Task.sleep(for: backoff.next())
+        }
+    }
+
+    /// Logs a connection trouble once per change of state (not at every retry).
+    private func trouble(_ message: String, level: Logger.Level) {
+        let new = state.withLock { s -> Bool in
+            defer { s.lastTrouble = message }
+            return s.lastTrouble != message
+        }
+        if new { Self.logger.log(level: level, "\(message)") }
+    }
+
+    private func connectionClosed() {
+        let stopped = state.withLock { s -> Bool in
+            s.client = nil
+            return s.stopped
+        }
+        guard !stopped else { return }
+        Self.logger.info("hub connection lost; reconnecting")
+        onDisconnected()
+        startConnecting()
+    }
+
+    /// Takes the hub lock without waiting; on success serves the hub in this process.
+    private func becomeHubIfFree() async -> Bool {
+        if state.withLock({ $0.hub != nil || $0.stopped }) { return false }
+        guard let lock = HubElectionLock.take(forSocket: configuration.resolvedSocketPath) else { return false }
+        do {
+            let hubConfiguration = try SyncHub.Configuration(socketPath: configuration.resolvedSocketPath, storeUUID: storeUUID, storeFile: storeFile)
+            let hub = try await SyncHub.start(hubConfiguration)
+            let keep = state.withLock { s -> Bool in
+                guard !s.stopped else { return false }
+                s.hub = hub
+                s.lock = lock
+                return true
+            }
+            if !keep {
+                await hub.stop()
+                return false
+            }
+            Self.logger.info("serving the hub in this process", metadata: ["socket": "\(configuration.resolvedSocketPath)"])
+            return true
+        } catch {
+            trouble("could not serve the hub: \(error)", level: .error)
+            return false
+        }
+    }
+}

@@ -1,0 +1,293 @@
+import AmbarStack
+import Foundation
+import Logging
+
+/// Follows one store's ledger for one process: reads the transactions after its cursor and
+/// merges other processes' into the main context, in ledger order, each exactly once.
+///
+/// The ledger is the only truth. A ``Doorbell`` only says "read now"; whatever it claims is
+/// checked against the transaction the ledger holds under its token, and a claim that disagrees
+/// (or names a transaction the ledger never held) is counted in ``rejectedDoorbells`` and
+/// logged, never merged. So a forged, stale or replayed message can make a process read the
+/// ledger early, never skip or invent a transaction.
+///
+/// It does not know how doorbells arrive: anything may call ``ring(_:)`` or ``follow()``, from
+/// any thread. One reader runs at a time; a ring during a read makes that reader read again, so
+/// no ring is lost and no thread waits for another's read.
+final class LedgerFollower: Sendable {
+    private struct State {
+        var cursor: Int64 = 0
+        var stopped = false
+        /// A reader is running; `rungAgain` asks it to read once more before it stops.
+        var following = false
+        var rungAgain = false
+        /// Claims of doorbells whose token the ledger has not shown yet, by token.
+        var claims: [Int64: Doorbell] = [:]
+        var rejected = 0
+        /// Transactions whose merge is queued on the main context, in ledger order; one main-queue
+        /// block (`mergeScheduled`) merges all of them at once.
+        var pendingMerges: [PendingMerge] = []
+        var mergeScheduled = false
+        var lastCursorWrite: ContinuousClock.Instant?
+        var lastCursorWritten: Int64 = -1
+    }
+
+    /// A transaction waiting for its merge into the main context.
+    private struct PendingMerge {
+        let transaction: HistoryTransaction
+    }
+
+    /// The most doorbell claims kept while their transactions are not in the ledger yet.
+    static let maximumPendingClaims = 1024
+    /// How many transactions one ledger read takes.
+    static let pageSize = 500
+
+    private let coordinator: PersistentStoreCoordinator
+    private let main: ManagedObjectContext
+    private let consumerName: String
+    private let removesCursorOnStop: Bool
+    private let heartbeat: Duration
+    private let events: ObserverList<RemoteMergeEvent>
+    private let state = Locked(State())
+    private let clock = ContinuousClock()
+    static let logger = Logger(label: "ambar.sync.follower")
+
+    /// A follower that merges into `main` and records its position as `consumerName` (at least
+    /// every `heartbeat`, so that purging knows it is alive).
+    init(coordinator: PersistentStoreCoordinator, main: ManagedObjectContext, consumerName: String,
+         removesCursorOnStop: Bool, heartbeat: Duration, events: ObserverList<RemoteMergeEvent>) {
+        self.coordinator = coordinator
+        self.main = main
+        self.consumerName = consumerName
+        self.removesCursorOnStop = removesCursorOnStop
+        self.heartbeat = heartbeat
+        self.events = events
+    }
+
+    /// Starts following after `token` (the head when sharing began).
+    func start(at token: Int64) {
+        state.withLock { $0.cursor = token }
+    }
+
+    /// The last token merged (or skipped as this process's own).
+    var cursor: Int64 { state.withLock { $0.cursor } }
+
+    /// Doorbells whose claim disagreed with the ledger, or that named a transaction it does not
+    /// hold, since the follower started.
+    var rejectedDoorbells: Int { state.withLock { $0.rejected } }
+
+    /// This process committed `token`: when it is the next one, the cursor steps over it (this
+    /// process needs no merge of its own transaction).
+    func ownTransactionCommitted(token: Int64) {
+        state.withLock { s in if token == s.cursor + 1 { s.cursor = token } }
+    }
+
+    /// A doorbell: reads the ledger now, unless the token is one already merged.
+    func ring(_ doorbell: Doorbell) {
+        let run = state.withLock { s -> Bool in
+            guard !s.stopped, doorbell.token > s.cursor else { return false }
+            if doorbell.claim != nil || doorbell.instanceID != nil, s.claims.count < Self.maximumPendingClaims {
+                s.claims[doorbell.token] = doorbell
+            }
+            return beginFollowing(&s)
+        }
+        if run { drain() }
+    }
+
+    /// Reads the ledger after the cursor and merges what other processes committed.
+    func follow() {
+        let run = state.withLock { s -> Bool in
+            guard !s.stopped else { return false }
+            return beginFollowing(&s)
+        }
+        if run { drain() }
+    }
+
+    private func beginFollowing(_ s: inout State) -> Bool {
+        if s.following {
+            s.rungAgain = true
+            return false
+        }
+        s.following = true
+        return true
+    }
+
+    private func drain() {
+        repeat {
+            readLedger()
+        } while state.withLock { s -> Bool in
+            if s.rungAgain && !s.stopped {
+                s.rungAgain = false
+                return true
+            }
+            s.following = false
+            s.rungAgain = false
+            return false
+        }
+        recordPosition(force: false)
+    }
+
+    /// One pass over the ledger after the cursor, page by page.
+    private func readLedger() {
+        while true {
+            let cursor = state.withLock { $0.cursor }
+            let page: [HistoryTransaction]
+            do {
+                page = try coordinator.history(after: cursor, limit: Self.pageSize)
+            } catch .historyExpired {
+                historyExpired(after: cursor)
+                return
+            } catch {
+                Self.logger.error("reading the ledger failed; retrying at the next doorbell or check", metadata: ["error": "\(error)"])
+                return
+            }
+            state.withLock { s in
+                for transaction in page {
+                    if let doorbell = s.claims.removeValue(forKey: transaction.token) {
+                        check(doorbell, against: transaction, &s)
+                    }
+                    // Under the lock: what this process committed meanwhile is skipped, and the
+                    // queue gets every transaction in ledger order.
+                    guard transaction.token > s.cursor else { continue }
+                    s.cursor = transaction.token
+                    if transaction.isFromThisProcess || transaction.isEmpty { continue }
+                    enqueueMerge(&s, transaction)
+                }
+                // Claims at or below the cursor that no transaction answered name a transaction
+                // the ledger does not hold.
+                for (token, _) in s.claims where token <= s.cursor {
+                    s.claims.removeValue(forKey: token)
+                    reject(token: token, reason: "the ledger holds no transaction with this token", &s)
+                }
+            }
+            if page.count < Self.pageSize { return }
+        }
+    }
+
+    private func check(_ doorbell: Doorbell, against transaction: HistoryTransaction, _ s: inout State) {
+        if let instance = doorbell.instanceID, instance != (transaction.instanceID ?? 0) {
+            return reject(token: transaction.token, reason: "the ledger's transaction is another process's", &s)
+        }
+        if let claim = doorbell.claim,
+           claim.inserted != transaction.inserted || claim.updated != transaction.updated || claim.deleted != transaction.deleted {
+            reject(token: transaction.token, reason: "its object IDs differ from the ledger's", &s)
+        }
+    }
+
+    private func reject(token: Int64, reason: String, _ s: inout State) {
+        s.rejected += 1
+        Self.logger.warning("ignored a doorbell that disagrees with the ledger (the ledger's transaction is merged, not the doorbell's)",
+                            metadata: ["token": "\(token)", "reason": "\(reason)", "rejected": "\(s.rejected)"])
+    }
+
+    private func historyExpired(after cursor: Int64) {
+        let current = (try? coordinator.currentHistoryToken()) ?? cursor
+        state.withLock { s in
+            s.cursor = max(s.cursor, current)
+            s.claims = s.claims.filter { $0.key > s.cursor }
+        }
+        Self.logger.warning("history after token \(cursor) was purged; refreshing every object")
+        let main = self.main, events = self.events
+        main.enqueue {
+            Self.refreshAll(main)
+            events.post(RemoteMergeEvent(
+                token: current, author: nil, processID: 0, instanceID: 0, inserted: [], updated: [], deleted: [],
+                refreshed: Set(main.registeredObjects.map(\.objectID)), invalidated: [], latency: 0, historyExpired: true))
+        }
+    }
+
+    /// Re-reads every object of the main context (on its queue); a failure is logged, since the
+    /// objects may then be stale until the next change.
+    static func refreshAll(_ main: ManagedObjectContext) {
+        do throws(AmbarError) {
+            try main.refreshAllObjects()
+        } catch {
+            logger.error("refreshing the main context failed; its objects may be stale until the next change: \(error)")
+        }
+    }
+
+    // MARK: - Merging
+
+    /// Queues the merge of one transaction into the main context and the event that follows it.
+    /// Called under the state lock, in ledger order. Transactions queued while a merge is already
+    /// waiting for the main queue join it: a receiver that fell behind merges its backlog in one
+    /// pass, so it always catches up, and the main queue holds one merge block, not one per
+    /// transaction.
+    private func enqueueMerge(_ s: inout State, _ transaction: HistoryTransaction) {
+        s.pendingMerges.append(PendingMerge(transaction: transaction))
+        guard !s.mergeScheduled else { return }
+        s.mergeScheduled = true
+        main.enqueue { [self] in mergePending() }
+    }
+
+    /// On the main queue: merges every pending transaction at once, then posts one event per
+    /// transaction, in ledger order.
+    private func mergePending() {
+        let batch = state.withLock { s -> [PendingMerge] in
+            defer { s.pendingMerges = []; s.mergeScheduled = false }
+            return s.pendingMerges
+        }
+        guard !batch.isEmpty else { return }
+        let combined: DidSaveNotification
+        if batch.count == 1 {
+            combined = batch[0].transaction.notification
+        } else {
+            // Later transactions win: an object deleted by any of them is gone (IDs are never reused).
+            var inserted = Set<ManagedObjectID>(), updated = Set<ManagedObjectID>(), deleted = Set<ManagedObjectID>()
+            for pending in batch {
+                inserted.formUnion(pending.transaction.inserted)
+                updated.formUnion(pending.transaction.updated)
+                deleted.formUnion(pending.transaction.deleted)
+            }
+            combined = DidSaveNotification(inserted: inserted.subtracting(deleted), updated: updated.subtracting(deleted), deleted: deleted,
+                                           author: batch.last?.transaction.author, token: batch.last?.transaction.token)
+        }
+        let change = main.mergeChanges(fromContextDidSave: combined)
+        let now = Date()
+        for pending in batch {
+            let t = pending.transaction
+            events.post(RemoteMergeEvent(
+                token: t.token, author: t.author, processID: t.processID, instanceID: t.instanceID ?? 0,
+                inserted: t.inserted, updated: t.updated, deleted: t.deleted,
+                refreshed: batch.count == 1 ? change.refreshed : change.refreshed.intersection(t.updated),
+                invalidated: batch.count == 1 ? change.invalidated : change.invalidated.intersection(t.updated.union(t.deleted)),
+                latency: max(0, now.timeIntervalSince(t.timestamp)), historyExpired: false))
+        }
+    }
+
+    // MARK: - Position
+
+    /// Records this process's ledger position in the store: when it moved (at most once a second),
+    /// and at least every `heartbeat` anyway so that purging knows the process is alive.
+    func recordPosition(force: Bool) {
+        let now = clock.now
+        let (cursor, due) = state.withLock { s -> (Int64, Bool) in
+            let age = s.lastCursorWrite.map { now - $0 } ?? .seconds(Int64.max / 4)
+            let due = force || (s.cursor != s.lastCursorWritten && age >= .seconds(1)) || age >= heartbeat
+            if due { s.lastCursorWrite = now; s.lastCursorWritten = s.cursor }
+            return (s.cursor, due)
+        }
+        guard due else { return }
+        do {
+            try coordinator.setHistoryCursor(consumer: consumerName, token: cursor)
+        } catch {
+            Self.logger.warning("could not record the ledger position; retrying at the next check", metadata: ["error": "\(error)"])
+            state.withLock { $0.lastCursorWrite = nil }
+        }
+    }
+
+    /// Stops following: later doorbells are ignored. A per-process consumer's cursor is removed
+    /// (nobody will continue from it); a named consumer's position is recorded.
+    func stop() {
+        state.withLock { $0.stopped = true }
+        do {
+            if removesCursorOnStop {
+                try coordinator.removeHistoryCursor(consumer: consumerName)
+            } else {
+                try coordinator.setHistoryCursor(consumer: consumerName, token: cursor)
+            }
+        } catch {
+            Self.logger.warning("could not record the ledger position at stop", metadata: ["error": "\(error)"])
+        }
+    }
+}
