@@ -25,6 +25,7 @@ struct HistoryCommand: ParsableCommand {
                 JSONLine.print([
                     "token": transaction.token, "timestamp": transaction.timestamp.timeIntervalSince1970,
                     "author": transaction.author ?? NSNull(), "pid": Int(transaction.processID),
+                    "instance": transaction.instanceID.map(InstanceID.text) ?? NSNull(),
                     "context": transaction.contextName ?? NSNull(),
                     "inserted": transaction.inserted.map(\.uriString).sorted(),
                     "updated": transaction.updated.map(\.uriString).sorted(),

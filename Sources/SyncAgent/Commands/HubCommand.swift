@@ -49,13 +49,22 @@ struct HubCommand: AsyncParsableCommand {
         hubConfiguration.inheritedSocket = inherited
         hubConfiguration.maximumPeers = settings.value.maximumPeers
         let hub = try await SyncHub.start(hubConfiguration)
+        // The hub's process keeps the store's upkeep: ledger retention and WAL checkpoints.
+        let maintenance = StoreMaintenance(coordinator: coordinator, retention: settings.value.retention)
+        let upkeep = Task.detached {
+            while !Task.isCancelled {
+                maintenance.runDue()
+                try? await Task.sleep(for: .milliseconds(500))
+            }
+        }
+        defer { upkeep.cancel() }
         try await AgentService.run(logger: logger) {
             await Supervision.serveUntilShutdown(
                 logger: logger,
                 status: {
                     let peers = await hub.peers().count
-                    let head = (try? coordinator.currentHistoryToken()).map(String.init) ?? "?"
-                    return "serving \(peers) peer\(peers == 1 ? "" : "s"), head token \(head)"
+                    let history = (try? coordinator.historySummary()).map { "head token \($0.headToken), \($0.transactions) in the ledger" } ?? "ledger unreadable"
+                    return "serving \(peers) peer\(peers == 1 ? "" : "s"), \(history)"
                 },
                 afterReady: {
                     // Keep-alives come from the loop that serves the peers: if it hangs, they stop.
@@ -64,7 +73,11 @@ struct HubCommand: AsyncParsableCommand {
                         hub.onEventLoop(every: interval) { ServiceNotifier.notify(.watchdog) }
                     }
                 },
-                reload: { await hub.setMaximumPeers(try settings.reload().maximumPeers) })
+                reload: {
+                    let reloaded = try settings.reload()
+                    try maintenance.setRetention(reloaded.retention)
+                    await hub.setMaximumPeers(reloaded.maximumPeers)
+                })
             await hub.stop()
         }
     }

@@ -14,9 +14,11 @@ struct RunCommand: AsyncParsableCommand {
         discussion: """
             Write a file elsewhere (or under a name starting with a dot) and rename it into the \
             inbox. Each file is imported in one transaction, then moved to processed/NAME/; a file \
-            with a bad line goes to failed/NAME/ with <file>.error.txt beside it and nothing of it \
-            written. The file's identity is saved with its objects, so after a crash a file is never \
-            imported twice. Under systemd: READY=1, STATUS=, WATCHDOG=1 from the import loop, \
+            with a bad line (or a line over max-line-bytes, or larger than max-file-bytes) goes to \
+            failed/NAME/ with <file>.error.txt beside it and nothing of it written. When the store \
+            cannot take a file (busy, full, read-only, I/O error) it stays in the inbox and is tried \
+            again after 1 s, doubling to 60 s; STATUS= says why. The file's identity is saved with \
+            its objects, so after a crash a file is never imported twice. Under systemd: READY=1, STATUS=, WATCHDOG=1 from the import loop, \
             SIGHUP reloads --config, SIGTERM finishes the file in progress and stops.
             """)
 
@@ -56,8 +58,8 @@ struct RunCommand: AsyncParsableCommand {
         let stack = try openExistingStack(directory)
         let decoder = try ImportRecordDecoder(model: stack.model, entityName: resolvedEntity ?? "", keyAttribute: resolvedKey)
         let inbox = try Inbox(root: directory.url, name: name)
-        var sharing = SharingConfiguration.sharedDirectory(directory.url)
-        sharing.socketPath = socket.socket
+        var sharing = socket.sharing(in: directory.url)
+        sharing.retention = settings.value.retention
         sharing.consumerName = "agent-\(name)"
         let sync = try await SharedStoreSync.start(stack: stack, configuration: sharing)
         let merges = sync.observeRemoteMerges { event in
@@ -65,7 +67,7 @@ struct RunCommand: AsyncParsableCommand {
         }
         let worker = InboxWorker(
             inbox: inbox, name: name, stack: stack, decoder: decoder,
-            pollInterval: Double(pollInterval) / 1000, logger: logger)
+            pollInterval: Double(pollInterval) / 1000, limits: settings.value.inboxLimits, logger: logger)
         let coordinator = try stack.mainCoordinator
         try await AgentService.run(logger: logger) {
             await Supervision.serveUntilShutdown(
@@ -73,10 +75,15 @@ struct RunCommand: AsyncParsableCommand {
                 status: {
                     let c = worker.counters
                     let head = (try? coordinator.currentHistoryToken()).map(String.init) ?? "?"
-                    return "\(c.files) files imported (\(c.objects) objects), \(c.failed) failed, \(c.waiting) waiting; head token \(head)"
+                    let base = "\(c.files) files imported (\(c.objects) objects), \(c.failed) failed, \(c.waiting) waiting; head token \(head)"
+                    return c.retrying.map { "\(base); \($0)" } ?? base
                 },
                 afterReady: { worker.start() },
-                reload: { try settings.reload() })
+                reload: {
+                    let reloaded = try settings.reload()
+                    try sync.setRetention(reloaded.retention)
+                    worker.setLimits(reloaded.inboxLimits)
+                })
             await worker.stop()
             merges.cancel()
             await sync.stop()

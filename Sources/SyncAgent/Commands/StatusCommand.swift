@@ -31,8 +31,10 @@ struct StatusCommand: AsyncParsableCommand {
             }
             return counts
         }
-        let head = try coordinator.currentHistoryToken()
+        let history = try coordinator.historySummary()
+        let head = history.headToken
         let cursors = try coordinator.historyCursors()
+        let now = Date()
         let socketPath = socket.path(in: directory.url)
         var hub: [String: Any] = ["socket": socketPath, "reachable": false]
         if let uuid = UUID(uuidString: coordinator.storeIdentifier) {
@@ -46,9 +48,10 @@ struct StatusCommand: AsyncParsableCommand {
                 try client.send(.peersRequest)
                 for _ in 0..<200 where answer.withLock({ $0 == nil }) { try? await Task.sleep(for: .milliseconds(10)) }
                 let peers = (answer.withLock { $0 } ?? []).filter { $0.processID != getpid() }.map { peer -> [String: Any] in
-                    let ledger = cursors.first { $0.consumer.hasSuffix("-\(peer.processID)") }
+                    // A process's default consumer name ends in its PID and instance.
+                    let ledger = cursors.first { $0.consumer.hasSuffix("-\(peer.processID)-\(String(peer.instanceID, radix: 36))") }
                     return [
-                        "pid": Int(peer.processID), "name": peer.processName, "connect_cursor": peer.connectCursor,
+                        "pid": Int(peer.processID), "instance": InstanceID.text(peer.instanceID), "name": peer.processName, "connect_cursor": peer.connectCursor,
                         "last_token": peer.lastToken, "ledger_cursor": ledger.map { $0.token as Any } ?? NSNull(),
                     ]
                 }
@@ -57,11 +60,18 @@ struct StatusCommand: AsyncParsableCommand {
             }
             try? await group.shutdownGracefully()
         }
-        let consumers = cursors.map { ["consumer": $0.consumer, "token": $0.token, "last_seen": ISO8601DateFormatter().string(from: $0.lastSeen)] as [String: Any] }
+        let consumers = cursors.map {
+            ["consumer": $0.consumer, "token": $0.token, "last_seen": ISO8601DateFormatter().string(from: $0.lastSeen),
+             "age_seconds": max(0, now.timeIntervalSince($0.lastSeen))] as [String: Any]
+        }
         if json {
             JSONLine.print([
                 "store": file.path, "size": size(file.path), "wal_size": size(file.path + "-wal"),
                 "uuid": coordinator.storeIdentifier, "head_token": head, "objects": counts, "hub": hub, "cursors": consumers,
+                "history": [
+                    "oldest_token": history.oldestToken.map { $0 as Any } ?? NSNull(), "head_token": history.headToken,
+                    "transactions": history.transactions, "purged_through": history.purgedThrough,
+                ] as [String: Any],
             ])
             return
         }
@@ -69,6 +79,7 @@ struct StatusCommand: AsyncParsableCommand {
         print("size       \(size(file.path)) bytes (WAL \(size(file.path + "-wal")) bytes)")
         print("uuid       \(coordinator.storeIdentifier)")
         print("head token \(head)")
+        print("ledger     \(history.transactions) transaction(s)\(history.oldestToken.map { ", oldest token \($0)" } ?? ""), purged through \(history.purgedThrough)")
         for (entity, count) in counts.sorted(by: { $0.key < $1.key }) { print("objects    \(entity): \(count)") }
         if hub["reachable"] as? Bool == true {
             print("hub        \(socketPath): served by pid \(hub["pid"] ?? "?"), \(hub["peer_count"] ?? 0) peer(s)")
@@ -78,6 +89,8 @@ struct StatusCommand: AsyncParsableCommand {
         } else {
             print("hub        \(socketPath): not reachable (processes poll the ledger)")
         }
-        for cursor in cursors { print("cursor     \(cursor.consumer) at \(cursor.token) (seen \(cursor.lastSeen))") }
+        for cursor in cursors {
+            print("cursor     \(cursor.consumer) at \(cursor.token) (seen \(Int(max(0, now.timeIntervalSince(cursor.lastSeen)))) s ago)")
+        }
     }
 }

@@ -14,14 +14,13 @@ struct WatchCommand: AsyncParsableCommand {
     @OptionGroup var directory: DirectoryOptions
     @OptionGroup var socket: SocketOptions
 
-    @Flag(name: .long, help: "One JSON object per line: token, author, pid, inserted, updated, deleted, latency_ms.")
+    @Flag(name: .long, help: "One JSON object per line: token, author, pid, instance, inserted, updated, deleted, latency_ms, history_expired.")
     var json = false
 
     func run() async throws {
         bootstrapLogging(level: .warning)
         let stack = try openExistingStack(directory)
-        var configuration = SharingConfiguration.sharedDirectory(directory.url)
-        configuration.socketPath = socket.socket
+        let configuration = socket.sharing(in: directory.url)
         let sync = try await SharedStoreSync.start(stack: stack, configuration: configuration)
         let asJSON = json
         let observation = sync.observeRemoteMerges { event in
@@ -29,6 +28,7 @@ struct WatchCommand: AsyncParsableCommand {
             if asJSON {
                 JSONLine.print([
                     "token": event.token, "author": event.author ?? NSNull(), "pid": Int(event.processID),
+                    "instance": event.instanceID == 0 ? NSNull() : InstanceID.text(event.instanceID),
                     "inserted": uris(event.inserted), "updated": uris(event.updated), "deleted": uris(event.deleted),
                     "latency_ms": event.latency * 1000, "history_expired": event.historyExpired,
                 ])

@@ -57,20 +57,28 @@ struct RecordImporter {
             progress(report)
             return ok
         }
-        while let (number, text) = try source.next() {
+        while true {
+            let line: Result<ImportRecord, ImportLineError>
+            do {
+                guard let (number, text) = try source.next() else { break }
+                do throws(ImportLineError) { line = .success(try decoder.decode(text, line: number)) } catch { line = .failure(error) }
+            } catch let tooLong as ImportLineError {
+                line = .failure(tooLong)
+            }
             report.lines += 1
             if report.lines % 1000 == 0 { heartbeat() }
-            do {
-                batch.append(try decoder.decode(text, line: number))
-            } catch {
+            switch line {
+            case .success(let record):
+                batch.append(record)
+            case .failure(let error):
                 if onError == .skip {
                     report.skipped.append(error)
                 } else {
                     report.abortedBy = error
-                    report.firstUnwrittenLine = batch.first?.line ?? number
-                    break
+                    report.firstUnwrittenLine = batch.first?.line ?? error.line
                 }
             }
+            if report.abortedBy != nil { break }
             if batch.count >= batchSize, try !flush() { break }
         }
         if report.abortedBy == nil { _ = try flush() }
@@ -147,14 +155,28 @@ struct RecordImporter {
                 if let idempotencyKey { try context.save(idempotencyKey: idempotencyKey) } else { try context.save() }
             } catch {
                 try? context.rollback()
-                // Already imported (an earlier run committed this key): not a data error.
-                if case .alreadySaved = error { throw error }
+                // Only what is wrong with the data is the lines' fault. Already imported (an
+                // earlier run committed this key), a busy, full, read-only or failing store, a
+                // conflict with a concurrent writer: the lines are fine, the save may succeed later.
+                guard Self.isDataError(error) else { throw error }
                 throw BatchFailure(error: Self.attribute(error, lines: batch.map(\.line), lineOf: lineOf, context: context))
             }
             try context.reset()
             // No did-save: nothing changed (existing objects that got the same values are not updates).
             guard let outcome = saved.value else { return (0, 0, nil) }
             return (outcome.inserted, outcome.updated, outcome.token)
+        }
+    }
+
+    /// Whether a save failed because of the records themselves (validation, a uniqueness
+    /// constraint, a type or a reference that does not fit the model), as opposed to the store or
+    /// the moment (storage errors, conflicts, a store changed under the process).
+    static func isDataError(_ error: AmbarError) -> Bool {
+        switch error {
+        case .validation, .constraintViolation, .typeMismatch, .deleteDenied, .unknownProperty, .unknownEntity, .invalidObjectID, .invalidArgument:
+            return true
+        default:
+            return false
         }
     }
 

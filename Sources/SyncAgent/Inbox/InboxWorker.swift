@@ -10,6 +10,12 @@ import SystemdIntegration
 /// transaction as its objects. A file found again after a crash — imported but not yet moved —
 /// is recognized by its key and only moved. The worker runs on its own thread, and sends the
 /// watchdog keep-alives from its loop: if imports hang, systemd notices.
+///
+/// Only what is wrong with a file's data (a line that does not decode, a value that fails
+/// validation, a uniqueness constraint, a line longer than the maximum, a file larger than the
+/// maximum) sends it to `failed/`. When the store cannot take it (busy, full, read-only, an I/O
+/// error) the file stays in the inbox and is tried again with a growing delay (1 s doubling to
+/// 60 s), while the loop keeps the watchdog fed and ``Counters/retrying`` says why.
 final class InboxWorker: Sendable {
     /// What the worker has done, for STATUS= and the logs.
     struct Counters: Sendable {
@@ -17,6 +23,17 @@ final class InboxWorker: Sendable {
         var objects = 0
         var failed = 0
         var waiting = 0
+        /// Why the last file could not be imported, while it waits to be tried again.
+        var retrying: String?
+    }
+
+    /// Limits on what a file may hold.
+    struct Limits: Sendable {
+        /// A longer line is a line error (the file goes to `failed/`).
+        var maximumLineBytes = LineSource.defaultMaximumLineBytes
+        /// A larger file is refused (it goes to `failed/` with the reason): one file is one
+        /// transaction, held in memory until it commits.
+        var maximumFileBytes = 256 << 20
     }
 
     private let inbox: Inbox
@@ -28,18 +45,27 @@ final class InboxWorker: Sendable {
     private let stopRequested = Locked(false)
     private let finished = DispatchSemaphore(value: 0)
     private let counterStorage = Locked(Counters())
-    private let watchdogInterval: TimeInterval?
-    private let lastKeepAlive = Locked(Date.distantPast)
+    private let watchdogInterval: Duration?
+    private let clock = ContinuousClock()
+    private let lastKeepAlive = Locked<ContinuousClock.Instant?>(nil)
+    private let limits: Locked<Limits>
+    /// Files the store could not take, with when to try each again and the current delay.
+    private let retries = Locked<[String: (at: ContinuousClock.Instant, backoff: Duration)]>([:])
 
-    init(inbox: Inbox, name: String, stack: DataStack, decoder: ImportRecordDecoder, pollInterval: TimeInterval, logger: Logger) {
+    init(inbox: Inbox, name: String, stack: DataStack, decoder: ImportRecordDecoder, pollInterval: TimeInterval,
+         limits: Limits = Limits(), logger: Logger) {
+        self.limits = Locked(limits)
         self.inbox = inbox
         self.name = name
         self.stack = stack
         self.decoder = ImportRecordDecoderBox(decoder)
         self.pollInterval = pollInterval
         self.logger = logger
-        watchdogInterval = Watchdog.keepAliveInterval.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
+        watchdogInterval = Watchdog.keepAliveInterval
     }
+
+    /// Applies new limits from the next file on (a reloaded configuration).
+    func setLimits(_ new: Limits) { limits.withLock { $0 = new } }
 
     /// The counters now.
     var counters: Counters { counterStorage.withLock { $0 } }
@@ -69,9 +95,10 @@ final class InboxWorker: Sendable {
 
     private func keepAlive() {
         guard let interval = watchdogInterval else { return }
+        let now = clock.now
         let due = lastKeepAlive.withLock { last -> Bool in
-            guard Date().timeIntervalSince(last) >= interval else { return false }
-            last = Date()
+            if let last, now - last < interval { return false }
+            last = now
             return true
         }
         if due { ServiceNotifier.notify(.watchdog) }
@@ -82,13 +109,41 @@ final class InboxWorker: Sendable {
             keepAlive()
             let files = inbox.waiting()
             counterStorage.withLock { $0.waiting = files.count }
-            for file in files {
+            // Files waiting for a retry are skipped until their time; the loop goes on (and keeps
+            // the watchdog fed) meanwhile.
+            let now = clock.now
+            let due = retries.withLock { pending in
+                pending = pending.filter { name, _ in files.contains { $0.lastPathComponent == name } }
+                return files.filter { file in pending[file.lastPathComponent].map { $0.at <= now } ?? true }
+            }
+            for file in due {
                 guard !stopping else { break }
                 process(file)
                 keepAlive()
             }
-            if files.isEmpty { Thread.sleep(forTimeInterval: pollInterval) }
+            if due.isEmpty { Thread.sleep(forTimeInterval: pollInterval) }
         }
+    }
+
+    /// The store could not take `file`: try it again later, each time after twice the delay.
+    private func retryLater(_ file: URL, because error: any Error) {
+        let name = file.lastPathComponent
+        let now = clock.now
+        let delay = retries.withLock { pending -> Duration in
+            let delay = pending[name].map { min($0.backoff * 2, .seconds(60)) } ?? .seconds(1)
+            pending[name] = (now + delay, delay)
+            return delay
+        }
+        let reason = "\(name) waits for the store (\(error)); next attempt in \(delay)"
+        counterStorage.withLock { $0.retrying = reason }
+        logger.error("could not import; the file stays in the inbox and is tried again", metadata: [
+            "file": "\(name)", "error": "\(error)", "retry-in": "\(delay)",
+        ])
+    }
+
+    private func succeeded(_ file: URL) {
+        retries.withLock { _ = $0.removeValue(forKey: file.lastPathComponent) }
+        counterStorage.withLock { $0.retrying = nil }
     }
 
     private func process(_ file: URL) {
@@ -100,20 +155,32 @@ final class InboxWorker: Sendable {
                 try inbox.markProcessed(file)
                 return
             }
+            let limits = self.limits.withLock { $0 }
+            let size = (try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.intValue ?? 0
+            if size > limits.maximumFileBytes {
+                let text = "\(fileName): not imported; nothing of it was written.\nerror: the file is \(size) bytes, more than the maximum of \(limits.maximumFileBytes) (max-file-bytes): a file is imported in one transaction; split it into smaller files.\n"
+                try inbox.markFailed(file, report: text)
+                counterStorage.withLock { $0.failed += 1 }
+                succeeded(file)
+                logger.error("file refused: too large", metadata: ["file": "\(fileName)", "bytes": "\(size)", "maximum": "\(limits.maximumFileBytes)"])
+                return
+            }
             var importer = RecordImporter(stack: stack, decoder: decoder.value)
             importer.batchSize = .max
             importer.onError = .abort
             importer.author = "sync-agent run \(name)"
-            let report = try importer.run(try LineSource(path: file.path), idempotencyKey: key, heartbeat: { keepAlive() })
+            let report = try importer.run(try LineSource(path: file.path, maximumLineBytes: limits.maximumLineBytes), idempotencyKey: key, heartbeat: { keepAlive() })
             if let error = report.abortedBy {
                 let text = "\(fileName): not imported; nothing of it was written.\nerror: \(error)\n"
                 try inbox.markFailed(file, report: text)
                 counterStorage.withLock { $0.failed += 1 }
+                succeeded(file)
                 logger.error("file rejected", metadata: ["file": "\(fileName)", "line": "\(error.line)", "field": "\(error.field ?? "-")", "reason": "\(error.reason)"])
                 return
             }
             FaultInjection.point("after-commit")
             try inbox.markProcessed(file)
+            succeeded(file)
             counterStorage.withLock { $0.files += 1; $0.objects += report.inserted + report.updated }
             logger.notice("imported", metadata: [
                 "file": "\(fileName)", "token": "\(report.tokens.first.map(String.init) ?? "-")",
@@ -124,15 +191,15 @@ final class InboxWorker: Sendable {
             logger.notice("already imported; moving it to processed", metadata: ["file": "\(fileName)", "token": "\(token)"])
             do {
                 try inbox.markProcessed(file)
+                succeeded(file)
             } catch {
                 // The next pass finds the receipt again and retries the move.
-                logger.error("could not move an imported file; will retry", metadata: ["file": "\(fileName)", "error": "\(error)"])
+                retryLater(file, because: error)
             }
         } catch {
             // Not a problem of the file's content (the store or the file system): leave the file
             // where it is and try again later.
-            logger.error("could not import; will retry", metadata: ["file": "\(fileName)", "error": "\(error)"])
-            Thread.sleep(forTimeInterval: max(pollInterval, 1))
+            retryLater(file, because: error)
         }
     }
 }

@@ -27,8 +27,31 @@ struct SocketOptions: ParsableArguments {
     @Option(name: .long, help: "The hub socket (default: $AMBAR_SOCKET, else <directory>/.ambar/sync.sock).")
     var socket: String?
 
+    @Option(name: .long, help: "Seconds to wait for the hub's welcome after connecting; a hub that does not answer in time is treated as absent (the ledger is followed meanwhile).")
+    var welcomeTimeout: Double = 2
+
+    func validate() throws {
+        guard welcomeTimeout > 0, welcomeTimeout.isFinite else { throw ValidationError("--welcome-timeout must be a positive number of seconds.") }
+    }
+
     func path(in directory: URL) -> String {
         socket ?? SharingConfiguration.defaultSocketPath(in: directory)
+    }
+
+    /// The sharing configuration for `directory` with these options.
+    func sharing(in directory: URL) -> SharingConfiguration {
+        var configuration = SharingConfiguration.sharedDirectory(directory)
+        configuration.socketPath = socket
+        configuration.welcomeTimeout = .milliseconds(Int64(welcomeTimeout * 1000))
+        return configuration
+    }
+}
+
+/// How a process instance ID is shown: 16 hex digits (JSON numbers cannot hold 64 bits exactly).
+enum InstanceID {
+    static func text(_ id: UInt64) -> String {
+        let digits = String(id, radix: 16)
+        return String(repeating: "0", count: max(0, 16 - digits.count)) + digits
     }
 }
 
@@ -52,13 +75,22 @@ func openExistingStack(_ options: DirectoryOptions) throws -> DataStack {
 
 /// Options of the long-running commands: logging and the configuration file.
 struct ServiceOptions: ParsableArguments {
-    @Option(name: .long, help: "A configuration file, read at start and on SIGHUP (log-level; max-peers for the hub). A missing file means defaults.")
+    @Option(name: .long, help: "A configuration file, read at start and on SIGHUP (log-level, history-retention, consumer-lease, receipt-retention; max-peers for the hub; max-line-bytes, max-file-bytes for run). A missing file means defaults.")
     var config: String?
 
     @Option(name: .long, help: "The log level (trace, debug, info, notice, warning, error, critical); the configuration file's log-level wins.")
     var logLevel: String = "info"
 
-    /// The settings: defaults, then `--log-level`, then the configuration file (read again on
+    @Option(name: .long, help: "Seconds a ledger transaction is kept; the process serving the hub purges older ones, never past a live consumer (default 86400; the configuration file's history-retention wins).")
+    var historyRetention: Double?
+
+    @Option(name: .long, help: "Seconds a consumer that stopped recording its position still holds history back; its cursor is removed after that (default 86400).")
+    var consumerLease: Double?
+
+    @Option(name: .long, help: "Seconds an idempotency receipt is kept (default 2592000, 30 days).")
+    var receiptRetention: Double?
+
+    /// The settings: defaults, then the command line, then the configuration file (read again on
     /// each reload).
     func settings() throws -> LiveSettings {
         guard let level = Logger.Level(rawValue: logLevel) else {
@@ -66,6 +98,12 @@ struct ServiceOptions: ParsableArguments {
         }
         var base = AgentSettings()
         base.logLevel = level
+        for (name, value) in [("--history-retention", historyRetention), ("--consumer-lease", consumerLease), ("--receipt-retention", receiptRetention)] {
+            if let value, !(value > 0 && value.isFinite) { throw ValidationError("\(name) must be a positive number of seconds.") }
+        }
+        base.retention.history = historyRetention ?? base.retention.history
+        base.retention.consumerLease = consumerLease ?? base.retention.consumerLease
+        base.retention.receipts = receiptRetention ?? base.retention.receipts
         return try LiveSettings(base: base, file: config)
     }
 }

@@ -1,3 +1,4 @@
+import AmbarStack
 import Foundation
 import Logging
 
@@ -5,12 +6,27 @@ import Logging
 /// SIGHUP: `key = value` lines, `#` comments.
 ///
 /// ```
-/// log-level = debug      # trace, debug, info, notice, warning, error, critical
-/// max-peers = 64         # hub: the most processes served at once
+/// log-level = debug             # trace, debug, info, notice, warning, error, critical
+/// max-peers = 64                # hub: the most processes served at once
+/// history-retention = 86400     # seconds a ledger transaction is kept (hub, run)
+/// consumer-lease = 86400        # seconds a silent consumer still holds history back (hub, run)
+/// receipt-retention = 2592000   # seconds an idempotency receipt is kept (hub, run)
+/// max-line-bytes = 1048576      # run: a longer import line is a line error
+/// max-file-bytes = 268435456    # run: a larger inbox file is refused
 /// ```
 struct AgentSettings: Equatable, Sendable {
     var logLevel: Logger.Level = .info
     var maximumPeers = 256
+    var retention = HistoryRetention.standard
+    var maximumLineBytes = 1 << 20
+    var maximumFileBytes = 256 << 20
+
+    /// The limits an inbox worker applies.
+    var inboxLimits: InboxWorker.Limits {
+        InboxWorker.Limits(maximumLineBytes: maximumLineBytes, maximumFileBytes: maximumFileBytes)
+    }
+
+    static let keys = ["log-level", "max-peers", "history-retention", "consumer-lease", "receipt-retention", "max-line-bytes", "max-file-bytes"]
 
     /// What is wrong with a configuration file.
     struct Invalid: Error, CustomStringConvertible {
@@ -39,12 +55,33 @@ struct AgentSettings: Equatable, Sendable {
                 }
                 settings.logLevel = level
             case "max-peers":
-                guard let value = Int(parts[1]), value > 0 else { throw Invalid(file: file, line: index + 1, reason: "max-peers must be a positive integer") }
-                settings.maximumPeers = value
+                settings.maximumPeers = try positiveInteger(parts, file: file, line: index + 1)
+            case "history-retention":
+                settings.retention.history = try positiveSeconds(parts, file: file, line: index + 1)
+            case "consumer-lease":
+                settings.retention.consumerLease = try positiveSeconds(parts, file: file, line: index + 1)
+            case "receipt-retention":
+                settings.retention.receipts = try positiveSeconds(parts, file: file, line: index + 1)
+            case "max-line-bytes":
+                settings.maximumLineBytes = try positiveInteger(parts, file: file, line: index + 1)
+            case "max-file-bytes":
+                settings.maximumFileBytes = try positiveInteger(parts, file: file, line: index + 1)
             default:
-                throw Invalid(file: file, line: index + 1, reason: "unknown setting \"\(parts[0])\" (known: log-level, max-peers)")
+                throw Invalid(file: file, line: index + 1, reason: "unknown setting \"\(parts[0])\" (known: \(keys.joined(separator: ", ")))")
             }
         }
         return settings
+    }
+
+    private static func positiveInteger(_ parts: [String], file: String, line: Int) throws -> Int {
+        guard let value = Int(parts[1]), value > 0 else { throw Invalid(file: file, line: line, reason: "\(parts[0]) must be a positive integer") }
+        return value
+    }
+
+    private static func positiveSeconds(_ parts: [String], file: String, line: Int) throws -> TimeInterval {
+        guard let value = TimeInterval(parts[1]), value > 0, value.isFinite else {
+            throw Invalid(file: file, line: line, reason: "\(parts[0]) must be a positive number of seconds")
+        }
+        return value
     }
 }

@@ -40,11 +40,13 @@ class AgentTestCase: XCTestCase {
         XCTAssertEqual(created["store"] as? String, store.path)
     }
 
-    /// Starts `sync-agent` with `arguments` in the background; killed at the end of the test.
-    func startAgent(_ arguments: [String], output: Any? = FileHandle.nullDevice, environment: [String: String] = [:]) throws -> Process {
+    /// Starts `sync-agent` with `arguments` in the background (or `executable` with its own
+    /// `arguments`, for wrappers such as `unshare`); killed at the end of the test.
+    func startAgent(_ arguments: [String], executable: URL? = nil, arguments wrapperArguments: [String]? = nil,
+                    output: Any? = FileHandle.nullDevice, environment: [String: String] = [:]) throws -> Process {
         let process = Process()
-        process.executableURL = agentBinary
-        process.arguments = arguments
+        process.executableURL = executable ?? agentBinary
+        process.arguments = wrapperArguments ?? arguments
         process.standardOutput = output
         let log = directory.url.appendingPathComponent("agent-\(arguments.first ?? "x")-\(UUID().uuidString.prefix(4)).log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)

@@ -1,0 +1,62 @@
+import AmbarStack
+import AmbarTestSupport
+import Foundation
+import XCTest
+
+/// The process serving the hub purges the ledger on a schedule: `--history-retention` ages
+/// transactions out, `--consumer-lease` removes the cursors of consumers gone that long, and
+/// `status --json` shows the ledger and each cursor's age.
+final class RetentionCommandTests: AgentTestCase {
+    func testTheHubPurgesByAgeAndForgetsConsumersGonePastTheLease() throws {
+        try initStore()
+        let socket = directory.url.appendingPathComponent(".ambar/sync.sock").path
+        _ = try startAgent(["hub", "--directory", directory.url.path, "--history-retention", "1", "--consumer-lease", "2"])
+        XCTAssertTrue(eventually { FileManager.default.fileExists(atPath: socket) })
+        // A consumer that recorded its position once and went away.
+        let coordinator = try PersistentStoreCoordinator(model: try PersistentStoreCoordinator.storedModel(at: store), store: .sqlite(store))
+        try coordinator.setHistoryCursor(consumer: "gone-away", token: 0)
+        var tokens: [Int] = []
+        for index in 0..<3 {
+            let file = directory.url.appendingPathComponent("batch-\(index).ndjson")
+            try Data(#"{"uid":"k\#(index)","value":\#(index)}"#.utf8).write(to: file)
+            let result = try agent(["import", "--directory", directory.url.path, "--entity", "Item", "--key", "uid", "--json", file.path])
+            XCTAssertEqual(result.status, 0, result.error)
+            tokens += try XCTUnwrap(try json(result.output)["tokens"] as? [Int])
+        }
+        let first = try status()
+        let history = try XCTUnwrap(first["history"] as? [String: Any])
+        XCTAssertEqual(history["head_token"] as? Int, tokens.last)
+        let cursor = try XCTUnwrap((first["cursors"] as? [[String: Any]])?.first { $0["consumer"] as? String == "gone-away" })
+        XCTAssertNotNil(cursor["age_seconds"] as? Double, "each cursor's age is shown")
+
+        // Past the lease the cursor goes; past the retention the transactions go.
+        var last: [String: Any] = [:]
+        XCTAssertTrue(try eventually(timeout: 20) {
+            last = try status()
+            let cursors = last["cursors"] as? [[String: Any]] ?? []
+            let ledger = last["history"] as? [String: Any] ?? [:]
+            return !cursors.contains { $0["consumer"] as? String == "gone-away" } && ledger["transactions"] as? Int == 0
+        }, "the hub removed the stale cursor and purged the aged transactions: \(last)")
+        let ledger = try XCTUnwrap(last["history"] as? [String: Any])
+        XCTAssertTrue(ledger["oldest_token"] is NSNull, "an empty ledger has no oldest token")
+        XCTAssertEqual(ledger["head_token"] as? Int, tokens.last, "the head stays: tokens are never reused")
+        XCTAssertEqual(ledger["purged_through"] as? Int, tokens.last)
+        XCTAssertThrowsError(try coordinator.history(after: 0), "a consumer that far behind is told its history expired")
+    }
+
+    func testAConfigurationFileSetsTheRetentionAndABadOneIsRefused() throws {
+        try initStore()
+        let config = directory.url.appendingPathComponent("hub.conf")
+        try "history-retention = 0\n".write(to: config, atomically: true, encoding: .utf8)
+        let refused = try agent(["hub", "--directory", directory.url.path, "--config", config.path], timeout: 20)
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(refused.error.contains("history-retention must be a positive number of seconds"), refused.error)
+        let flag = try agent(["hub", "--directory", directory.url.path, "--history-retention=-5"], timeout: 20)
+        XCTAssertNotEqual(flag.status, 0)
+        XCTAssertTrue(flag.error.contains("--history-retention must be a positive number of seconds"), flag.error)
+    }
+
+    private func status() throws -> [String: Any] {
+        try json(try agent(["status", "--directory", directory.url.path, "--json"]).output)
+    }
+}
