@@ -95,8 +95,9 @@ extension ManagedObjectContext {
             }
         } catch {
             // A failed read is not a missing row: the object stays a fault (its values read as
-            // nil this time) and the next access tries again.
-            Self.logger.error("Loading \(object.objectID.uriString) failed; it stays a fault and will be read again on next access: \(error)")
+            // empty this time), the next access tries again, and the context's failure observers
+            // are told (typed properties cannot throw).
+            report(ContextFailure(operation: "read a fault (it stays a fault; the next access reads it again)", object: object.objectID, property: nil, error: error))
             return
         }
         if !object.hasData {
@@ -125,7 +126,7 @@ extension ManagedObjectContext {
                     base = Set(try persistentStoreCoordinator.store.loadToMany(object.objectID, relationship))
                 }
             } catch {
-                Self.logger.error("Loading \(object.entityName).\(relationship.name) of \(object.objectID.uriString) failed: \(error)")
+                report(ContextFailure(operation: "load a to-many relationship", object: object.objectID, property: relationship.name, error: error))
             }
         }
         var current = base

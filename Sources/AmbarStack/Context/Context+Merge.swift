@@ -49,7 +49,7 @@ extension ManagedObjectContext {
                     refreshed.insert(object.objectID)
                 }
             } catch {
-                Self.logger.error("Merging a save into '\(displayName)' could not read \(targets.count) objects: \(error)")
+                report(ContextFailure(operation: "merge a save (\(targets.count) objects could not be re-read; they keep their old values)", object: nil, property: nil, error: error))
             }
         }
         let change = ObjectsDidChangeNotification(

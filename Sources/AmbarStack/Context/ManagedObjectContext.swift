@@ -47,6 +47,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     let objectsDidChangeObservers = ObserverList<ObjectsDidChangeNotification>()
     /// Saves of children into this context, for siblings that merge automatically.
     let childDidSaveObservers = ObserverList<DidSaveNotification>()
+    /// Failures of calls that cannot throw (``observeFailures(_:)``).
+    let failureObservers = ObserverList<ContextFailure>()
     private let automaticMerge = Locked<ContextObservation?>(nil)
     static let logger = Logger(label: "ambar.stack.context")
 
@@ -151,12 +153,25 @@ public final class ManagedObjectContext: @unchecked Sendable {
         return key
     }()
 
-    /// Whether the caller is on the context's queue.
+    /// Whether the caller is on the context's queue — or acts for it: inside a
+    /// ``performAndWait(_:)`` called from that queue, whose thread is blocked until the block
+    /// returns (see ``LentQueues``).
     public var isOnQueue: Bool {
         switch concurrencyType {
-        case .mainQueue: return Thread.isMainThread || DispatchQueue.getSpecific(key: Self.mainQueueKey) == 1
-        case .privateQueue: return DispatchQueue.getSpecific(key: queueKey) == identifier.raw
+        case .mainQueue:
+            return Thread.isMainThread || DispatchQueue.getSpecific(key: Self.mainQueueKey) == 1 || LentQueues.current.contains(LentQueues.main)
+        case .privateQueue:
+            return DispatchQueue.getSpecific(key: queueKey) == identifier.raw || LentQueues.current.contains(identifier.raw)
         }
+    }
+
+    /// The queues a block run now on this context's queue may act for: those the caller is on
+    /// (and was lent), since the caller waits, blocked, until the block returns.
+    private func queuesLentByCaller() -> Set<UInt64> {
+        var lent = LentQueues.current
+        if Thread.isMainThread || DispatchQueue.getSpecific(key: Self.mainQueueKey) == 1 { lent.insert(LentQueues.main) }
+        if let running = LentQueues.running { lent.insert(running) }
+        return lent
     }
 
     func checkQueue(_ operation: String) throws(AmbarError) {
@@ -192,9 +207,15 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 do throws(E) { return .success(try block()) } catch { return .failure(error) }
             }
         } else {
+            // The caller blocks until the block returns: the block may act for the caller's
+            // queues (a child of the main context saving into it or faulting through it while the
+            // main thread waits on the child), so it never waits for a queue that waits for it.
+            let lent = queuesLentByCaller()
             result = queue.sync {
-                runBlock { () -> Result<T, E> in
-                    do throws(E) { return .success(try block()) } catch { return .failure(error) }
+                LentQueues.$current.withValue(lent) {
+                    runBlock { () -> Result<T, E> in
+                        do throws(E) { return .success(try block()) } catch { return .failure(error) }
+                    }
                 }
             }
         }
@@ -208,7 +229,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     private func runBlock<T>(_ block: () -> T) -> T {
         state.depth += 1
-        let result = block()
+        let result = LentQueues.$running.withValue(concurrencyType == .mainQueue ? LentQueues.main : identifier.raw) { block() }
         state.depth -= 1
         if state.depth == 0 { processPendingChanges() }
         return result

@@ -38,7 +38,7 @@ public struct Managed<Value: AttributeValueConvertible> {
         }
         set {
             let key = object[keyPath: storageKeyPath].key
-            do {
+            do throws(AmbarError) {
                 guard let i = object.layout.attributeIndex[key] else {
                     throw AmbarError.unknownProperty(entity: object.entityName, property: key)
                 }
@@ -137,19 +137,29 @@ public struct ToMany<Destination: ManagedObject> {
     }
 }
 
-/// Logs misuse of typed properties, which cannot throw.
+/// Reports what typed properties, which cannot throw, could not do: to the object's context's
+/// failure observers (``ManagedObjectContext/observeFailures(_:)``) and the log.
 enum PropertyLog {
     static let logger = Logger(label: "ambar.stack.properties")
 
     static func unknown(_ object: ManagedObject, _ key: String) {
-        logger.error("Typed property '\(key)' is not in entity '\(object.entityName)'; check the @Managed key.")
+        post(object, "read a typed property", key, .unknownProperty(entity: object.entityName, property: key))
     }
 
-    static func failedRead(_ object: ManagedObject, _ key: String, _ error: any Error) {
-        logger.error("Reading \(object.entityName).\(key) failed: \(error)")
+    static func failedRead(_ object: ManagedObject, _ key: String, _ error: AmbarError) {
+        post(object, "read a typed property", key, error)
     }
 
-    static func failedWrite(_ object: ManagedObject, _ key: String, _ error: any Error) {
-        logger.error("Writing \(object.entityName).\(key) was not applied: \(error)")
+    static func failedWrite(_ object: ManagedObject, _ key: String, _ error: AmbarError) {
+        post(object, "write a typed property (the value was not applied)", key, error)
+    }
+
+    private static func post(_ object: ManagedObject, _ operation: String, _ key: String, _ error: AmbarError) {
+        let failure = ContextFailure(operation: operation, object: object.objectID, property: key, error: error)
+        if let context = object.managedObjectContext {
+            context.report(failure)
+        } else {
+            logger.error("\(failure)")
+        }
     }
 }

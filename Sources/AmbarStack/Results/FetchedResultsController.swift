@@ -62,6 +62,11 @@ public final class FetchedResultsController<T: ManagedObject> {
     /// Called on the context's queue with the changes, in the order a table view applies them:
     /// section deletes, object deletes, section inserts, object inserts, moves, updates.
     public var onChange: (([ResultsChange]) -> Void)?
+    /// Called on the context's queue when the controller could not follow a change: a refetch
+    /// after a reset or full refresh failed (the previous results are kept, not emptied), or the
+    /// objects a merge inserted could not be loaded (they appear at the next change that reads
+    /// them). The context's failure observers are told too.
+    public var onError: ((AmbarError) -> Void)?
 
     /// The results, in order.
     public private(set) var fetchedObjects: [T] = []
@@ -148,14 +153,23 @@ public final class FetchedResultsController<T: ManagedObject> {
         return fetchRequest.includesSubentities ? layout.isKind(of: fetchRequest.entityName) : layout.name == fetchRequest.entityName
     }
 
+    private func fail(_ failure: ContextFailure) {
+        context.report(failure)
+        onError?(failure.error)
+    }
+
     fileprivate func contextDidChange(_ note: ObjectsDidChangeNotification) {
         if note.invalidatedAll || note.refreshedAll {
             let old = sections, oldPositions = positions()
             do {
                 fetchedObjects = try context.fetch(fetchRequest)
             } catch {
-                Self.logger.error("Refetching results after a reset or full refresh failed; the controller is empty until the next change: \(error)")
-                fetchedObjects = []
+                // The previous results stay (an empty list would be a lie too); the caller is told.
+                fail(ContextFailure(operation: "refetch results after a reset or full refresh (the previous results are kept)", object: nil, property: nil, error: error))
+                if note.invalidatedAll { fetchedObjects = [] }
+                rebuildSections()
+                report(old: old, oldPositions: oldPositions, changed: note.invalidatedAll ? Set(oldPositions.keys) : [])
+                return
             }
             rebuildSections()
             let changed = note.invalidatedAll ? Set(oldPositions.keys).union(fetchedObjects.map(\.objectID)) : note.refreshed
@@ -186,7 +200,7 @@ public final class FetchedResultsController<T: ManagedObject> {
             do {
                 candidates += try context.fetch(byID)
             } catch {
-                Self.logger.error("Loading \(unknown.count) merged insert(s) for the results failed; they appear at the next change: \(error)")
+                fail(ContextFailure(operation: "load \(unknown.count) merged insert(s) for the results (they appear at the next change)", object: nil, property: nil, error: error))
             }
         }
         var matching: [T] = []
