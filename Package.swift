@@ -103,7 +103,11 @@ let package = Package(
         // The properties the fuzzers check, also replayed over the corpus by the tests.
         .target(
             name: "FuzzChecks",
-            dependencies: ["AmbarStack", "SharedStoreIPC", "RecordImport"],
+            dependencies: [
+                "AmbarStack", "SharedStoreIPC", "RecordImport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
             path: "Fuzz/Sources/FuzzChecks"
         ),
         .target(

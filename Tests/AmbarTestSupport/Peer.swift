@@ -49,7 +49,12 @@ public final class Peer {
         guard ready.hasPrefix("ready") else { throw PeerError.unexpected(name, ready) }
     }
 
-    public enum PeerError: Error { case unexpected(String, String), timeout(String, log: String) }
+    /// What went wrong talking to a peer.
+    public enum PeerError: Error {
+        case unexpected(String, String), timeout(String, log: String)
+        /// `await` polled `command` until its deadline and the last answer still did not satisfy it.
+        case conditionNotMet(String, command: String, last: String)
+    }
 
     /// Sends a command and returns its one-line answer.
     @discardableResult
@@ -74,7 +79,10 @@ public final class Peer {
     /// The next answer line.
     public func receive(timeout: TimeInterval = 60) throws -> String { try readLine(timeout: timeout) }
 
-    /// Polls `command` until its answer satisfies `condition`.
+    /// Polls `command` until its answer satisfies `condition`, and returns that answer.
+    ///
+    /// - Throws: ``PeerError/conditionNotMet(_:command:last:)`` when no answer satisfied it within
+    ///   `timeout` seconds (a wait never passes on timeout).
     public func await(_ command: String, timeout: TimeInterval = 10, until condition: (String) -> Bool) throws -> String {
         let deadline = Date().addingTimeInterval(timeout)
         var last = ""
@@ -83,7 +91,7 @@ public final class Peer {
             if condition(last) { return last }
             usleep(20_000)
         } while Date() < deadline
-        return last
+        throw PeerError.conditionNotMet(name, command: command, last: last)
     }
 
     public func kill(signal: Int32 = SIGKILL) {

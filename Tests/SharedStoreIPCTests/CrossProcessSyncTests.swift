@@ -62,7 +62,7 @@ extension CrossProcessSyncTests {
         try writer.post("burst 1000 s")
         // Kill the hub once the stream is well under way.
         _ = try watcher.await("status", timeout: 30) { status in
-            Int(status.split(separator: "=").last ?? "0") ?? 0 >= 200
+            statusField(status, "merged") >= 200
         }
         let killed = Date()
         hub.kill()
@@ -97,4 +97,9 @@ extension CrossProcessSyncTests {
             XCTAssertEqual(tokens, tokens.sorted(), "in token order")
         }
     }
+}
+
+/// A numeric field of a peer's `status` line (`status connected=true hub=false merged=12 expired=0`).
+func statusField(_ status: String, _ name: String) -> Int {
+    status.split(separator: " ").first { $0.hasPrefix("\(name)=") }.flatMap { Int($0.dropFirst(name.count + 1)) } ?? 0
 }

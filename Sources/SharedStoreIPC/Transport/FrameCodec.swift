@@ -2,19 +2,25 @@ import NIOCore
 
 /// A frame as it arrived: decoded, and the exact bytes it came in (length prefix included), so
 /// the hub can relay it without encoding it again for every receiver.
-struct ReceivedFrame {
-    let frame: Frame
-    let bytes: ByteBuffer
+package struct ReceivedFrame {
+    /// The frame.
+    package let frame: Frame
+    /// The bytes it came in, length prefix included.
+    package let bytes: ByteBuffer
 }
 
 /// Splits inbound bytes into ``ReceivedFrame``s, refusing an oversized frame before reading it.
 /// The hub and the client both use it; outbound frames are encoded with
 /// ``ByteBufferAllocator/frame(_:maximumFrameSize:)``.
-struct FrameDecoderHandler: ByteToMessageDecoder {
-    typealias InboundOut = ReceivedFrame
-    let maximumFrameSize: Int
+package struct FrameDecoderHandler: ByteToMessageDecoder {
+    package typealias InboundOut = ReceivedFrame
+    /// The largest frame accepted, length field included.
+    package let maximumFrameSize: Int
 
-    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+    /// A decoder that refuses frames above `maximumFrameSize` bytes before reading them.
+    package init(maximumFrameSize: Int) { self.maximumFrameSize = maximumFrameSize }
+
+    package mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self) else { return .needMoreData }
         let total = Int(length) + 4
         guard total <= maximumFrameSize else { throw WireError.frameTooLarge(announced: total, maximum: maximumFrameSize) }
@@ -26,7 +32,7 @@ struct FrameDecoderHandler: ByteToMessageDecoder {
         return .continue
     }
 
-    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+    package mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
         while try decode(context: context, buffer: &buffer) == .continue {}
         return .needMoreData
     }

@@ -5,6 +5,8 @@ import Foundation
 public enum WireFormat {
     /// The protocol version this build speaks.
     public static let protocolVersion: UInt8 = 2
+    /// The longest error message sent or accepted, in characters (longer ones are cut).
+    public static let maximumErrorMessageLength = 4_000
     /// The default maximum frame size (length field included): 1 MiB.
     public static let defaultMaximumFrameSize = 1 << 20
 
@@ -39,7 +41,7 @@ public enum WireFormat {
         case .error(let code, let message):
             type = .error
             w.u16(code.rawValue)
-            try w.string16(String(message.prefix(4_000)))
+            try w.string16(String(message.prefix(maximumErrorMessageLength)))
         case .didSave(let save):
             type = .didSave
             w.uuid(save.storeUUID)
@@ -114,7 +116,8 @@ public enum WireFormat {
             frame = .welcome(.init(hubProcessID: Int32(bitPattern: try r.u32()), peers: try r.u32()))
         case .error:
             let code = Frame.ErrorCode(rawValue: try r.u16()) ?? .unknown
-            frame = .error(code: code, message: try r.string16())
+            // As the encoder does: a message is at most 4,000 characters.
+            frame = .error(code: code, message: String(try r.string16().prefix(WireFormat.maximumErrorMessageLength)))
         case .didSave:
             let uuid = try r.uuid(), token = try r.i64(), pid = Int32(bitPattern: try r.u32()), instance = try r.u64()
             let author = try r.string16()
