@@ -10,11 +10,9 @@ final class RetentionCommandTests: AgentTestCase {
     func testTheHubPurgesByAgeAndForgetsConsumersGonePastTheLease() throws {
         try initStore()
         let socket = directory.url.appendingPathComponent(".ambar/sync.sock").path
-        _ = try startAgent(["hub", "--directory", directory.url.path, "--history-retention", "1", "--consumer-lease", "2"])
+        _ = try startAgent(["hub", "--directory", directory.url.path, "--history-retention", "1", "--consumer-lease", "8"])
         XCTAssertTrue(eventually { FileManager.default.fileExists(atPath: socket) })
-        // A consumer that recorded its position once and went away.
         let coordinator = try PersistentStoreCoordinator(model: try PersistentStoreCoordinator.storedModel(at: store), store: .sqlite(store))
-        try coordinator.setHistoryCursor(consumer: "gone-away", token: 0)
         var tokens: [Int] = []
         for index in 0..<3 {
             let file = directory.url.appendingPathComponent("batch-\(index).ndjson")
@@ -23,6 +21,8 @@ final class RetentionCommandTests: AgentTestCase {
             XCTAssertEqual(result.status, 0, result.error)
             tokens += try XCTUnwrap(try json(result.output)["tokens"] as? [Int])
         }
+        // A consumer that records its position once and goes away.
+        try coordinator.setHistoryCursor(consumer: "gone-away", token: Int64(tokens[0]))
         let first = try status()
         let history = try XCTUnwrap(first["history"] as? [String: Any])
         XCTAssertEqual(history["head_token"] as? Int, tokens.last)
@@ -31,7 +31,7 @@ final class RetentionCommandTests: AgentTestCase {
 
         // Past the lease the cursor goes; past the retention the transactions go.
         var last: [String: Any] = [:]
-        XCTAssertTrue(try eventually(timeout: 20) {
+        XCTAssertTrue(try eventually(timeout: 40) {
             last = try status()
             let cursors = last["cursors"] as? [[String: Any]] ?? []
             let ledger = last["history"] as? [String: Any] ?? [:]
