@@ -95,6 +95,7 @@ let package = Package(
             name: "ambar-soak",
             dependencies: [
                 "AmbarStack", "SharedStoreIPC", "AmbarTestSupport",
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),  // a plain SQLite client holding the write lock
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

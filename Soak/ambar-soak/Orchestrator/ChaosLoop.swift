@@ -16,6 +16,11 @@ struct ChaosLoop {
     let killEvery: TimeInterval
     let freezeEvery: TimeInterval
     let freezeFor: TimeInterval
+    /// Long freezes of the hub's process (past the handshake deadlines); 0: none.
+    var hubFreezeEvery: TimeInterval = 0
+    var hubFreezeFor: TimeInterval = 0
+    /// Files for a `sync-agent run` agent, some dropped while the write lock is held.
+    var inbox: InboxDriver?
     private(set) var timeline = ChaosTimeline()
     private var started: Int64 = 0
     private var stopped: Int64 = 0
@@ -43,6 +48,7 @@ struct ChaosLoop {
         let end = Date().addingTimeInterval(seconds)
         var nextKill = Date().addingTimeInterval(killEvery)
         var nextFreeze = Date().addingTimeInterval(freezeEvery / 2)
+        var nextHubFreeze = hubFreezeEvery > 0 ? Date().addingTimeInterval(hubFreezeEvery) : Date.distantFuture
         var thawAt: Date?
         var frozen: (slot: WorkerSlot, wasHub: Bool)?
         var nextSample = Date()
@@ -59,12 +65,21 @@ struct ChaosLoop {
                 frozen = nil
                 thawAt = nil
             }
+            if Date() >= nextHubFreeze, frozen == nil, let holder = probe.holder(), let slot = slots.first(where: { $0.pid == holder }) {
+                // The hub's process, frozen past every handshake deadline: the others must give
+                // up on it, follow the ledger and carry on.
+                frozen = (slot, true)
+                slot.freeze()
+                thawAt = Date().addingTimeInterval(hubFreezeFor)
+                nextHubFreeze = Date().addingTimeInterval(hubFreezeEvery)
+            }
             if Date() >= nextFreeze, frozen == nil, let slot = slots.randomElement(), let pid = slot.pid {
                 frozen = (slot, probe.holder() == pid)
                 slot.freeze()
                 thawAt = Date().addingTimeInterval(freezeFor)
                 nextFreeze = Date().addingTimeInterval(freezeEvery)
             }
+            inbox?.tick()
             if Date() >= nextKill {
                 kills += 1
                 kill(preferringHub: kills % 3 == 0, sparing: frozen?.slot)
@@ -91,6 +106,11 @@ struct ChaosLoop {
         try waitForEvents("every process's digest", timeout: 120) { _, file in file.digest != nil }
         stopAll()
         return Ending(head: head, started: started, stopped: stopped)
+    }
+
+    /// Adds the times another client held the write lock to the timeline.
+    mutating func recordLockHolds(_ intervals: [(from: Int64, to: Int64)]) {
+        timeline.lockHolds += intervals
     }
 
     /// SIGTERM to every running process (the others were reaped already).

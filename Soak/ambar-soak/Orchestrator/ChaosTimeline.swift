@@ -29,13 +29,17 @@ struct ChaosTimeline {
     var crashes: [(slot: String, pid: Int32, status: Int32)] = []
     /// Restarts that failed (the slot then stays empty, so it would report no digest).
     var failedRestarts: [String] = []
+    /// When another SQLite client held the write lock (every writer waits then).
+    var lockHolds: [(from: Int64, to: Int64)] = []
 
     /// Whether a fault could have delayed a transaction committed at `from` by `sender` and merged
-    /// at `to` by `receiver`: either end frozen, the sender killed, or the hub down or frozen.
+    /// at `to` by `receiver`: either end frozen, the sender killed, the hub down or frozen, or the
+    /// write lock held by another client.
     func faultOverlaps(from: Int64, to: Int64, sender: Int32, receiver: Int32) -> Bool {
         func overlaps(_ a: Int64, _ b: Int64) -> Bool { a <= to && b >= from }
         if freezes.contains(where: { ($0.pid == sender || $0.pid == receiver || $0.wasHub) && overlaps($0.from, $0.to) }) { return true }
         if kills.contains(where: { $0.pid == sender && overlaps($0.at, $0.at) }) { return true }
+        if lockHolds.contains(where: { overlaps($0.from, $0.to) }) { return true }
         return failOvers.contains { overlaps($0.from, $0.to ?? Int64.max) }
     }
 }

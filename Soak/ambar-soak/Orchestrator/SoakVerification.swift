@@ -20,7 +20,20 @@ struct SoakVerification {
         var duplicated = 0
         var unexpected = 0
         var expired = 0
-        var exactlyOnce: Bool { missing == 0 && duplicated == 0 && unexpected == 0 && expired == 0 }
+        /// Merges reported for a token whose ledger transaction is another process's than the
+        /// event said, or that the ledger never held: an observer saw what the ledger does not hold.
+        var phantoms = 0
+        var exactlyOnce: Bool { missing == 0 && duplicated == 0 && unexpected == 0 && expired == 0 && phantoms == 0 }
+        /// Hub messages that disagreed with the ledger, as the processes counted them.
+        var rejectedMessages = 0
+        /// The ledger's rows and the store's bytes at the start, middle and end of the run, and
+        /// whether both levelled off (checked when the run purges).
+        var levels: (rows: [Int], bytes: [Int], peakRows: [Int], peakBytes: [Int])?
+        var levelledOff = true
+        /// Inbox files dropped (some while the write lock was held) and imported.
+        var inbox: (dropped: Int, lockHolds: Int, processed: Int)?
+        /// Frames the hostile peer sent.
+        var forgedSent: Int?
         /// Merge latencies in ns: no fault in the window; a fault in the window; a catch-up after a
         /// process (re)started.
         var normal: [Int64] = []
@@ -34,7 +47,7 @@ struct SoakVerification {
         var problems: [String] = []
 
         var converged: Bool {
-            digestsAgree && integrity.isEmpty && exactlyOnce && memoryBounded && crashes == 0 && unclean.isEmpty && problems.isEmpty
+            digestsAgree && integrity.isEmpty && exactlyOnce && memoryBounded && levelledOff && crashes == 0 && unclean.isEmpty && problems.isEmpty
         }
     }
 
@@ -42,6 +55,12 @@ struct SoakVerification {
     let slots: [WorkerSlot]
     let timeline: ChaosTimeline
     let ending: ChaosLoop.Ending
+    /// What the recorder kept of the ledger during the run (purges remove it from the store).
+    let recorded: [Int64: LedgerRecorder.Entry]
+    /// The recorder's samples of the ledger's and the store's size.
+    let samples: [LedgerRecorder.Sample]
+    /// Whether retention purged the ledger during the run (then both must level off).
+    let purging: Bool
 
     /// The ledger's head, read by a fresh coordinator.
     static func head(in root: URL) throws -> Int64 {
@@ -61,14 +80,15 @@ struct SoakVerification {
             try? rows.write(to: root.appendingPathComponent("events/store.rows"), atomically: true, encoding: .utf8)
             return digest
         }
-        // The ledger, page by page, kept as the little each check needs.
-        var ledger: [Int64: LedgerEntry] = [:]
-        var after: Int64 = 0
+        // The ledger as the recorder kept it (retention purges the store's), plus what it did
+        // not read yet.
+        var ledger = recorded
+        var after = recorded.keys.max() ?? 0
         while true {
             let page = try coordinator.history(after: after, limit: 5000)
             for transaction in page {
-                ledger[transaction.token] = LedgerEntry(
-                    processID: transaction.processID, isEmpty: transaction.isEmpty,
+                ledger[transaction.token] = LedgerRecorder.Entry(
+                    processID: transaction.processID, instance: transaction.instanceID ?? 0, isEmpty: transaction.isEmpty,
                     committed: Int64(transaction.timestamp.timeIntervalSince1970 * 1e9))
             }
             guard let last = page.last, page.count == 5000 else { break }
@@ -76,9 +96,15 @@ struct SoakVerification {
         }
 
         let lives = slots.flatMap(\.incarnations)
-        let roleOfPID = Dictionary(lives.map { life in (life.pid, slots.first { $0.name == life.slot }?.role ?? .watcher) }, uniquingKeysWith: { a, _ in a })
+        var roleOfInstance: [UInt64: WorkerRole] = [:]
+        var pidOfInstance: [UInt64: Int32] = [:]
+        for life in lives {
+            guard let instance = EventFile(path: life.eventsPath).instance else { continue }
+            roleOfInstance[instance] = slots.first { $0.name == life.slot }?.role ?? .watcher
+            pidOfInstance[instance] = life.pid
+        }
         for transaction in ledger.values where !transaction.isEmpty {
-            guard let role = roleOfPID[transaction.processID] else { continue }  // the seed
+            guard let role = roleOfInstance[transaction.instance] else { continue }  // the seed, the inbox agent
             report.transactions += 1
             report.transactionsByRole[role, default: 0] += 1
         }
@@ -104,8 +130,10 @@ struct SoakVerification {
                 if life.end != .killed { report.problems.append("\(name) never started sharing") }
                 continue
             }
-            checkMerges(of: life, file: file, start: start, ledger: ledger, into: &report)
+            report.rejectedMessages += file.rejected
+            checkMerges(of: life, file: file, start: start, ledger: ledger, pidOfInstance: pidOfInstance, into: &report)
         }
+        if purging { checkLevels(into: &report) }
         report.digestsAgree = !report.digests.isEmpty && report.digests.allSatisfy { $0.text == report.storeDigest.description }
         checkMemory(lives, into: &report)
         return report
@@ -114,7 +142,8 @@ struct SoakVerification {
     /// Exactly once: every other process's non-empty transaction after the life's start (through
     /// the head, for lives that lasted to the end; through its last merge, for killed ones) was
     /// merged once, and nothing else was.
-    private func checkMerges(of life: Incarnation, file: EventFile, start: (token: Int64, at: Int64), ledger: [Int64: LedgerEntry], into report: inout Report) {
+    private func checkMerges(of life: Incarnation, file: EventFile, start: (token: Int64, at: Int64), ledger: [Int64: LedgerRecorder.Entry],
+                             pidOfInstance: [UInt64: Int32], into report: inout Report) {
         let seen = file.merges.filter { $0.token > start.token }
         let lastSeen = seen.map(\.token).max() ?? start.token
         let bound = life.end == .terminated(0) ? max(ending.head, lastSeen) : lastSeen
@@ -124,12 +153,15 @@ struct SoakVerification {
         if start.token < bound {
             for token in (start.token + 1)...bound {
                 guard let transaction = ledger[token] else { continue }
-                let expected = transaction.processID != life.pid && !transaction.isEmpty
+                // Its own transactions are told by instance (PIDs repeat across PID namespaces).
+                let own = file.instance.map { transaction.instance == $0 } ?? (transaction.processID == life.pid)
+                let expected = !own && !transaction.isEmpty
                 if expected && counts[token] == nil { report.missing += 1 }
                 if !expected && counts[token] != nil { report.unexpected += 1 }
             }
         }
         report.unexpected += counts.keys.filter { ledger[$0] == nil }.count
+        report.phantoms += seen.filter { merge in ledger[merge.token].map { $0.instance != merge.instance } ?? true }.count
         report.mergesChecked += seen.count
         var once = Set<Int64>()
         for merge in seen where once.insert(merge.token).inserted {
@@ -138,7 +170,7 @@ struct SoakVerification {
             let latency = max(0, merge.at - committed)
             if committed < start.at {
                 report.afterRestart.append(latency)
-            } else if timeline.faultOverlaps(from: committed, to: merge.at, sender: transaction.processID, receiver: life.pid) {
+            } else if timeline.faultOverlaps(from: committed, to: merge.at, sender: pidOfInstance[transaction.instance] ?? transaction.processID, receiver: life.pid) {
                 report.duringFault.append(latency)
             } else {
                 report.normal.append(latency)
@@ -161,10 +193,26 @@ struct SoakVerification {
         }
     }
 
-    /// What the checks need of one ledger transaction.
-    struct LedgerEntry {
-        let processID: Int32
-        let isEmpty: Bool
-        let committed: Int64
+    /// With retention purging all along, the ledger's row count and the store's size level off:
+    /// the median of the last third of the run is at most half again the median of the middle
+    /// third, plus 500 rows or 1 MiB. (Medians, because a frozen process holding a read snapshot
+    /// makes the WAL grow for as long as it is frozen; the WAL is cut back once it restarts. The
+    /// peaks are reported too.)
+    private func checkLevels(into report: inout Report) {
+        let run = samples.filter { $0.at >= ending.started && $0.at <= ending.stopped }
+        guard run.count >= 9 else { return }
+        let third = run.count / 3
+        let parts = [run[..<third], run[third..<(2 * third)], run[(2 * third)...]]
+        func median(_ part: ArraySlice<LedgerRecorder.Sample>, _ value: (LedgerRecorder.Sample) -> Int) -> Int {
+            let sorted = part.map(value).sorted()
+            return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+        }
+        func peak(_ part: ArraySlice<LedgerRecorder.Sample>, _ value: (LedgerRecorder.Sample) -> Int) -> Int { part.map(value).max() ?? 0 }
+        report.levels = (
+            rows: parts.map { median($0, \.rows) }, bytes: parts.map { median($0, \.bytes) },
+            peakRows: parts.map { peak($0, \.rows) }, peakBytes: parts.map { peak($0, \.bytes) })
+        let rowsOK = Double(median(parts[2], \.rows)) <= Double(median(parts[1], \.rows)) * 1.5 + 500
+        let bytesOK = Double(median(parts[2], \.bytes)) <= Double(median(parts[1], \.bytes)) * 1.5 + 1_048_576
+        report.levelledOff = rowsOK && bytesOK
     }
 }

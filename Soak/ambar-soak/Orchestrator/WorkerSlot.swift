@@ -32,19 +32,27 @@ final class WorkerSlot {
     /// hub stays killable).
     let isSentinel: Bool
     private let launch: (_ eventsPath: String) throws -> SpawnedProcess
+    /// Whether the worker runs under `unshare --pid --fork` (in a PID namespace of its own): the
+    /// spawned process is then `unshare`, and the worker its child.
+    let inPIDNamespace: Bool
     private var process: SpawnedProcess?
+    /// The worker's PID (as this process sees it) when it runs under `unshare`.
+    private var childPID: pid_t?
     private(set) var incarnations: [Incarnation] = []
     /// Since when (ns) the current incarnation is stopped with SIGSTOP.
     private(set) var frozenSince: Int64?
 
-    init(name: String, role: WorkerRole, isSentinel: Bool, launch: @escaping (_ eventsPath: String) throws -> SpawnedProcess) {
+    init(name: String, role: WorkerRole, isSentinel: Bool, inPIDNamespace: Bool = false,
+         launch: @escaping (_ eventsPath: String) throws -> SpawnedProcess) {
         self.name = name
         self.role = role
         self.isSentinel = isSentinel
+        self.inPIDNamespace = inPIDNamespace
         self.launch = launch
     }
 
-    var pid: pid_t? { process?.processIdentifier }
+    /// The worker's PID as this process sees it (signals go there).
+    var pid: pid_t? { process == nil ? nil : childPID ?? process?.processIdentifier }
     var current: Incarnation? { process == nil ? nil : incarnations.last }
 
     /// Starts a new incarnation.
@@ -52,12 +60,14 @@ final class WorkerSlot {
         let path = eventsDirectory.appendingPathComponent("\(name)-\(incarnations.count).log").path
         let process = try launch(path)
         self.process = process
-        incarnations.append(Incarnation(slot: name, pid: process.processIdentifier, started: EventLog.now(), eventsPath: path))
+        childPID = inPIDNamespace ? Self.child(of: process.processIdentifier) : nil
+        incarnations.append(Incarnation(slot: name, pid: childPID ?? process.processIdentifier, started: EventLog.now(), eventsPath: path))
     }
 
     /// SIGKILL, and reap.
     func kill() {
-        guard let process else { return }
+        guard let process, let pid else { return }
+        Glibc.kill(pid, SIGKILL)  // unshare --kill-child follows its child
         Glibc.kill(process.processIdentifier, SIGKILL)
         _ = process.waitForExit(timeout: 30)
         finish(.killed)
@@ -65,16 +75,16 @@ final class WorkerSlot {
 
     /// SIGSTOP.
     func freeze() {
-        guard let process, frozenSince == nil else { return }
-        Glibc.kill(process.processIdentifier, SIGSTOP)
+        guard let pid, frozenSince == nil else { return }
+        Glibc.kill(pid, SIGSTOP)
         frozenSince = EventLog.now()
     }
 
     /// SIGCONT; returns the frozen interval.
     @discardableResult
     func thaw() -> (Int64, Int64)? {
-        guard let process, let since = frozenSince else { return nil }
-        Glibc.kill(process.processIdentifier, SIGCONT)
+        guard let pid, let since = frozenSince else { return nil }
+        Glibc.kill(pid, SIGCONT)
         frozenSince = nil
         return (since, EventLog.now())
     }
@@ -89,9 +99,9 @@ final class WorkerSlot {
 
     /// SIGTERM, then waits up to `timeout` seconds (SIGKILL after that); returns the wait status.
     func terminate(timeout: TimeInterval) -> Int32? {
-        guard let process else { return nil }
+        guard let process, let pid else { return nil }
         thaw()
-        Glibc.kill(process.processIdentifier, SIGTERM)
+        Glibc.kill(pid, SIGTERM)
         let status = process.waitForExit(timeout: timeout)
         if status == nil { self.kill() } else { finish(.terminated(status ?? -1)) }
         return status
@@ -99,18 +109,32 @@ final class WorkerSlot {
 
     /// Records the current incarnation's resident set size.
     func sampleMemory() {
-        guard let process, var last = incarnations.popLast() else { return }
-        if let rss = Self.residentBytes(of: process.processIdentifier) { last.memory.append((EventLog.now(), rss)) }
+        guard let pid, var last = incarnations.popLast() else { return }
+        if let rss = Self.residentBytes(of: pid) { last.memory.append((EventLog.now(), rss)) }
         incarnations.append(last)
     }
 
     private func finish(_ end: Incarnation.End) {
         process = nil
+        childPID = nil
         frozenSince = nil
         guard var last = incarnations.popLast() else { return }
         last.ended = EventLog.now()
         last.end = end
         incarnations.append(last)
+    }
+
+    /// The first child of `parent` (from /proc), waiting up to 5 s for it to appear.
+    static func child(of parent: pid_t) -> pid_t? {
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            if let text = try? String(contentsOfFile: "/proc/\(parent)/task/\(parent)/children", encoding: .utf8),
+               let first = text.split(separator: " ").first, let child = pid_t(first) {
+                return child
+            }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        return nil
     }
 
     /// VmRSS from /proc/<pid>/status.

@@ -4,9 +4,11 @@ import Foundation
 /// `write(2)` on an `O_APPEND` descriptor, so a SIGKILL loses at most the event in flight and
 /// never leaves half a line before the next one.
 ///
-/// Lines: `start <merged-through> <ns>`, `m <token> <ns>` (a remote transaction merged into the
+/// Lines: `instance <id>` (the process instance), `start <merged-through> <ns>`,
+/// `m <token> <ns> <instance>` (a remote transaction, of that process instance, merged into the
 /// main context), `x <token>` (history expired), `f <kind>` (a failed save), `stopped <saves>`,
-/// `registered <objects in the main context>` and `digest <head> <count> <hash>`. Times are CLOCK_REALTIME nanoseconds.
+/// `registered <objects in the main context>`, `rejected <hub messages that disagreed with the
+/// ledger>` and `digest <head> <count> <hash>`. Times are CLOCK_REALTIME nanoseconds.
 final class EventLog: Sendable {
     private let descriptor: Int32
 

@@ -29,7 +29,8 @@ enum SoakModel {
     }
 
     /// The store file in a soak directory.
-    static func storeURL(in directory: URL) -> URL { directory.appendingPathComponent("soak.sqlite") }
+    /// (Named as `sync-agent` expects, so that its commands work on a soak directory.)
+    static func storeURL(in directory: URL) -> URL { directory.appendingPathComponent("ambar.sqlite") }
 }
 
 /// A digest of every row: FNV-1a over "key|name|value|revision|writer" lines in key order, so

@@ -44,7 +44,8 @@ final class SoakWorker: Sendable {
     private let keep = Locked<[AnyObject]>([])
     private let logger = Logger(label: "ambar.soak.worker")
 
-    init(directory: URL, name: String, role: WorkerRole, keys: Int, pace: TimeInterval, eventsPath: String, mayServeHub: Bool) throws {
+    init(directory: URL, name: String, role: WorkerRole, keys: Int, pace: TimeInterval, eventsPath: String, mayServeHub: Bool,
+         retention: HistoryRetention) throws {
         stack = try DataStack.open(model: .model(try SoakModel.model()), storeURL: SoakModel.storeURL(in: directory), name: "soak")
         events = try EventLog(path: eventsPath)
         self.eventsPath = eventsPath
@@ -56,6 +57,7 @@ final class SoakWorker: Sendable {
         var configuration = SharingConfiguration.sharedDirectory(directory)
         configuration.consumerName = "soak-\(name)"
         configuration.mayServeHub = mayServeHub
+        configuration.retention = retention
         self.configuration = configuration
     }
 
@@ -86,12 +88,13 @@ final class SoakWorker: Sendable {
                         events.write("x \(event.token)")
                         return
                     }
-                    events.write("m \(event.token) \(EventLog.now())")
+                    events.write("m \(event.token) \(EventLog.now()) \(event.instanceID)")
                     // A viewer shows what changed: read the refreshed objects again.
                     for id in event.refreshed { _ = try? main.registeredObject(for: id)?.value(forKey: "value") }
                 }
                 self.sync.withLock { $0 = sync }
                 keep.withLock { $0.append(observation) }
+                events.write("instance \(ProcessInstance.id)")
                 events.write("start \(sync.mergedThrough) \(EventLog.now())")
             } catch {
                 failure.withLock { $0 = error }
@@ -150,6 +153,7 @@ final class SoakWorker: Sendable {
                     do throws(AmbarError) {
                         let digest = try MainView.digest(rowsPath: rowsPath)
                         events.write("registered \(main.registeredObjectCount)")
+                        events.write("rejected \(sync.rejectedMessages)")
                         events.write("digest \(head) \(digest)")
                     } catch {
                         events.write("digest \(head) failed \(error)")

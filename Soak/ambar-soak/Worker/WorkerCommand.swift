@@ -1,3 +1,4 @@
+import AmbarStack
 import ArgumentParser
 import Foundation
 import Logging
@@ -14,6 +15,8 @@ struct WorkerCommand: ParsableCommand {
     @Option(help: "The key space.") var keys = 2000
     @Option(help: "Milliseconds between two saves.") var pace = 20
     @Flag(help: "Never serve the hub.") var mayNotServeHub = false
+    @Option(help: "Seconds of ledger history kept (while it serves the hub, it purges).") var historyRetention: Double?
+    @Option(help: "Seconds a consumer counts as alive after it last recorded its position.") var consumerLease: Double?
 
     func run() throws {
         LoggingSystem.bootstrap { label in
@@ -24,7 +27,8 @@ struct WorkerCommand: ParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         let worker = try SoakWorker(
             directory: URL(fileURLWithPath: directory), name: name, role: role, keys: keys,
-            pace: Double(pace) / 1000, eventsPath: events, mayServeHub: !mayNotServeHub)
+            pace: Double(pace) / 1000, eventsPath: events, mayServeHub: !mayNotServeHub,
+            retention: HistoryRetention(history: historyRetention ?? 86_400, consumerLease: consumerLease ?? 86_400))
         try worker.start()
         dispatchMain()
     }

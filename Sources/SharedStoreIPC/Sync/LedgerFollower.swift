@@ -124,7 +124,8 @@ final class LedgerFollower: Sendable {
             s.rungAgain = false
             return false
         }
-        recordPosition(force: false)
+        // The position is recorded by the periodic check, never here: a doorbell is followed on
+        // the connection's thread, which must not wait for SQLite's write lock.
     }
 
     /// One pass over the ledger after the cursor, page by page.
@@ -258,7 +259,8 @@ final class LedgerFollower: Sendable {
     // MARK: - Position
 
     /// Records this process's ledger position in the store: when it moved (at most once a second),
-    /// and at least every `heartbeat` anyway so that purging knows the process is alive.
+    /// and at least every `heartbeat` anyway so that purging knows the process is alive. A write:
+    /// call it where waiting for the write lock is acceptable (the periodic check's queue).
     func recordPosition(force: Bool) {
         let now = clock.now
         let (cursor, due) = state.withLock { s -> (Int64, Bool) in

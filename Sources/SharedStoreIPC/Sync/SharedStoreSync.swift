@@ -207,6 +207,7 @@ public final class SharedStoreSync: Sendable {
     /// while connected); and the foreign-write watchdog.
     private func tick() {
         if connection.servesHub { maintenance.runDue() }
+        follower.recordPosition(force: false)
         let now = clock.now
         let due = lastLedgerCheck.withLock { last -> Bool in
             if connection.isConnected, let last, now - last < configuration.ledgerCheckInterval { return false }
@@ -215,7 +216,6 @@ public final class SharedStoreSync: Sendable {
         }
         guard due else { return }
         follower.follow()
-        follower.recordPosition(force: false)
         if watchdog?.foreignWriteHappened() == true {
             Self.logger.info("the store changed outside Ambar; refreshing every object")
             let main = self.main

@@ -91,6 +91,9 @@ final class SQLiteStore: PersistentStore {
         return target
     }
 
+    /// The size the write-ahead log is cut back to after a checkpoint restarts it: 4 MiB.
+    static let walSizeLimit = 4 << 20
+
     private static func openOnce(_ location: Location, model: ManagedObjectModel, busyTimeout: TimeInterval) throws(AmbarError) -> SQLiteStore {
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout)
@@ -107,6 +110,10 @@ final class SQLiteStore: PersistentStore {
                 }
                 guard code == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: code)) }
                 try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                // A reader that holds an old snapshot (a process frozen or busy mid-read) keeps
+                // checkpoints from restarting the WAL, which then grows with every write; once a
+                // checkpoint restarts it, it is cut back to this size, so the files level off again.
+                try db.execute(sql: "PRAGMA journal_size_limit = \(SQLiteStore.walSizeLimit)")
             }
         }
         let writer: any DatabaseWriter
