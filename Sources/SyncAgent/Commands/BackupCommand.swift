@@ -20,10 +20,10 @@ struct BackupCommand: ParsableCommand {
         bootstrapLogging(level: .warning)
         let stack = try openExistingStack(directory)
         let target = URL(fileURLWithPath: to)
-        let started = Date()
+        let started = ContinuousClock.now
         try stack.mainCoordinator.backup(to: target)
         let size = ((try? FileManager.default.attributesOfItem(atPath: target.path)[.size]) as? NSNumber)?.intValue ?? 0
-        let seconds = Date().timeIntervalSince(started)
+        let seconds = (ContinuousClock.now - started).inSeconds
         if json {
             JSONLine.print(["backup": target.path, "size": size, "seconds": seconds, "integrity": "ok"])
         } else {

@@ -28,7 +28,7 @@ struct DemoImporterCommand: AsyncParsableCommand {
         let context = try stack.importerContext()
         context.transactionAuthor = "demo importer"
         let total = records, batch = self.batch
-        let started = Date()
+        let started = ContinuousClock.now
         let (transactions, updated, deleted) = try await context.perform { () throws -> (Int, Int, Int) in
             var transactions = 0
             var ids: [ManagedObjectID] = []
@@ -71,7 +71,7 @@ struct DemoImporterCommand: AsyncParsableCommand {
             }
             return (transactions, toUpdate.count, toDelete.count)
         }
-        let seconds = Date().timeIntervalSince(started)
+        let seconds = (ContinuousClock.now - started).inSeconds
         let token = try stack.writerCoordinator.currentHistoryToken()
         let digest = try DemoModel.storeDigest(stack)
         await sync.stop()

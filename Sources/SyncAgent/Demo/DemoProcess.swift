@@ -44,7 +44,7 @@ final class DemoProcess {
 
     /// The next line as a JSON object, waiting at most `timeout` seconds.
     func receive(timeout: TimeInterval) throws -> [String: Any] {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = ContinuousClock.now + .seconds(timeout)
         let fd = output.fileHandleForReading.fileDescriptor
         while true {
             if let newline = buffer.firstIndex(of: 0x0A) {
@@ -55,7 +55,7 @@ final class DemoProcess {
                 }
                 return object
             }
-            guard Date() < deadline else { throw DemoFailure("the \(role) did not answer within \(Int(timeout)) s") }
+            guard ContinuousClock.now < deadline else { throw DemoFailure("the \(role) did not answer within \(Int(timeout)) s") }
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             guard poll(&pfd, 1, 100) > 0 else { continue }
             var chunk = [UInt8](repeating: 0, count: 65536)
@@ -69,8 +69,8 @@ final class DemoProcess {
     @discardableResult
     func finish(timeout: TimeInterval) -> Int32 {
         closeInput()
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
+        let deadline = ContinuousClock.now + .seconds(timeout)
+        while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         return process.terminationStatus

@@ -39,8 +39,8 @@ struct DemoViewerCommand: AsyncParsableCommand {
         while let line = await StandardInput.nextLine() {
             let words = line.split(separator: " ")
             guard words.first == "wait", words.count == 2, let token = Int64(words[1]) else { break }
-            let deadline = Date().addingTimeInterval(60)
-            while merged.withLock({ $0.token }) < token && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            let deadline = ContinuousClock.now + .seconds(60)
+            while merged.withLock({ $0.token }) < token && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
             let (digest, count) = try await main.perform { () throws -> (String, Int) in
                 try DemoModel.digest(results.controller?.fetchedObjects ?? [])
             }

@@ -4,14 +4,15 @@ import Foundation
 /// terminal; silent otherwise (pipes, files, the journal).
 final class ProgressBar {
     private let enabled = isatty(STDERR_FILENO) == 1
-    private let started = Date()
-    private var lastDraw = Date.distantPast
+    private let started = ContinuousClock.now
+    private var lastDraw: ContinuousClock.Instant?
 
     /// Redraws (at most ten times a second unless `force`) for `lines` done and `bytes` of `total`.
     func update(lines: Int, bytes: Int, total: Int?, force: Bool = false) {
-        guard enabled, force || Date().timeIntervalSince(lastDraw) >= 0.1 else { return }
-        lastDraw = Date()
-        let elapsed = max(Date().timeIntervalSince(started), 0.001)
+        let now = ContinuousClock.now
+        guard enabled, force || lastDraw.map({ now - $0 >= .milliseconds(100) }) ?? true else { return }
+        lastDraw = now
+        let elapsed = max((now - started).inSeconds, 0.001)
         let rate = Double(lines) / elapsed
         var text = "\(lines.formatted()) lines  \(Int(rate).formatted())/s"
         if let total, total > 0 {

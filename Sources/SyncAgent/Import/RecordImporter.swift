@@ -47,7 +47,7 @@ struct RecordImporter {
         _ source: LineSource, idempotencyKey: String? = nil,
         heartbeat: () -> Void = {}, progress: (ImportReport) -> Void = { _ in }
     ) throws -> ImportReport {
-        let started = Date()
+        let started = ContinuousClock.now
         var report = ImportReport()
         var batch: [ImportRecord] = []
         func flush() throws -> Bool {
@@ -82,7 +82,7 @@ struct RecordImporter {
             if batch.count >= batchSize, try !flush() { break }
         }
         if report.abortedBy == nil { _ = try flush() }
-        report.seconds = Date().timeIntervalSince(started)
+        report.seconds = (ContinuousClock.now - started).inSeconds
         return report
     }
 
