@@ -30,6 +30,10 @@ final class LedgerFollower: Sendable {
         var mergeScheduled = false
         var lastCursorWrite: ContinuousClock.Instant?
         var lastCursorWritten: Int64 = -1
+        /// When a disagreement was last logged, and how many came since (logged at most every
+        /// 10 s: a hostile peer must not flood the journal).
+        var lastRejectionLog: ContinuousClock.Instant?
+        var rejectedSinceLog = 0
     }
 
     /// A transaction waiting for its merge into the main context.
@@ -177,8 +181,13 @@ final class LedgerFollower: Sendable {
 
     private func reject(token: Int64, reason: String, _ s: inout State) {
         s.rejected += 1
-        Self.logger.warning("ignored a doorbell that disagrees with the ledger (the ledger's transaction is merged, not the doorbell's)",
-                            metadata: ["token": "\(token)", "reason": "\(reason)", "rejected": "\(s.rejected)"])
+        s.rejectedSinceLog += 1
+        let now = clock.now
+        if let last = s.lastRejectionLog, now - last < .seconds(10) { return }
+        Self.logger.warning("ignored hub messages that disagree with the ledger (the ledger's transactions are merged, not the messages')",
+                            metadata: ["token": "\(token)", "reason": "\(reason)", "since-last-log": "\(s.rejectedSinceLog)", "rejected": "\(s.rejected)"])
+        s.lastRejectionLog = now
+        s.rejectedSinceLog = 0
     }
 
     private func historyExpired(after cursor: Int64) {

@@ -43,6 +43,7 @@ public final class SharedStoreSync: Sendable {
     private let observations = Locked<[ContextObservation]>([])
     private let timer: Locked<TimerBox?> = Locked(nil)
     private let lastLedgerCheck = Locked<ContinuousClock.Instant?>(nil)
+    private let checks = Locked(0)
     private let clock = ContinuousClock()
 
     /// A dispatch timer, which is thread-safe but not marked `Sendable`.
@@ -158,6 +159,10 @@ public final class SharedStoreSync: Sendable {
     /// How many hub messages disagreed with the ledger (forged, stale or replayed) and were
     /// ignored since sharing started. The ledger's transactions were merged regardless.
     public var rejectedMessages: Int { follower.rejectedDoorbells }
+    /// How many periodic checks of the ledger and of the store file (for writes made outside
+    /// Ambar) ran since sharing started: one every poll interval while no hub answers, every
+    /// ``SharingConfiguration/ledgerCheckInterval`` while connected.
+    public var ledgerChecks: Int { checks.withLock { $0 } }
     /// What the last purge of the ledger removed, when this process serves the hub and purged.
     public var lastPurge: HistoryPurge? { maintenance.lastPurge }
 
@@ -221,5 +226,6 @@ public final class SharedStoreSync: Sendable {
             let main = self.main
             main.enqueue { LedgerFollower.refreshAll(main) }
         }
+        checks.withLock { $0 += 1 }
     }
 }

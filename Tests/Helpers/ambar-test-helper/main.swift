@@ -12,7 +12,7 @@
 //         tokens       -> tokens <remote tokens merged, in order>
 //         burst <n> <prefix> -> ok <last token>  (n inserts, one save each)
 //         storedigest  -> digest <...> (the same rendering, read fresh from the store)
-//         status       -> status connected=<bool> hub=<bool> merged=<token> expired=<n>
+//         status       -> status connected=<bool> hub=<bool> merged=<token> expired=<n> checks=<n>
 //         bigsaves <n> <size> -> ok  (n saves of <size> inserts each, uids "<save>-<i>")
 //         integrity    -> integrity ok | integrity <problems>
 //   ambar-test-helper open <model-file> <store-file>
@@ -202,7 +202,7 @@ func runPeer(directory: URL, store: URL) throws {
                     reply("digest \(digest)")
                 case "status":
                     let sync = syncBox.withLock { $0 }
-                    reply("status connected=\(sync?.isConnected ?? false) hub=\(sync?.servesHub ?? false) merged=\(sync?.mergedThrough ?? -1) expired=\(expiredCount.withLock { $0 })")
+                    reply("status connected=\(sync?.isConnected ?? false) hub=\(sync?.servesHub ?? false) merged=\(sync?.mergedThrough ?? -1) expired=\(expiredCount.withLock { $0 }) checks=\(sync?.ledgerChecks ?? 0)")
                 case "bigsaves":
                     let saves = words.count > 1 ? Int(words[1]) ?? 0 : 0
                     let size = words.count > 2 ? Int(words[2]) ?? 0 : 0

@@ -115,6 +115,26 @@ enum SQLiteSchema {
         SQLiteStore.logger.notice("migrated the store to a new model", metadata: ["from": "\(storeHash)", "to": "\(model.versionHash)"])
     }
 
+    /// The store's metadata when it is already fully prepared for `model` (the common case of an
+    /// existing store opened again), read without taking the write lock; `nil` when
+    /// ``prepare(_:model:)`` has something to create, add or migrate. A process can then open a
+    /// current store while another client holds the write lock for a long time.
+    static func alreadyPrepared(_ db: Database, model: ManagedObjectModel) throws -> (uuid: String, entityIDs: [String: Int64])? {
+        for table in ["ambar_metadata", "ambar_entities", "ambar_primarykeys", "ambar_transactions", "ambar_changes", "ambar_cursors", "ambar_receipts"] {
+            guard try db.tableExists(table) else { return nil }
+        }
+        let metadata = Dictionary(try Row.fetchAll(db, sql: "SELECT key, value FROM ambar_metadata").map { ($0["key"] as String, $0["value"] as String) },
+                                  uniquingKeysWith: { a, _ in a })
+        guard metadata["model_hash"] == model.versionHash, metadata["history_purged_through"] != nil, let uuid = metadata["store_uuid"] else { return nil }
+        let ledgerColumns = Set(try Row.fetchAll(db, sql: "PRAGMA table_info(ambar_transactions)").map { $0["name"] as String })
+        guard ledgerColumns.contains("instance") else { return nil }
+        var ids: [String: Int64] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT name, id FROM ambar_entities") { ids[row[0]] = row[1] }
+        guard model.entities.allSatisfy({ ids[$0.name] != nil }) else { return nil }
+        for root in model.resolved.roots { guard try db.tableExists(root) else { return nil } }
+        return (uuid, ids)
+    }
+
     /// Throws ``AmbarError/storeMigrated(storeHash:modelHash:)`` when another process migrated the
     /// store since this one opened it: its writes would not fit the tables any more.
     static func checkModelIsCurrent(_ db: Database, model: ManagedObjectModel) throws {

@@ -134,9 +134,15 @@ final class SQLiteStore: PersistentStore {
         }
         let prepared: (uuid: String, entityIDs: [String: Int64])
         do {
-            prepared = try writer.writeWithoutTransaction { db in
-                try SQLiteStore.immediateTransaction(db, path: description, operation: "opening the store") {
-                    try SQLiteSchema.prepare(db, model: model)
+            // A store already prepared for this model is opened with a read; only a new store, a
+            // migration or a missing piece takes the write lock (and waits for it).
+            if let current = try writer.read({ db in try SQLiteSchema.alreadyPrepared(db, model: model) }) {
+                prepared = current
+            } else {
+                prepared = try writer.writeWithoutTransaction { db in
+                    try SQLiteStore.immediateTransaction(db, path: description, operation: "opening the store") {
+                        try SQLiteSchema.prepare(db, model: model)
+                    }
                 }
             }
         } catch let error as AmbarError {
