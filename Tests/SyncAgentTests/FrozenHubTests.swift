@@ -8,12 +8,7 @@ import XCTest
 /// the process follows the ledger meanwhile, and SIGTERM ends it within a few seconds.
 final class FrozenHubTests: AgentTestCase {
     func testSIGTERMEndsAWatchPromptlyWhileTheHubIsFrozen() throws {
-        try initStore()
-        let socket = directory.url.appendingPathComponent(".ambar/sync.sock").path
-        let hub = try startAgent(["hub", "--directory", directory.url.path])
-        XCTAssertTrue(eventually { FileManager.default.fileExists(atPath: socket) }, "the hub binds its socket")
-        XCTAssertTrue(try eventually { try hubIsReachable() }, "the hub answers before it is frozen")
-        kill(hub.processIdentifier, SIGSTOP)
+        let hub = try startFrozenHub()
         defer { kill(hub.processIdentifier, SIGCONT) }
 
         let output = Pipe()
@@ -39,13 +34,9 @@ final class FrozenHubTests: AgentTestCase {
     }
 
     func testSIGTERMEndsAWatchThatIsStillWaitingForTheFrozenHub() throws {
-        try initStore()
-        let socket = directory.url.appendingPathComponent(".ambar/sync.sock").path
-        let hub = try startAgent(["hub", "--directory", directory.url.path])
-        XCTAssertTrue(eventually { FileManager.default.fileExists(atPath: socket) }, "the hub binds its socket")
-        XCTAssertTrue(try eventually { try hubIsReachable() }, "the hub answers before it is frozen")
-        kill(hub.processIdentifier, SIGSTOP)
+        let hub = try startFrozenHub()
         defer { kill(hub.processIdentifier, SIGCONT) }
+        let socket = directory.url.appendingPathComponent(".ambar/sync.sock").path
         let log = directory.url.appendingPathComponent("watch.log")
         let watch = try startWatch(output: FileHandle.nullDevice, log: log, welcomeTimeout: 60)
         // Connected and waiting: the frozen hub's listening socket holds the watcher's connection
@@ -58,6 +49,17 @@ final class FrozenHubTests: AgentTestCase {
         print(String(format: "SIGTERM to exit with the hub frozen (while waiting for welcome): %.2f s", seconds))
         XCTAssertLessThan(seconds, 5, "SIGTERM ends the wait for the frozen hub's welcome")
         XCTAssertEqual(watch.terminationStatus, 0)
+    }
+
+    /// Creates the store, starts `sync-agent hub`, waits until it answers, then SIGSTOPs it.
+    private func startFrozenHub() throws -> Process {
+        try initStore()
+        let socket = directory.url.appendingPathComponent(".ambar/sync.sock").path
+        let hub = try startAgent(["hub", "--directory", directory.url.path])
+        XCTAssertTrue(eventually { FileManager.default.fileExists(atPath: socket) }, "the hub binds its socket")
+        XCTAssertTrue(try eventually { try hubIsReachable() }, "the hub answers before it is frozen")
+        kill(hub.processIdentifier, SIGSTOP)
+        return hub
     }
 
     private func startWatch(output: Any, log: URL, welcomeTimeout: Int? = nil) throws -> Process {

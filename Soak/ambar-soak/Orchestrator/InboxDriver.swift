@@ -47,6 +47,8 @@ final class InboxDriver {
         agent = try SpawnedProcess(agentPath, [
             "run", "--name", Self.name, "--entity", SoakModel.entity, "--key", "key", "--directory", root.path,
             "--poll-interval", "100",
+            // Not the hub: the chaos kills and freezes the hub's process, and this one is spared.
+            "--no-hub",
         ] + retentionArguments, log: root.appendingPathComponent("logs/inbox-agent.log"))
         let deadline = Date().addingTimeInterval(30)
         while !FileManager.default.fileExists(atPath: inbox.path) {

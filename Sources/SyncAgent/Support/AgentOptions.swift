@@ -30,6 +30,9 @@ struct SocketOptions: ParsableArguments {
     @Option(name: .long, help: "Seconds to wait for the hub's welcome after connecting; a hub that does not answer in time is treated as absent (the ledger is followed meanwhile).")
     var welcomeTimeout: Double = 2
 
+    @Flag(name: .long, help: "Never serve the hub in this process when none answers: follow the ledger until one does (for processes the hub should not live in).")
+    var noHub = false
+
     func validate() throws {
         guard welcomeTimeout > 0, welcomeTimeout.isFinite else { throw ValidationError("--welcome-timeout must be a positive number of seconds.") }
     }
@@ -43,6 +46,7 @@ struct SocketOptions: ParsableArguments {
         var configuration = SharingConfiguration.sharedDirectory(directory)
         configuration.socketPath = socket
         configuration.welcomeTimeout = .milliseconds(Int64(welcomeTimeout * 1000))
+        configuration.mayServeHub = !noHub
         return configuration
     }
 }
