@@ -30,6 +30,9 @@ final class ForgedMessageTests: AgentTestCase {
         try forger.write(try WireFormat.encode(forged))
         // A token far ahead, too.
         try forger.write(try WireFormat.encode(.tokenOnly(storeUUID: uuid, token: head + 1_000, processID: 4242, instanceID: 99)))
+        // The hub relays in order: once it answers a ping sent after them, the forged frames are
+        // on their way to the watcher, ahead of the real transaction's doorbell.
+        try relayed(through: forger)
 
         var reader = LineReader(output.fileHandleForReading)
         let first = try importOne(uid: "real-1")
@@ -44,6 +47,7 @@ final class ForgedMessageTests: AgentTestCase {
         try forger.write(try WireFormat.encode(forged))
         try forger.write(try WireFormat.encode(.didSave(.init(storeUUID: uuid, token: head + 2, processID: 4242, instanceID: 99, author: "forger",
                                                               changes: ["Item": .init(updated: [1])]))))
+        try relayed(through: forger)
         let second = try importOne(uid: "real-2")
         XCTAssertEqual(second, [Int(head) + 2])
         let next = try readEvents(&reader, untilToken: second[0])
@@ -54,6 +58,16 @@ final class ForgedMessageTests: AgentTestCase {
         kill(watch.processIdentifier, SIGTERM)
         watch.waitUntilExit()
         XCTAssertEqual(watch.terminationStatus, 0)
+    }
+
+    /// Pings the hub through `peer` and waits for the pong: everything `peer` sent before was
+    /// relayed by then (the hub handles a connection's frames in order).
+    private func relayed(through peer: RawPeer) throws {
+        try peer.write(try WireFormat.encode(.ping(77)))
+        while let frame = try peer.readFrame(timeout: 10) {
+            if frame == .pong(77) { return }
+        }
+        XCTFail("the hub did not answer the ping")
     }
 
     /// Imports one item through `sync-agent import`; returns the tokens it committed.

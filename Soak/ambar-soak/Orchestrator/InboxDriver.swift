@@ -70,7 +70,10 @@ final class InboxDriver {
         let staging = root.appendingPathComponent("inbox/.\(name)")
         do {
             try lines.joined(separator: "\n").write(to: staging, atomically: false, encoding: .utf8)
-            guard rename(staging.path, inbox.appendingPathComponent(name).path) == 0 else { return }
+            guard rename(staging.path, inbox.appendingPathComponent(name).path) == 0 else {
+                FileHandle.standardError.write(Data("could not drop \(name): rename failed (errno \(errno))\n".utf8))
+                return
+            }
             dropped.append(name)
         } catch {
             FileHandle.standardError.write(Data("could not drop \(name): \(error)\n".utf8))

@@ -78,7 +78,11 @@ final class HubConnection: Sendable {
         await client?.close()
         await hub?.stop()
         state.withLock { $0.lock = nil }  // released only once the hub has stopped
-        try? await group.shutdownGracefully()
+        do {
+            try await group.shutdownGracefully()
+        } catch {
+            Self.logger.warning("the hub connection's event loop did not shut down cleanly", metadata: ["error": "\(error)"])
+        }
     }
 
     // MARK: - Connecting
@@ -120,10 +124,11 @@ final class HubConnection: Sendable {
                 // a hub that died is replaced within tens of milliseconds.
                 backoff.reset()
                 if configuration.mayServeHub, await becomeHubIfFree() { continue }
-                try? await Task.sleep(for: .milliseconds(50))
+                // Sleeps throw only when the task is cancelled (stop()), which ends the loop.
+                do { try await Task.sleep(for: .milliseconds(50)) } catch { return }
                 continue
             }
-            try? await Task.sleep(for: backoff.next())
+            do { try await Task.sleep(for: backoff.next()) } catch { return }
         }
     }
 

@@ -191,7 +191,16 @@ final class LedgerFollower: Sendable {
     }
 
     private func historyExpired(after cursor: Int64) {
-        let current = (try? coordinator.currentHistoryToken()) ?? cursor
+        // Without the head there is nowhere to continue from: refreshing now would only repeat at
+        // every read. The next doorbell or check tries again.
+        let current: Int64
+        do {
+            current = try coordinator.currentHistoryToken()
+        } catch {
+            Self.logger.error("history after token \(cursor) was purged and the ledger's head cannot be read; retrying at the next doorbell or check",
+                              metadata: ["error": "\(error)"])
+            return
+        }
         state.withLock { s in
             s.cursor = max(s.cursor, current)
             s.claims = s.claims.filter { $0.key > s.cursor }

@@ -54,7 +54,9 @@ public final class StoreMaintenance: Sendable {
     }
 
     /// How often the ledger is purged: a quarter of the history retention, within 0.5 s…60 s.
-    public var purgeInterval: Duration {
+    public var purgeInterval: Duration { Self.purgeInterval(for: retention) }
+
+    private static func purgeInterval(for retention: HistoryRetention) -> Duration {
         .seconds(min(60, max(0.5, retention.history / 4)))
     }
 
@@ -83,8 +85,7 @@ public final class StoreMaintenance: Sendable {
 
     private func purgeIfDue(_ now: ContinuousClock.Instant) {
         let due = state.withLock { s -> HistoryRetention? in
-            let interval = Duration.seconds(min(60, max(0.5, s.retention.history / 4)))
-            guard s.lastPurge.map({ now - $0 >= interval }) ?? true else { return nil }
+            guard s.lastPurge.map({ now - $0 >= Self.purgeInterval(for: s.retention) }) ?? true else { return nil }
             s.lastPurge = now
             return s.retention
         }

@@ -122,8 +122,8 @@ public enum Frame: Sendable, Equatable {
         /// The object IDs as a did-save notification.
         public var notification: DidSaveNotification { notification(inStore: storeUUID.uuidString) }
 
-        /// The object IDs as a did-save notification, with `identifier` as their store identifier
-        /// (the store's own spelling of its UUID).
+        /// The object IDs as a did-save notification, with `store` as their store identifier (the
+        /// store's own spelling of its UUID).
         func notification(inStore store: String) -> DidSaveNotification {
             var inserted = Set<ManagedObjectID>(), updated = Set<ManagedObjectID>(), deleted = Set<ManagedObjectID>()
             for (entity, c) in changes {
