@@ -32,25 +32,34 @@ struct Inbox {
     /// Moves `file` to `processed/`; an existing file of that name there is kept by suffixing.
     func markProcessed(_ file: URL) throws { try move(file, to: processed) }
 
-    /// Moves `file` to `failed/` and writes `report` beside it as `<file>.error.txt`.
+    /// Writes `report` into `failed/` as `<file>.error.txt`, then moves `file` beside it, so a file
+    /// seen in `failed/` always has its reason there already.
     func markFailed(_ file: URL, report: String) throws {
-        let destination = try move(file, to: failed)
+        let destination = freeDestination(for: file, in: failed)
         try report.write(to: URL(fileURLWithPath: destination.path + ".error.txt"), atomically: true, encoding: .utf8)
+        try rename(file, to: destination)
     }
 
-    @discardableResult
-    private func move(_ file: URL, to folder: URL) throws -> URL {
+    private func move(_ file: URL, to folder: URL) throws {
+        try rename(file, to: freeDestination(for: file, in: folder))
+    }
+
+    /// `folder/<name>`, or `folder/<name>.2`, `.3`… when that name (or its report) is taken.
+    private func freeDestination(for file: URL, in folder: URL) -> URL {
         var destination = folder.appendingPathComponent(file.lastPathComponent)
         var attempt = 1
-        while FileManager.default.fileExists(atPath: destination.path) {
+        while FileManager.default.fileExists(atPath: destination.path) || FileManager.default.fileExists(atPath: destination.path + ".error.txt") {
             attempt += 1
             destination = folder.appendingPathComponent("\(file.lastPathComponent).\(attempt)")
         }
+        return destination
+    }
+
+    private func rename(_ file: URL, to destination: URL) throws {
         // rename(2): atomic, and the file is never in two places.
-        guard rename(file.path, destination.path) == 0 else {
+        guard Glibc.rename(file.path, destination.path) == 0 else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: destination.path, NSLocalizedDescriptionKey: String(cString: strerror(errno))])
         }
-        return destination
     }
 
     /// The idempotency key of `file` for agent `name`: its name, identity and content checksum,
