@@ -54,6 +54,9 @@ public struct ImportRecordDecoder {
                 }
                 throw ImportLineError(line: line, field: field, reason: "\(entityName) has no such attribute (it has: \(attributes.keys.sorted().joined(separator: ", ")))")
             }
+            if attribute.isTransient {
+                throw ImportLineError(line: line, field: field, reason: "is a transient attribute (kept in memory only); import writes stored attributes only")
+            }
             values[field] = try Self.convert(value, to: attribute, line: line)
         }
         var key: AttributeValue?
@@ -122,9 +125,11 @@ public struct ImportRecordDecoder {
                 throw mismatch("an ISO 8601 date (2026-11-22T10:00:00Z) or seconds since 1970")
             default: throw mismatch("an ISO 8601 date or seconds since 1970")
             }
-        case .binary:
+        case .binary, .transformable:
             guard case .string(let text) = value, let data = Data(base64Encoded: text) else { throw mismatch("base64 text") }
             return .data(data)
+        case .undefined:
+            throw ImportLineError(line: line, field: attribute.name, reason: "is a transient attribute; import writes stored attributes only")
         case .uuid:
             guard case .string(let text) = value, let uuid = UUID(uuidString: text) else { throw mismatch("a UUID") }
             return .uuid(uuid)

@@ -74,34 +74,6 @@ final class ModelFileTests: XCTestCase {
         }
     }
 
-    func testUnsupportedCoreDataFeaturesAreErrorsNamingTheElement() throws {
-        let directory = try TemporaryDirectory()
-        func load(_ body: String) throws -> ManagedObjectModel {
-            let file = directory.file("contents")
-            try """
-                <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-                <model type="com.apple.IDECoreDataModeler.DataModel">
-                \(body)
-                </model>
-                """.write(to: file, atomically: true, encoding: .utf8)
-            return try ModelFile.load(file)
-        }
-        func assertRefused(_ body: String, mentions text: String, line: UInt = #line) {
-            XCTAssertThrowsError(try load(body), line: line) { error in
-                guard case .invalidModel(let message) = error as? AmbarError else { return XCTFail("\(error)", line: line) }
-                XCTAssertTrue(message.contains(text), message, line: line)
-                XCTAssertTrue(message.contains("contents:"), "names the file and line: \(message)", line: line)
-            }
-        }
-        assertRefused(#"<entity name="A"><attribute name="blob" attributeType="Transformable"/></entity>"#, mentions: "\"Transformable\"")
-        assertRefused(#"<entity name="A"><attribute name="t" attributeType="String" transient="YES"/></entity>"#, mentions: "transient")
-        assertRefused(#"<entity name="A"><relationship name="r" toMany="YES" ordered="YES" destinationEntity="A"/></entity>"#, mentions: "ordered")
-        assertRefused(#"<entity name="A"><fetchedProperty name="f"/></entity>"#, mentions: "<fetchedProperty>")
-        assertRefused(#"<fetchRequest name="all" entity="A"/>"#, mentions: "<fetchRequest>")
-        assertRefused(#"<entity name="A"><attribute name="n" attributeType="Integer 16" defaultValueString="x"/></entity>"#, mentions: "not a Integer 16")
-        XCTAssertNoThrow(try load(#"<entity name="A"><attribute name="n" attributeType="String"/></entity>"#))
-    }
-
     func testTheHandWrittenJSONFormat() throws {
         let model = try ModelFile.load(repository.appendingPathComponent("examples/products.model.json"))
         let product = try XCTUnwrap(model.entity(named: "Product"))

@@ -76,6 +76,11 @@ extension ManagedObjectContext {
         let oldSnapshot = object.snapshot
         let oldSnapshotToOne = object.snapshotToOne
         var values = fresh.values
+        // Transient values are not in the store: a merge keeps them (a fault or a fresh fetch
+        // starts them over).
+        for i in object.layout.transientAttributes where i < values.count && i < object.values.count {
+            values[i] = object.values[i]
+        }
         var keptAttributes = Set<Int>()
         for i in localAttributes where i < values.count {
             let theyChanged = oldSnapshot.indices.contains(i) && oldSnapshot[i] != fresh.values[i]

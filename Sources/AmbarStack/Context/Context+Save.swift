@@ -24,6 +24,7 @@ extension ManagedObjectContext {
         processPendingChanges()
         guard hasChanges else { return }
         try persistentStoreCoordinator.checkUsable()
+        if parent == nil { computeDerivedAttributes(Array(state.inserted.values) + state.updated.values.filter { $0.isUpdated && $0.hasStoredChanges }) }
         try validateForSave()
         if parent != nil {
             try saveIntoParent()
@@ -110,8 +111,16 @@ extension ManagedObjectContext {
     }
 
     private func validate(_ object: ManagedObject) throws(AmbarError) {
-        for (i, attribute) in object.layout.attributes.enumerated() where !attribute.isOptional && object.values[i].isNull {
+        for (i, attribute) in object.layout.attributes.enumerated() where !attribute.isOptional && !attribute.isTransient && object.values[i].isNull {
             throw .validation(object: object.objectID, property: attribute.name, reason: "a value is required (the attribute is not optional)")
+        }
+        for relationship in object.layout.relationships where relationship.isToMany && (relationship.description.minCount > 0 || relationship.description.maxCount > 0) {
+            let count = loadToMany(object, relationship.index).filter { state.registered[$0]?.lifecycle != .deleted }.count
+            let (low, high) = (relationship.description.minCount, relationship.description.maxCount)
+            if count < low || (high > 0 && count > high) {
+                let limits = high > 0 ? "\(low)…\(high)" : "at least \(low)"
+                throw .validation(object: object.objectID, property: relationship.name, reason: "it holds \(count) objects; the model allows \(limits)")
+            }
         }
         for relationship in object.layout.relationships where !relationship.isToMany && !relationship.description.isOptional {
             let target = object.toOne[relationship.index]
@@ -141,7 +150,11 @@ extension ManagedObjectContext {
 
     private func saveToStore() throws(AmbarError) {
         let inserted = state.inserted.values.sorted { PredicateEvaluation.idPrecedes($0.objectID, $1.objectID) }
-        let updated = state.updated.values.filter(\.isUpdated).sorted { PredicateEvaluation.idPrecedes($0.objectID, $1.objectID) }
+        // Objects whose only changes are transient have nothing to write: their changes are
+        // committed in memory below, without a row version or a ledger entry.
+        let changedInMemory = state.updated.values.filter(\.isUpdated)
+        let transientOnly = changedInMemory.filter { !$0.hasStoredChanges }
+        let updated = changedInMemory.filter(\.hasStoredChanges).sorted { PredicateEvaluation.idPrecedes($0.objectID, $1.objectID) }
         let deleted = state.deleted.values.sorted { PredicateEvaluation.idPrecedes($0.objectID, $1.objectID) }
         var changes = ChangeSet()
         changes.mergePolicy = mergePolicy
@@ -154,19 +167,25 @@ extension ManagedObjectContext {
             changes.joins += joinChanges(object)
         }
         for object in updated {
-            let names = object.changedAttributes.map { object.layout.attributes[$0].name }
-                + object.changedRelationships.map { object.layout.relationships[$0].name }
+            let layout = object.layout
+            let storedAttributes = object.changedAttributes.filter { !layout.attributes[$0].isTransient }.sorted()
+            let storedRelationships = object.changedRelationships.filter { !layout.relationships[$0].description.isTransient }.sorted()
+            let names = storedAttributes.map { layout.attributes[$0].name } + storedRelationships.map { layout.relationships[$0].name }
             changes.updates.append(UpdateChange(
                 id: object.objectID, changedNames: names, expectedVersion: object.version, snapshot: object.snapshot, values: object.values,
-                changedAttributes: object.changedAttributes.sorted(),
+                changedAttributes: storedAttributes,
                 snapshotToOne: object.snapshotToOne, toOne: object.toOne,
-                changedToOne: object.changedRelationships.filter { !object.layout.relationships[$0].isToMany }.sorted()))
+                changedToOne: storedRelationships.filter { !layout.relationships[$0].isToMany }))
             changes.joins += joinChanges(object)
         }
         for object in deleted where !object.objectID.isTemporaryID {
             changes.deletes.append(DeleteChange(id: object.objectID, expectedVersion: object.version))
         }
         let outcome = try persistentStoreCoordinator.store.save(changes)
+        for object in transientOnly {
+            object.commit(version: object.version)
+            state.updated.removeValue(forKey: ObjectIdentifier(object))
+        }
         apply(outcome, inserted: inserted, updated: updated, deleted: deleted)
         let note = DidSaveNotification(
             context: identifier, contextName: name, author: transactionAuthor,

@@ -44,6 +44,11 @@ public enum AmbarError: Error, Sendable, Equatable {
     case invalidPredicate(String)
     /// A fetch request is not valid.
     case invalidFetchRequest(String)
+    /// An `NSPredicate` format string could not be parsed: the format, the character offset
+    /// (from 0) where parsing stopped, and why.
+    case invalidPredicateFormat(format: String, position: Int, reason: String)
+    /// A transformable attribute's value could not be turned into bytes or back.
+    case transformationFailed(entity: String, property: String, transformer: String, reason: String)
     /// The context refuses to save (temporary or read-only contexts).
     case saveRefused(context: String, reason: String)
     /// The store was deleted; the stack cannot save any more.
@@ -77,6 +82,11 @@ extension AmbarError: CustomStringConvertible, LocalizedError {
         switch self {
         case .invalidModel(let reason):
             return "Invalid model: \(reason). Fix the model definition."
+        case .invalidPredicateFormat(let format, let position, let reason):
+            let marker = String(repeating: " ", count: max(0, position)) + "^"
+            return "Cannot parse the predicate format at position \(position): \(reason).\n  \(format)\n  \(marker)\nFix the format string; nothing was fetched."
+        case .transformationFailed(let entity, let property, let transformer, let reason):
+            return "\(entity).\(property) could not be transformed with '\(transformer)': \(reason). Check that the registered transformer matches the stored bytes and the value's type."
         case .unknownEntity(let name):
             return "No entity named '\(name)' in the model. Check the spelling or add the entity to the model."
         case .unknownProperty(let entity, let property):

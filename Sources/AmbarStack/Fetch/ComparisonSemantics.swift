@@ -39,7 +39,7 @@ enum StoredScalar: Sendable, Hashable {
         case (.integer(let v), .boolean): return .bool(v != 0)
         case (.real(let d), .date): return .date(Date(timeIntervalSinceReferenceDate: d))
         case (.integer(let v), .date): return .date(Date(timeIntervalSinceReferenceDate: Double(v)))
-        case (.blob(let d), .binary): return .data(d)
+        case (.blob(let d), .binary), (.blob(let d), .transformable): return .data(d)
         case (.text(let s), .uuid): return UUID(uuidString: s).map { .uuid($0) }
         case (.text(let s), .uri): return URL(string: s).map { .url($0) }
         case (.text(let s), .decimal): return Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")).map { .decimal($0) }
@@ -120,6 +120,8 @@ enum TextSemantics {
         case .endsWith:
             let p = Array(fold(pattern, options).unicodeScalars)
             return v.count >= p.count && Array(v[(v.count - p.count)...]) == p
+        case .matches:
+            return RegularExpressions.wholeMatch(pattern, in: fold(value, options.subtracting(.caseInsensitive)), caseInsensitive: options.contains(.caseInsensitive))
         case .contains:
             let p = Array(fold(pattern, options).unicodeScalars)
             if p.isEmpty { return true }

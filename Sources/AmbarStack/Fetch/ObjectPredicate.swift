@@ -19,6 +19,22 @@ public enum TextOperator: String, Sendable, Hashable, Codable {
     /// The value matches a wildcard pattern: `*` matches any run of characters, `?` one character,
     /// and `\` makes the next character literal.
     case like
+    /// The whole value matches an ICU regular expression (`NSPredicate`'s `MATCHES`). With
+    /// ``TextOptions/caseInsensitive`` the expression ignores case; with
+    /// ``TextOptions/diacriticInsensitive`` the value's diacritics are removed first. An
+    /// expression that does not compile matches nothing.
+    case matches
+}
+
+/// How a condition on a key path that crosses a to-many relationship applies to its destinations.
+public enum Quantifier: String, Sendable, Hashable, Codable {
+    /// At least one destination matches (`ANY`, `SOME`; also what a bare key path through a
+    /// to-many relationship means).
+    case any
+    /// Every destination matches (`ALL`); true when there are none.
+    case all
+    /// No destination matches (`NONE`).
+    case none
 }
 
 /// Options for text comparisons.
@@ -73,6 +89,13 @@ public indirect enum ObjectPredicate: Sendable, Hashable {
     case any(key: String, ObjectPredicate)
     /// The number of objects in the to-many relationship at `key` compares to `count`.
     case count(key: String, op: ComparisonOperator, count: Int)
+    /// An aggregate of `attribute` over the to-many relationship at `key` compares to `value`
+    /// (`employees.@sum.salary > 100000`; see ``AggregateFunction`` for empty relationships).
+    case aggregate(key: String, function: AggregateFunction, attribute: String, op: ComparisonOperator, value: AttributeValue)
+    /// The predicate's key paths cross a to-many relationship; it must hold for any, all or none
+    /// of the destinations (`ALL employees.salary > 50000`). A key path through a to-many
+    /// relationship in any other predicate means ``Quantifier/any``.
+    case quantified(Quantifier, ObjectPredicate)
 
     /// A predicate that every object matches.
     public static var all: ObjectPredicate { .constant(true) }

@@ -5,7 +5,13 @@ import Foundation
 enum PredicateEvaluation {
     /// Whether `object` matches `predicate`.
     static func evaluate(_ predicate: ObjectPredicate, on object: ManagedObject) throws(AmbarError) -> Bool {
+        let context = object.managedObjectContext
+        if let rewritten = try PredicateResolution.rewrite(predicate, layout: object.layout, lookup: { context?.layoutIfKnown($0) }) {
+            return try evaluate(rewritten, on: object)
+        }
         switch predicate {
+        case .quantified:
+            throw .invalidPredicate("\(predicate) cannot be resolved against '\(object.layout.name)'")
         case .constant(let b):
             return b
         case .and(let parts):
@@ -58,6 +64,43 @@ enum PredicateEvaluation {
             let (holder, rel) = try resolveRelationship(key, on: object, toMany: true)
             let n = holder.map { $0.destinationIDs(at: rel.index).count } ?? 0
             return compare(.integer(Int64(n)), op, .integer(Int64(count)), .integer64, [])
+        case .aggregate(let key, let function, let attributeName, let op, let value):
+            let (holder, rel) = try resolveRelationship(key, on: object, toMany: true)
+            guard let destinationLayout = context?.layoutIfKnown(rel.description.destination) else {
+                throw .unknownEntity(rel.description.destination)
+            }
+            let (attribute, param) = try aggregateOperand(function, attributeName, value, destinationLayout, key: key)
+            var values: [AttributeValue] = []
+            for destination in holder?.destinations(at: rel.index) ?? [] {
+                values.append(try destination.value(forKey: attributeName))
+            }
+            let result = function.apply(to: values)
+            let type: AttributeType = (function == .min || function == .max) ? attribute.type : .double
+            return compare(result, op, param, type, [])
+        }
+    }
+
+    /// The aggregated attribute and the comparison value made to fit it: a number for `@sum` and
+    /// `@avg`, a value of the attribute's type for `@min` and `@max`.
+    static func aggregateOperand(_ function: AggregateFunction, _ name: String, _ value: AttributeValue, _ destination: EntityLayout, key: String) throws(AmbarError) -> (AttributeDescription, AttributeValue) {
+        guard let i = destination.attributeIndex[name] else { throw .unknownProperty(entity: destination.name, property: name) }
+        let attribute = destination.attributes[i]
+        let path = "\(key).@\(function.rawValue).\(name)"
+        guard ![.decimal, .binary, .transformable, .undefined].contains(attribute.type) || function == .count else {
+            throw .invalidPredicate("'\(path)': @\(function.rawValue) is not supported on \(attribute.type.rawValue) attributes")
+        }
+        switch function {
+        case .sum, .avg, .count:
+            guard attribute.type.isInteger || [.double, .float, .boolean].contains(attribute.type) || function == .count else {
+                throw .invalidPredicate("'\(path)': @\(function.rawValue) needs a numeric attribute; '\(name)' is \(attribute.type.rawValue)")
+            }
+            switch value {
+            case .null, .integer, .double: return (attribute, value)
+            case .bool(let b): return (attribute, .integer(b ? 1 : 0))
+            default: throw .invalidPredicate("'\(path)' is a number; cannot compare it with \(value.kindName) \(value)")
+            }
+        case .min, .max:
+            return (attribute, try coerce(value, to: attribute, key: path))
         }
     }
 

@@ -26,6 +26,19 @@ public enum AttributeType: String, Codable, Sendable, Hashable, CaseIterable {
     case uri
     /// An exact decimal number, stored as text so that no precision is lost.
     case decimal
+    /// A value kept as bytes and turned into a Swift type by a named ``AttributeTransformer``
+    /// (Core Data's *Transformable*): stored as a BLOB, held in memory as ``AttributeValue/data(_:)``.
+    /// See ``AttributeDescription/valueTransformerName`` and ``AttributeTransformers``.
+    case transformable
+    /// Any value (Core Data's *Undefined*): allowed on transient attributes only, which are never
+    /// stored.
+    case undefined
+
+    /// The article and name used in messages: "an integer16", "a string".
+    var withArticle: String {
+        let name = rawValue
+        return ("aeiou".contains(name.first ?? "x") ? "an " : "a ") + name
+    }
 
     /// Whether values of this type are integers in memory.
     var isInteger: Bool {
@@ -41,7 +54,7 @@ public enum AttributeType: String, Codable, Sendable, Hashable, CaseIterable {
         case .string, .uuid, .uri, .decimal: return "TEXT"
         case .integer16, .integer32, .integer64, .boolean: return "INTEGER"
         case .double, .float, .date: return "REAL"
-        case .binary: return "BLOB"
+        case .binary, .transformable, .undefined: return "BLOB"
         }
     }
 }

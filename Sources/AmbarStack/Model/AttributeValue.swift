@@ -36,7 +36,7 @@ public enum AttributeValue: Sendable, Hashable, Codable {
     /// is checked at save).
     public func isCompatible(with type: AttributeType) -> Bool {
         switch (self, type) {
-        case (.null, _): return true
+        case (.null, _), (_, .undefined): return true
         case (.string, .string): return true
         case (.integer(let v), .integer16): return v >= Int64(Int16.min) && v <= Int64(Int16.max)
         case (.integer(let v), .integer32): return v >= Int64(Int32.min) && v <= Int64(Int32.max)
@@ -44,7 +44,7 @@ public enum AttributeValue: Sendable, Hashable, Codable {
         case (.double, .double), (.double, .float): return true
         case (.bool, .boolean): return true
         case (.date, .date): return true
-        case (.data, .binary): return true
+        case (.data, .binary), (.data, .transformable): return true
         case (.uuid, .uuid): return true
         case (.url, .uri): return true
         case (.decimal, .decimal): return true
@@ -68,6 +68,8 @@ public enum AttributeValue: Sendable, Hashable, Codable {
         case (.double(let d), _) where type.isInteger && d.rounded() == d && abs(d) < 9.2e18:
             return AttributeValue.integer(Int64(d)).isCompatible(with: type) ? .integer(Int64(d)) : nil
         case (.integer(let v), .decimal): return .decimal(Decimal(v))
+        case (.double(let d), .decimal) where d.isFinite:
+            return Decimal(string: String(d), locale: Locale(identifier: "en_US_POSIX")).map { .decimal($0) }
         default: return nil
         }
     }

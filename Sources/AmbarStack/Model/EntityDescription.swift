@@ -1,6 +1,6 @@
 /// Describes an entity: a kind of managed object, its attributes, relationships, parent entity
 /// and uniqueness constraints.
-public struct EntityDescription: Codable, Sendable, Hashable {
+public struct EntityDescription: Sendable, Hashable {
     /// The entity's name, unique in its model.
     public var name: String
     /// The name of the parent entity, for entity inheritance. A sub-entity has every property of
@@ -17,12 +17,19 @@ public struct EntityDescription: Codable, Sendable, Hashable {
     /// The entity's name in an earlier model version, when it was renamed: lightweight migration
     /// then keeps its rows (Core Data's renaming identifier).
     public var renamingIdentifier: String?
+    /// Indexes over several properties (Core Data's compound fetch indexes), each a list of
+    /// attribute or to-one relationship names in index order. Single attributes can also be
+    /// indexed with ``AttributeDescription/isIndexed``.
+    public var indexes: [[String]]
+    /// Fetched properties: read-only, evaluated on access (see ``FetchedPropertyDescription``).
+    public var fetchedProperties: [FetchedPropertyDescription]
 
     /// Creates an entity description from its parts.
     public init(
         name: String, parent: String? = nil, isAbstract: Bool = false,
         attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = [],
-        uniquenessConstraints: [[String]] = [], renamingIdentifier: String? = nil
+        uniquenessConstraints: [[String]] = [], renamingIdentifier: String? = nil,
+        indexes: [[String]] = [], fetchedProperties: [FetchedPropertyDescription] = []
     ) {
         self.name = name
         self.parent = parent
@@ -31,13 +38,15 @@ public struct EntityDescription: Codable, Sendable, Hashable {
         self.relationships = relationships
         self.uniquenessConstraints = uniquenessConstraints
         self.renamingIdentifier = renamingIdentifier
+        self.indexes = indexes
+        self.fetchedProperties = fetchedProperties
     }
 
     /// Creates an entity description from a list of properties (see ``PropertyDescription``).
     public init(
         _ name: String, parent: String? = nil, isAbstract: Bool = false,
         properties: [PropertyDescription] = [], uniquenessConstraints: [[String]] = [],
-        renamingIdentifier: String? = nil
+        renamingIdentifier: String? = nil, indexes: [[String]] = []
     ) {
         var attributes: [AttributeDescription] = []
         var relationships: [RelationshipDescription] = []
@@ -50,6 +59,41 @@ public struct EntityDescription: Codable, Sendable, Hashable {
         self.init(
             name: name, parent: parent, isAbstract: isAbstract, attributes: attributes,
             relationships: relationships, uniquenessConstraints: uniquenessConstraints,
-            renamingIdentifier: renamingIdentifier)
+            renamingIdentifier: renamingIdentifier, indexes: indexes)
+    }
+}
+
+extension EntityDescription: Codable {
+    enum CodingKeys: String, CodingKey {
+        case name, parent, isAbstract, attributes, relationships, uniquenessConstraints, renamingIdentifier
+        case indexes, fetchedProperties
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            name: try c.decode(String.self, forKey: .name), parent: try c.decodeIfPresent(String.self, forKey: .parent),
+            isAbstract: try c.decode(Bool.self, forKey: .isAbstract),
+            attributes: try c.decode([AttributeDescription].self, forKey: .attributes),
+            relationships: try c.decode([RelationshipDescription].self, forKey: .relationships),
+            uniquenessConstraints: try c.decode([[String]].self, forKey: .uniquenessConstraints),
+            renamingIdentifier: try c.decodeIfPresent(String.self, forKey: .renamingIdentifier),
+            indexes: try c.decodeIfPresent([[String]].self, forKey: .indexes) ?? [],
+            fetchedProperties: try c.decodeIfPresent([FetchedPropertyDescription].self, forKey: .fetchedProperties) ?? [])
+    }
+
+    /// Encodes the fields added after the first release only when set, so that the
+    /// ``ManagedObjectModel/versionHash`` of a model that does not use them is unchanged.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encodeIfPresent(parent, forKey: .parent)
+        try c.encode(isAbstract, forKey: .isAbstract)
+        try c.encode(attributes, forKey: .attributes)
+        try c.encode(relationships, forKey: .relationships)
+        try c.encode(uniquenessConstraints, forKey: .uniquenessConstraints)
+        try c.encodeIfPresent(renamingIdentifier, forKey: .renamingIdentifier)
+        if !indexes.isEmpty { try c.encode(indexes, forKey: .indexes) }
+        if !fetchedProperties.isEmpty { try c.encode(fetchedProperties, forKey: .fetchedProperties) }
     }
 }

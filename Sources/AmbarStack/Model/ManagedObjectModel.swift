@@ -21,6 +21,8 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
     /// A hash of the entities' definitions: equal models have equal hashes. Renaming identifiers
     /// do not count: adding one to an unchanged model does not make a new version.
     public let versionHash: String
+    /// The fetch requests stored with the model (Core Data's `<fetchRequest>` elements), by name.
+    public let fetchRequestTemplates: [String: FetchRequestTemplate]
     let resolved: ResolvedModel
 
     /// Creates and validates a model.
@@ -30,11 +32,36 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
     ///   - classes: managed-object subclasses; each is used for the entity its
     ///     ``ManagedObject/entityName`` names. Entities without a class use ``ManagedObject``.
     /// - Throws: ``AmbarError/invalidModel(_:)`` naming the entity and property at fault.
-    public init(entities: [EntityDescription], classes: [ManagedObject.Type] = []) throws(AmbarError) {
+    ///   - fetchRequestTemplates: fetch requests kept with the model, each naming an entity of it.
+    public init(entities: [EntityDescription], classes: [ManagedObject.Type] = [], fetchRequestTemplates: [FetchRequestTemplate] = []) throws(AmbarError) {
+        try self.init(entities: entities, classes: classes, fetchRequestTemplates: fetchRequestTemplates) { $0.message }
+    }
+
+    /// Creates a model, describing a problem with `describe` (a model file reader adds the line
+    /// of the element at fault).
+    init(
+        entities: [EntityDescription], classes: [ManagedObject.Type] = [], fetchRequestTemplates: [FetchRequestTemplate] = [],
+        describe: (ModelIssue) -> String
+    ) throws(AmbarError) {
         self.entities = entities
         var classMap: [String: ManagedObject.Type] = [:]
         for type in classes { classMap[type.entityName] = type }
-        self.resolved = try ResolvedModel(entities: entities, classes: classMap)
+        do {
+            self.resolved = try ResolvedModel(entities: entities, classes: classMap)
+        } catch {
+            throw .invalidModel(describe(error))
+        }
+        var templates: [String: FetchRequestTemplate] = [:]
+        for template in fetchRequestTemplates {
+            guard templates[template.name] == nil else {
+                throw .invalidModel(describe(ModelIssue(entity: nil, property: template.name, message: "fetch request template '\(template.name)' is defined twice")))
+            }
+            guard resolved.entities[template.entityName] != nil else {
+                throw .invalidModel(describe(ModelIssue(entity: nil, property: template.name, message: "fetch request template '\(template.name)' fetches '\(template.entityName)', which is not in the model")))
+            }
+            templates[template.name] = template
+        }
+        self.fetchRequestTemplates = templates
         self.versionHash = Self.hash(of: entities)
     }
 
@@ -42,7 +69,7 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
     public func registering(_ classes: [ManagedObject.Type]) throws(AmbarError) -> ManagedObjectModel {
         var map = resolved.classes
         for type in classes { map[type.entityName] = type }
-        return try ManagedObjectModel(entities: entities, classes: Array(map.values))
+        return try ManagedObjectModel(entities: entities, classes: Array(map.values), fetchRequestTemplates: Array(fetchRequestTemplates.values))
     }
 
     /// The entity named `name`, as declared: inherited properties are on its parent entities.
@@ -53,33 +80,39 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
     /// The names of all entities.
     public var entityNames: [String] { entities.map(\.name) }
 
-    enum CodingKeys: String, CodingKey { case entities }
+    enum CodingKeys: String, CodingKey { case entities, fetchRequestTemplates }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let entities = try container.decode([EntityDescription].self, forKey: .entities)
-        try self.init(entities: entities)
+        let templates = try container.decodeIfPresent([FetchRequestTemplate].self, forKey: .fetchRequestTemplates) ?? []
+        try self.init(entities: entities, fetchRequestTemplates: templates)
     }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(entities, forKey: .entities)
+        if !fetchRequestTemplates.isEmpty {
+            try container.encode(fetchRequestTemplates.values.sorted { $0.name < $1.name }, forKey: .fetchRequestTemplates)
+        }
     }
 
     public static func == (lhs: ManagedObjectModel, rhs: ManagedObjectModel) -> Bool {
-        lhs.versionHash == rhs.versionHash && lhs.entities == rhs.entities
+        lhs.versionHash == rhs.versionHash && lhs.entities == rhs.entities && lhs.fetchRequestTemplates == rhs.fetchRequestTemplates
     }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(versionHash) }
 
-    /// FNV-1a over the canonical JSON of the entities sorted by name. Renaming identifiers are
-    /// left out, as in Core Data: they say where an element came from, not what the store holds.
+    /// FNV-1a over the canonical JSON of the entities sorted by name. Renaming identifiers and
+    /// fetched properties are left out: they say where an element came from or how it is read,
+    /// not what the store holds.
     static func hash(of entities: [EntityDescription]) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let sorted = entities.sorted { $0.name < $1.name }.map { entity in
             var entity = entity
             entity.renamingIdentifier = nil
+            entity.fetchedProperties = []
             for i in entity.attributes.indices { entity.attributes[i].renamingIdentifier = nil }
             for i in entity.relationships.indices { entity.relationships[i].renamingIdentifier = nil }
             return entity

@@ -38,8 +38,16 @@ public enum ModelDifference {
     /// The non-lightweight differences between `old` (already under the new names) and `new`.
     private static func problems(from old: ManagedObjectModel, to new: ManagedObjectModel) -> [String] {
         var problems: [String] = []
-        for before in old.entities {
-            guard let after = new.entities.first(where: { $0.name == before.name }) else {
+        // Transient properties are not in the store: adding, removing or changing them needs
+        // no migration.
+        func stored(_ entity: EntityDescription) -> EntityDescription {
+            var entity = entity
+            entity.attributes.removeAll(where: \.isTransient)
+            entity.relationships.removeAll(where: \.isTransient)
+            return entity
+        }
+        for before in old.entities.map(stored) {
+            guard let after = new.entities.first(where: { $0.name == before.name }).map(stored) else {
                 problems.append("entity \(before.name) was removed")
                 continue
             }

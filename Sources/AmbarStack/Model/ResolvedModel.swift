@@ -8,6 +8,16 @@ enum RelationshipMapping: Sendable, Hashable {
     case inverseForeignKey(destinationRoot: String, column: String)
     /// A to-many whose inverse is a to-many (or that has no inverse): a join table.
     case joinTable(table: String, ownColumn: String, otherColumn: String)
+    /// A transient relationship: in memory only.
+    case transient
+}
+
+/// What is wrong with a model, and where: the entity and property (when there is one), so that a
+/// model file reader can point at the element's line.
+struct ModelIssue: Error, Sendable {
+    let entity: String?
+    let property: String?
+    let message: String
 }
 
 /// One relationship with its inherited position and storage mapping resolved.
@@ -40,12 +50,25 @@ final class EntityLayout: Sendable {
     /// The names of the ancestors, nearest first.
     let ancestors: [String]
     let objectClass: ManagedObject.Type
+    /// The column of each attribute (`nil` for a transient one), in attribute order.
+    let attributeColumns: [String?]
+    /// The column of each relationship (`nil` unless a stored to-one), in relationship order.
+    let relationshipColumns: [String?]
+    /// The indexes of the attributes the store keeps (all but the transient ones).
+    let storedAttributes: [Int]
+    /// The indexes of the transient attributes.
+    let transientAttributes: [Int]
+    /// The indexes of the derived attributes, with their parsed derivations.
+    let derivedAttributes: [(index: Int, derivation: DerivedAttribute)]
+    /// Fetched properties, inherited first.
+    let fetchedProperties: [FetchedPropertyDescription]
 
     init(
         name: String, description: EntityDescription, rootName: String,
         attributes: [AttributeDescription], relationships: [ResolvedRelationship],
         selfAndDescendants: [String], uniquenessConstraints: [[String]], ancestors: [String],
-        objectClass: ManagedObject.Type
+        objectClass: ManagedObject.Type, attributeColumns: [String?], relationshipColumns: [String?],
+        derivedAttributes: [(index: Int, derivation: DerivedAttribute)], fetchedProperties: [FetchedPropertyDescription]
     ) {
         self.name = name
         self.description = description
@@ -58,6 +81,25 @@ final class EntityLayout: Sendable {
         self.uniquenessConstraints = uniquenessConstraints
         self.ancestors = ancestors
         self.objectClass = objectClass
+        self.attributeColumns = attributeColumns
+        self.relationshipColumns = relationshipColumns
+        self.storedAttributes = attributes.indices.filter { !attributes[$0].isTransient }
+        self.transientAttributes = attributes.indices.filter { attributes[$0].isTransient }
+        self.derivedAttributes = derivedAttributes
+        self.fetchedProperties = fetchedProperties
+    }
+
+    /// The column of the attribute at `index`, or an error saying it is transient.
+    func column(ofAttribute index: Int) throws(AmbarError) -> String {
+        guard let column = attributeColumns[index] else {
+            throw .invalidPredicate("'\(name).\(attributes[index].name)' is transient: it is not in the store, so a fetch cannot filter or sort by it (filter the fetched objects in memory instead)")
+        }
+        return column
+    }
+
+    /// The column of the stored to-one relationship at `index`.
+    func column(ofRelationship index: Int) -> String {
+        relationshipColumns[index] ?? relationships[index].name
     }
 
     /// Whether `other` is this entity or inherits from it.
@@ -87,25 +129,30 @@ final class ResolvedModel: Sendable {
     let roots: [String]
     /// Columns of each root table, for the whole hierarchy, in a stable order.
     let rootColumns: [String: [ColumnSpec]]
-    /// Uniqueness constraints per root table (attribute names).
+    /// Uniqueness constraints per root table (column names).
     let rootUniqueness: [String: [[String]]]
+    /// Indexes over several columns per root table (column names, in index order).
+    let rootIndexes: [String: [[String]]]
     let joinTables: [JoinTableSpec]
     let classes: [String: ManagedObject.Type]
 
-    init(entities list: [EntityDescription], classes: [String: ManagedObject.Type]) throws(AmbarError) {
+    init(entities list: [EntityDescription], classes: [String: ManagedObject.Type]) throws(ModelIssue) {
+        func issue(_ entity: String?, _ property: String? = nil, _ message: String) -> ModelIssue {
+            ModelIssue(entity: entity, property: property, message: message)
+        }
         var byName: [String: EntityDescription] = [:]
         for e in list {
             guard Self.isValidIdentifier(e.name) else {
-                throw .invalidModel("entity name '\(e.name)' must be letters, digits and _ and start with a letter")
+                throw issue(e.name, nil, "entity name '\(e.name)' must be letters, digits and _ and start with a letter")
             }
-            guard byName[e.name] == nil else { throw .invalidModel("entity '\(e.name)' is defined twice") }
+            guard byName[e.name] == nil else { throw issue(e.name, nil, "entity '\(e.name)' is defined twice") }
             guard !e.name.lowercased().hasPrefix("ambar_"), !e.name.hasPrefix("Z_") else {
-                throw .invalidModel("entity name '\(e.name)' uses a reserved prefix (ambar_, Z_)")
+                throw issue(e.name, nil, "entity name '\(e.name)' uses a reserved prefix (ambar_, Z_)")
             }
             byName[e.name] = e
         }
         for name in classes.keys where byName[name] == nil {
-            throw .invalidModel("class registered for entity '\(name)', which the model does not define")
+            throw issue(nil, nil, "class registered for entity '\(name)', which the model does not define")
         }
 
         // Ancestors, checking parents exist and that there is no cycle.
@@ -115,10 +162,10 @@ final class ResolvedModel: Sendable {
             var current = e.parent
             while let p = current {
                 guard let parent = byName[p] else {
-                    throw .invalidModel("entity '\(e.name)' has parent '\(p)', which is not in the model")
+                    throw issue(e.name, nil, "entity '\(e.name)' has parent '\(p)', which is not in the model")
                 }
                 guard p != e.name, !chain.contains(p) else {
-                    throw .invalidModel("entity '\(e.name)' inherits from itself")
+                    throw issue(e.name, nil, "entity '\(e.name)' inherits from itself")
                 }
                 chain.append(p)
                 current = parent.parent
@@ -126,41 +173,64 @@ final class ResolvedModel: Sendable {
             ancestors[e.name] = chain
         }
         func root(of name: String) -> String { ancestors[name]?.last ?? name }
+        func chain(_ name: String) -> [String] { (ancestors[name] ?? []).reversed() + [name] }
 
-        // Property names are unique across a whole hierarchy, since it shares one table.
-        var hierarchyProperties: [String: [String: String]] = [:]  // root -> property -> entity
+        // Property names: valid, not reserved, and not declared again by a descendant (which
+        // would hide the inherited one). Sibling sub-entities may each declare the same name, as
+        // in Core Data: they share a column when the column types agree and get one each when not.
+        func declaredNames(_ e: EntityDescription) -> [String] {
+            let attributes: [String] = e.attributes.map(\.name)
+            let relationships: [String] = e.relationships.map(\.name)
+            let fetched: [String] = e.fetchedProperties.map(\.name)
+            return attributes + relationships + fetched
+        }
         for e in list {
-            let r = root(of: e.name)
-            for prop in e.attributes.map(\.name) + e.relationships.map(\.name) {
+            var own = Set<String>()
+            var inheritedFrom: [String: String] = [:]
+            for a in ancestors[e.name] ?? [] {
+                for prop in byName[a].map(declaredNames) ?? [] where inheritedFrom[prop] == nil { inheritedFrom[prop] = a }
+            }
+            for prop in declaredNames(e) {
                 guard Self.isValidIdentifier(prop) else {
-                    throw .invalidModel("property name '\(e.name).\(prop)' must be letters, digits and _ and start with a letter")
+                    throw issue(e.name, prop, "property name '\(e.name).\(prop)' must be letters, digits and _ and start with a letter")
                 }
                 guard !Self.reservedColumns.contains(prop), !prop.hasPrefix("Z_") else {
-                    throw .invalidModel("property name '\(e.name).\(prop)' is reserved")
+                    throw issue(e.name, prop, "property name '\(e.name).\(prop)' is reserved")
                 }
-                if let other = hierarchyProperties[r, default: [:]][prop] {
-                    throw .invalidModel("property '\(prop)' is defined by both '\(other)' and '\(e.name)' in one inheritance hierarchy")
+                guard own.insert(prop).inserted else {
+                    throw issue(e.name, prop, "entity '\(e.name)' declares property '\(prop)' twice")
                 }
-                hierarchyProperties[r, default: [:]][prop] = e.name
+                if let owner = inheritedFrom[prop] {
+                    throw issue(e.name, prop, "property '\(prop)' of '\(e.name)' is already declared by its ancestor '\(owner)'")
+                }
             }
         }
 
-        // Attributes: default values must fit their type.
+        // Attributes: types, defaults and derivations.
+        var derivations: [String: [String: DerivedAttribute]] = [:]
         for e in list {
-            for a in e.attributes where !a.defaultValue.isNull {
-                guard a.defaultValue.coerced(to: a.type) != nil else {
-                    throw .invalidModel("default value \(a.defaultValue) of '\(e.name).\(a.name)' is not a \(a.type.rawValue)")
+            for a in e.attributes {
+                if a.type == .undefined && !a.isTransient {
+                    throw issue(e.name, a.name, "attribute '\(e.name).\(a.name)' has type undefined, which only a transient attribute may have")
+                }
+                if !a.defaultValue.isNull, a.defaultValue.coerced(to: a.type) == nil {
+                    throw issue(e.name, a.name, "default value \(a.defaultValue) of '\(e.name).\(a.name)' is not \(a.type.withArticle)")
+                }
+                if let expression = a.derivation {
+                    do {
+                        derivations[e.name, default: [:]][a.name] = try DerivedAttribute(parsing: expression)
+                    } catch {
+                        throw issue(e.name, a.name, "derived attribute '\(e.name).\(a.name)': \(error.message)")
+                    }
                 }
             }
         }
 
         func allAttributes(_ name: String) -> [AttributeDescription] {
-            let chain = (ancestors[name] ?? []).reversed() + [name]
-            return chain.flatMap { byName[$0]?.attributes ?? [] }
+            chain(name).flatMap { byName[$0]?.attributes ?? [] }
         }
         func allRelationships(_ name: String) -> [RelationshipDescription] {
-            let chain = (ancestors[name] ?? []).reversed() + [name]
-            return chain.flatMap { byName[$0]?.relationships ?? [] }
+            chain(name).flatMap { byName[$0]?.relationships ?? [] }
         }
         func findRelationship(_ entity: String, _ rel: String) -> RelationshipDescription? {
             allRelationships(entity).first { $0.name == rel }
@@ -170,51 +240,91 @@ final class ResolvedModel: Sendable {
         for e in list {
             for r in e.relationships {
                 guard byName[r.destination] != nil else {
-                    throw .invalidModel("relationship '\(e.name).\(r.name)' points to '\(r.destination)', which is not in the model")
+                    throw issue(e.name, r.name, "relationship '\(e.name).\(r.name)' points to '\(r.destination)', which is not in the model")
+                }
+                if r.isOrdered && !r.isToMany {
+                    throw issue(e.name, r.name, "relationship '\(e.name).\(r.name)' is ordered but not to-many")
+                }
+                if r.minCount < 0 || r.maxCount < 0 || (r.maxCount > 0 && r.minCount > r.maxCount) {
+                    throw issue(e.name, r.name, "relationship '\(e.name).\(r.name)' has a minimum count \(r.minCount) above its maximum \(r.maxCount)")
                 }
                 if let inv = r.inverse {
                     guard let inverse = findRelationship(r.destination, inv) else {
-                        throw .invalidModel("relationship '\(e.name).\(r.name)' names inverse '\(r.destination).\(inv)', which does not exist")
+                        throw issue(e.name, r.name, "relationship '\(e.name).\(r.name)' names inverse '\(r.destination).\(inv)', which does not exist")
                     }
                     guard inverse.inverse == r.name else {
-                        throw .invalidModel("'\(e.name).\(r.name)' and its inverse '\(r.destination).\(inv)' do not name each other")
+                        throw issue(e.name, r.name, "'\(e.name).\(r.name)' and its inverse '\(r.destination).\(inv)' do not name each other (the inverse names \(inverse.inverse.map { "'\($0)'" } ?? "none"))")
                     }
                     let eAncestry = [e.name] + (ancestors[e.name] ?? [])
                     let invDest = inverse.destination
                     guard eAncestry.contains(invDest) || (ancestors[invDest] ?? []).contains(e.name) else {
-                        throw .invalidModel("inverse '\(r.destination).\(inv)' points to '\(invDest)', not to '\(e.name)'")
+                        throw issue(e.name, r.name, "inverse '\(r.destination).\(inv)' points to '\(invDest)', not to '\(e.name)'")
                     }
                 }
             }
         }
 
-        // Uniqueness constraints name attributes of the entity (or its ancestors).
+        // Fetched properties name an entity of the model.
         for e in list {
-            let names = Set(allAttributes(e.name).map(\.name))
-            for group in e.uniquenessConstraints {
-                guard !group.isEmpty else { throw .invalidModel("entity '\(e.name)' has an empty uniqueness constraint") }
-                for a in group where !names.contains(a) {
-                    throw .invalidModel("uniqueness constraint of '\(e.name)' names '\(a)', which is not an attribute")
-                }
+            for f in e.fetchedProperties where byName[f.entityName] == nil {
+                throw issue(e.name, f.name, "fetched property '\(e.name).\(f.name)' fetches '\(f.entityName)', which is not in the model")
             }
         }
 
-        func mapping(entity: String, _ r: RelationshipDescription) -> RelationshipMapping {
-            if !r.isToMany { return .foreignKey(column: r.name) }
-            if let inv = r.inverse, let inverse = findRelationship(r.destination, inv), !inverse.isToMany {
-                return .inverseForeignKey(destinationRoot: root(of: r.destination), column: inv)
+        // Columns, per root table: a property's column is its name, unless a sibling entity
+        // already uses that name for a column of another type (then `<name>_<Entity>`).
+        var attributeColumnNames: [String: [String: String]] = [:]  // entity -> attribute -> column
+        var relationshipColumnNames: [String: [String: String]] = [:]
+        var rootColumns: [String: [ColumnSpec]] = [:]
+        let rootNames = list.filter { $0.parent == nil }.map(\.name).sorted()
+        func descendants(_ name: String) -> [String] {
+            list.filter { ($0.name == name) || (ancestors[$0.name] ?? []).contains(name) }.map(\.name)
+        }
+        func entityColumnNeeded(_ r: RelationshipDescription) -> Bool {
+            !r.isToMany && !r.isTransient && descendants(r.destination).count > 1
+        }
+        for r in rootNames {
+            var columns: [ColumnSpec] = []
+            var taken: [String: Int] = [:]  // column name -> position in `columns`
+            func claim(_ name: String, _ sqlType: String, _ indexed: Bool, entity: String) -> String {
+                if let i = taken[name] {
+                    if columns[i].sqlType == sqlType {
+                        if indexed && !columns[i].isIndexed { columns[i] = ColumnSpec(name: name, sqlType: sqlType, isIndexed: true) }
+                        return name
+                    }
+                    let own = "\(name)_\(entity)"
+                    taken[own] = columns.count
+                    columns.append(ColumnSpec(name: own, sqlType: sqlType, isIndexed: indexed))
+                    return own
+                }
+                taken[name] = columns.count
+                columns.append(ColumnSpec(name: name, sqlType: sqlType, isIndexed: indexed))
+                return name
             }
-            // Join table, named after the canonical side of the pair.
-            let owner = entityDeclaring(entity, r.name)
-            let mine = "\(owner).\(r.name)"
-            if let inv = r.inverse {
-                let otherOwner = entityDeclaring(r.destination, inv)
-                let theirs = "\(otherOwner).\(inv)"
-                if theirs < mine {
-                    return .joinTable(table: "Z_\(otherOwner)_\(inv)", ownColumn: "dst", otherColumn: "src")
+            for e in list where root(of: e.name) == r {
+                for a in e.attributes where !a.isTransient {
+                    attributeColumnNames[e.name, default: [:]][a.name] = claim(a.name, a.type.sqlColumnType, a.isIndexed, entity: e.name)
+                }
+                for rel in e.relationships where !rel.isToMany && !rel.isTransient {
+                    relationshipColumnNames[e.name, default: [:]][rel.name] = claim(rel.name, "INTEGER", true, entity: e.name)
+                    if entityColumnNeeded(rel) {
+                        _ = claim("Z_ENT_\(rel.name)", "INTEGER", false, entity: e.name)
+                    }
                 }
             }
-            return .joinTable(table: "Z_\(owner)_\(r.name)", ownColumn: "src", otherColumn: "dst")
+            rootColumns[r] = columns
+        }
+        func attributeColumn(_ entity: String, _ attribute: String) -> String? {
+            for name in chain(entity).reversed() {
+                if let column = attributeColumnNames[name]?[attribute] { return column }
+            }
+            return nil
+        }
+        func relationshipColumn(_ entity: String, _ relationship: String) -> String? {
+            for name in chain(entity).reversed() {
+                if let column = relationshipColumnNames[name]?[relationship] { return column }
+            }
+            return nil
         }
         func entityDeclaring(_ entity: String, _ rel: String) -> String {
             for name in [entity] + (ancestors[entity] ?? []) where byName[name]?.relationships.contains(where: { $0.name == rel }) == true {
@@ -223,44 +333,96 @@ final class ResolvedModel: Sendable {
             return entity
         }
 
-        func descendants(_ name: String) -> [String] {
-            list.filter { ($0.name == name) || (ancestors[$0.name] ?? []).contains(name) }.map(\.name)
+        // Uniqueness constraints and indexes name properties of the entity (or its ancestors).
+        var rootUniqueness: [String: [[String]]] = [:]
+        var rootIndexes: [String: [[String]]] = [:]
+        for e in list {
+            let attributes = allAttributes(e.name)
+            for group in e.uniquenessConstraints {
+                guard !group.isEmpty else { throw issue(e.name, nil, "entity '\(e.name)' has an empty uniqueness constraint") }
+                var columns: [String] = []
+                for a in group {
+                    guard let attribute = attributes.first(where: { $0.name == a }) else {
+                        throw issue(e.name, nil, "uniqueness constraint of '\(e.name)' names '\(a)', which is not an attribute")
+                    }
+                    guard !attribute.isTransient, let column = attributeColumn(e.name, a) else {
+                        throw issue(e.name, a, "uniqueness constraint of '\(e.name)' names '\(a)', which is transient and so not in the store")
+                    }
+                    columns.append(column)
+                }
+                rootUniqueness[root(of: e.name), default: []].append(columns)
+            }
+            for group in e.indexes {
+                guard !group.isEmpty else { throw issue(e.name, nil, "entity '\(e.name)' has an empty index") }
+                var columns: [String] = []
+                for property in group {
+                    if let column = attributeColumn(e.name, property) ?? relationshipColumn(e.name, property) {
+                        columns.append(column)
+                    } else if allAttributes(e.name).contains(where: { $0.name == property }) || findRelationship(e.name, property) != nil {
+                        throw issue(e.name, property, "index of '\(e.name)' covers '\(property)', which is not stored (transient, or a to-many relationship)")
+                    } else {
+                        throw issue(e.name, property, "index of '\(e.name)' covers '\(property)', which is not a property of '\(e.name)'")
+                    }
+                }
+                if !(rootIndexes[root(of: e.name)] ?? []).contains(columns) { rootIndexes[root(of: e.name), default: []].append(columns) }
+            }
+        }
+
+        func mapping(entity: String, _ r: RelationshipDescription) -> RelationshipMapping {
+            if r.isTransient { return .transient }
+            if !r.isToMany { return .foreignKey(column: relationshipColumn(entity, r.name) ?? r.name) }
+            if let inv = r.inverse, let inverse = findRelationship(r.destination, inv), !inverse.isToMany, !inverse.isTransient {
+                return .inverseForeignKey(destinationRoot: root(of: r.destination), column: relationshipColumn(r.destination, inv) ?? inv)
+            }
+            // Join table, named after the canonical side of the pair.
+            let owner = entityDeclaring(entity, r.name)
+            let mine = "\(owner).\(r.name)"
+            if let inv = r.inverse, findRelationship(r.destination, inv)?.isTransient == false {
+                let otherOwner = entityDeclaring(r.destination, inv)
+                let theirs = "\(otherOwner).\(inv)"
+                if theirs < mine {
+                    return .joinTable(table: "Z_\(otherOwner)_\(inv)", ownColumn: "dst", otherColumn: "src")
+                }
+            }
+            return .joinTable(table: "Z_\(owner)_\(r.name)", ownColumn: "src", otherColumn: "dst")
         }
         func entityColumn(_ r: RelationshipDescription) -> String? {
-            (!r.isToMany && descendants(r.destination).count > 1) ? "Z_ENT_\(r.name)" : nil
+            entityColumnNeeded(r) ? "Z_ENT_\(r.name)" : nil
         }
         var layouts: [String: EntityLayout] = [:]
         for e in list {
             let rels = allRelationships(e.name).enumerated().map { i, r in
                 ResolvedRelationship(description: r, index: i, mapping: mapping(entity: e.name, r), entityColumn: entityColumn(r))
             }
-            let chain = (ancestors[e.name] ?? []).reversed() + [e.name]
+            let attributes = allAttributes(e.name)
+            var derived: [(index: Int, derivation: DerivedAttribute)] = []
+            for (i, a) in attributes.enumerated() {
+                if let d = chain(e.name).lazy.compactMap({ derivations[$0]?[a.name] }).first { derived.append((i, d)) }
+            }
             layouts[e.name] = EntityLayout(
                 name: e.name, description: e, rootName: root(of: e.name),
-                attributes: allAttributes(e.name), relationships: rels,
+                attributes: attributes, relationships: rels,
                 selfAndDescendants: descendants(e.name),
-                uniquenessConstraints: chain.flatMap { byName[$0]?.uniquenessConstraints ?? [] },
+                uniquenessConstraints: chain(e.name).flatMap { byName[$0]?.uniquenessConstraints ?? [] },
                 ancestors: ancestors[e.name] ?? [],
-                objectClass: classes[e.name] ?? ManagedObject.self)
+                objectClass: classes[e.name] ?? ManagedObject.self,
+                attributeColumns: attributes.map { $0.isTransient ? nil : attributeColumn(e.name, $0.name) },
+                relationshipColumns: rels.map { rel in rel.isToMany || rel.description.isTransient ? nil : relationshipColumn(e.name, rel.name) },
+                derivedAttributes: derived,
+                fetchedProperties: chain(e.name).flatMap { byName[$0]?.fetchedProperties ?? [] })
+        }
+        // Derivations name properties the entity has.
+        for (name, layout) in layouts {
+            for (i, derivation) in layout.derivedAttributes {
+                if let problem = derivation.problem(in: layout, lookup: { layouts[$0] }) {
+                    throw issue(name, layout.attributes[i].name, "derived attribute '\(name).\(layout.attributes[i].name)': \(problem)")
+                }
+            }
         }
 
-        var rootColumns: [String: [ColumnSpec]] = [:]
-        var rootUniqueness: [String: [[String]]] = [:]
         var joins: [String: JoinTableSpec] = [:]
-        let rootNames = list.filter { $0.parent == nil }.map(\.name).sorted()
         for r in rootNames {
-            var columns: [ColumnSpec] = []
             for e in list where root(of: e.name) == r {
-                for a in e.attributes {
-                    columns.append(ColumnSpec(name: a.name, sqlType: a.type.sqlColumnType, isIndexed: a.isIndexed))
-                }
-                for rel in e.relationships where !rel.isToMany {
-                    columns.append(ColumnSpec(name: rel.name, sqlType: "INTEGER", isIndexed: true))
-                    if let column = entityColumn(rel) {
-                        columns.append(ColumnSpec(name: column, sqlType: "INTEGER", isIndexed: false))
-                    }
-                }
-                rootUniqueness[r, default: []].append(contentsOf: e.uniquenessConstraints)
                 for rel in layouts[e.name]?.relationships ?? [] {
                     if case .joinTable(let table, _, _) = rel.mapping, joins[table] == nil {
                         let ownerIsSource = rel.mapping == .joinTable(table: table, ownColumn: "src", otherColumn: "dst")
@@ -270,13 +432,13 @@ final class ResolvedModel: Sendable {
                     }
                 }
             }
-            rootColumns[r] = columns
         }
 
         self.entities = layouts
         self.roots = rootNames
         self.rootColumns = rootColumns
         self.rootUniqueness = rootUniqueness
+        self.rootIndexes = rootIndexes
         self.joinTables = joins.values.sorted { $0.table < $1.table }
         self.classes = classes
     }
@@ -287,7 +449,7 @@ final class ResolvedModel: Sendable {
     }
 
     static func isValidIdentifier(_ s: String) -> Bool {
-        guard let first = s.unicodeScalars.first, first.properties.isAlphabetic, first.isASCII else { return false }
+        guard let first = s.unicodeScalars.first, first.properties.isAlphabetic || first == "_", first.isASCII else { return false }
         return s.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }
     }
 }

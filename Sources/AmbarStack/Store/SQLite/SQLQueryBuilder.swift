@@ -59,7 +59,10 @@ struct SQLQueryBuilder {
                 alias = existing.alias
             } else {
                 let joinAlias = newAlias("j")
-                scope.joins.append("LEFT JOIN \(quoted(destination.rootName)) AS \(joinAlias) ON \(joinAlias).Z_PK = \(alias).\(quoted(name))")
+                guard layout.relationshipColumns[i] != nil else {
+                    throw .invalidPredicate("'\(name)' in key path '\(path)' is a transient relationship: it is not in the store, so a fetch cannot follow it")
+                }
+                scope.joins.append("LEFT JOIN \(quoted(destination.rootName)) AS \(joinAlias) ON \(joinAlias).Z_PK = \(alias).\(quoted(layout.column(ofRelationship: i)))")
                 scope.joined[prefix] = (joinAlias, destination)
                 alias = joinAlias
             }
@@ -77,7 +80,7 @@ struct SQLQueryBuilder {
             }
             throw .unknownProperty(entity: layout.name, property: last)
         }
-        return ("\(alias).\(quoted(last))", layout.attributes[i])
+        return ("\(alias).\(quoted(try layout.column(ofAttribute: i)))", layout.attributes[i])
     }
 
     mutating func bind(_ value: AttributeValue) -> String {
@@ -92,7 +95,12 @@ struct SQLQueryBuilder {
 
     /// Compiles a predicate to an SQL boolean expression that is never NULL.
     mutating func compile(_ predicate: ObjectPredicate, in scope: Scope) throws(AmbarError) -> String {
+        if let rewritten = try PredicateResolution.rewrite(predicate, layout: scope.layout, lookup: { model.entities[$0] }) {
+            return try compile(rewritten, in: scope)
+        }
         switch predicate {
+        case .quantified:
+            throw .invalidPredicate("\(predicate) cannot be resolved against '\(scope.layout.name)'")
         case .constant(let b):
             return b ? "1" : "0"
         case .and(let parts):
@@ -148,7 +156,10 @@ struct SQLQueryBuilder {
             guard let i = layout.relationshipIndex[last], !layout.relationships[i].isToMany else {
                 throw .invalidPredicate("'\(key)' is not a to-one relationship of '\(layout.name)'")
             }
-            let column = "\(alias).\(quoted(last))"
+            guard layout.relationshipColumns[i] != nil else {
+                throw .invalidPredicate("'\(key)' is a transient relationship: it is not in the store, so a fetch cannot use it")
+            }
+            let column = "\(alias).\(quoted(layout.column(ofRelationship: i)))"
             guard let target else { return "\(column) IS NULL" }
             guard let pk = target.primaryKey else { return "0" }
             return "(\(column) IS NOT NULL AND \(column) = \(bind(.integer(pk))))"
@@ -160,6 +171,25 @@ struct SQLQueryBuilder {
         case .count(let key, let op, let count):
             let (from, link, _) = try toManyLink(key, in: scope)
             return "((SELECT COUNT(*) FROM \(from.sql) WHERE \(link)) \(op.sqlOperator) \(bind(.integer(Int64(count)))))"
+        case .aggregate(let key, let function, let attributeName, let op, let value):
+            let (from, link, destination) = try toManyLink(key, in: scope)
+            let (attribute, param) = try PredicateEvaluation.aggregateOperand(function, attributeName, value, destination, key: key)
+            guard let i = destination.attributeIndex[attributeName] else { throw .unknownProperty(entity: destination.name, property: attributeName) }
+            let column = "\(from.alias).\(quoted(try destination.column(ofAttribute: i)))"
+            let sqlFunction: String
+            switch function {
+            case .count: sqlFunction = "COUNT(\(column))"
+            case .sum: sqlFunction = attribute.type.isInteger || attribute.type == .boolean ? "COALESCE(SUM(\(column)), 0)" : "COALESCE(TOTAL(\(column)), 0.0)"
+            case .avg: sqlFunction = "AVG(\(column))"
+            case .min: sqlFunction = "MIN(\(column))"
+            case .max: sqlFunction = "MAX(\(column))"
+            }
+            let expression = "(SELECT \(sqlFunction) FROM \(from.sql) WHERE \(link))"
+            switch op {
+            case .equal: return param.isNull ? "(\(expression) IS NULL)" : "(\(expression) IS \(bind(param)))"
+            case .notEqual: return param.isNull ? "(\(expression) IS NOT NULL)" : "(\(expression) IS NOT \(bind(param)))"
+            default: return param.isNull ? "0" : "(\(expression) \(op.sqlOperator) \(bind(param)))"
+            }
         }
     }
 
@@ -181,6 +211,8 @@ struct SQLQueryBuilder {
             return ((from, d), "\(j).\(own) = \(alias).Z_PK", destination)
         case .foreignKey:
             throw .invalidPredicate("'\(key)' is not a to-many relationship")
+        case .transient:
+            throw .invalidPredicate("'\(key)' is a transient relationship: it is not in the store, so a fetch cannot use it")
         }
     }
 

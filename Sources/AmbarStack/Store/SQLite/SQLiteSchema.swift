@@ -101,10 +101,11 @@ enum SQLiteSchema {
         for entity in model.entities {
             let before = renamed.entities.first { $0.name == entity.name }
             guard let before, let layout = resolved.entities[entity.name] else { continue }
-            for attribute in entity.attributes where !attribute.defaultValue.isNull && !before.attributes.contains(where: { $0.name == attribute.name }) {
+            for attribute in entity.attributes where !attribute.isTransient && !attribute.defaultValue.isNull && !before.attributes.contains(where: { $0.name == attribute.name }) {
                 let ids = layout.selfAndDescendants.compactMap { entityIDs[$0] }
+                guard let i = layout.attributeIndex[attribute.name], let column = layout.attributeColumns[i] else { continue }
                 try db.execute(
-                    sql: "UPDATE \(quoted(layout.rootName)) SET \(quoted(attribute.name)) = ? WHERE Z_ENT IN (\(ids.map(String.init).joined(separator: ",")))",
+                    sql: "UPDATE \(quoted(layout.rootName)) SET \(quoted(column)) = ? WHERE Z_ENT IN (\(ids.map(String.init).joined(separator: ",")))",
                     arguments: [SQLiteValues.databaseValue(attribute.defaultValue)])
             }
         }
@@ -183,6 +184,9 @@ enum SQLiteSchema {
             }
             for group in resolved.rootUniqueness[root] ?? [] {
                 add(root, "\(root)_unique_\(group.joined(separator: "_"))", unique: true, group)
+            }
+            for group in resolved.rootIndexes[root] ?? [] {
+                add(root, "\(root)_\(group.joined(separator: "_"))", group)
             }
         }
         for join in resolved.joinTables { add(join.table, "\(join.table)_dst", ["dst", "src"]) }

@@ -29,7 +29,7 @@ extension SQLiteStore {
             }
             prepared.append(values)
         }
-        let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + layout.attributes.map { quoted($0.name) }
+        let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + layout.storedAttributes.map { quoted(layout.attributeColumns[$0] ?? "") }
         let sql = "INSERT INTO \(quoted(layout.rootName)) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
         return try write("batch insert") { db in
             try SQLiteSchema.checkModelIsCurrent(db, model: model)
@@ -44,7 +44,7 @@ extension SQLiteStore {
                 sqlite3_bind_int64(handle, 1, pk)
                 sqlite3_bind_int64(handle, 2, entityID)
                 sqlite3_bind_int64(handle, 3, 1)
-                for (i, value) in values.enumerated() { SQLiteValues.bind(value, to: handle, at: Int32(i + 4)) }
+                for (n, i) in layout.storedAttributes.enumerated() { SQLiteValues.bind(values[i], to: handle, at: Int32(n + 4)) }
                 guard try SQLiteValues.stepInsert(handle, db) else {
                     throw AmbarError.constraintViolation(entity: entity, attributes: layout.uniquenessConstraints.first ?? [], values: [], existing: nil)
                 }
@@ -72,7 +72,7 @@ extension SQLiteStore {
             if coerced.isNull && !attribute.isOptional {
                 throw .invalidFetchRequest("batch update sets non-optional '\(layout.name).\(name)' to nil")
             }
-            assignments.append("\(quoted(name)) = ?")
+            assignments.append("\(quoted(try layout.column(ofAttribute: i))) = ?")
             arguments.append(SQLiteValues.databaseValue(coerced))
         }
         let (select, selectArguments, _) = try select({ "\($0).Z_PK, \($0).Z_ENT" }, query)

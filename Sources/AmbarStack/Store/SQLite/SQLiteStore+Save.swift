@@ -140,8 +140,13 @@ private struct SaveWork {
                 result[key] = row
             }
         }
+        let columns = group.map { name in
+            rootLayout.selfAndDescendants.lazy.compactMap { entity in
+                self.resolved.entities[entity].flatMap { layout in layout.attributeIndex[name].flatMap { layout.attributeColumns[$0] } }
+            }.first ?? name
+        }
         if group.count == 1 {
-            let column = "t0.\(quoted(group[0]))"
+            let column = "t0.\(quoted(columns[0]))"
             for start in stride(from: 0, to: keys.count, by: 500) {
                 let chunk = StatementShape.padded(Array(keys[start..<min(start + 500, keys.count)]))
                 let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
@@ -150,7 +155,7 @@ private struct SaveWork {
                 try collect(statement)
             }
         } else {
-            let condition = group.map { "t0.\(quoted($0)) = ?" }.joined(separator: " AND ")
+            let condition = columns.map { "t0.\(quoted($0)) = ?" }.joined(separator: " AND ")
             let statement = try db.cachedStatement(sql: "SELECT \(spec.selectListT0) FROM \(quoted(rootLayout.rootName)) AS t0 WHERE \(condition) LIMIT 1")
             for key in keys {
                 statement.setUncheckedArguments(StatementArguments(key.map(SQLiteValues.databaseValue)))
@@ -171,7 +176,7 @@ private struct SaveWork {
                 try overwriteRow(existingRow.id, values: insert.values, toOne: insert.toOne, layout: layout, newVersion: existingRow.version + 1)
                 outcome.versions[existing] = existingRow.version + 1
                 outcome.updated.insert(existing)
-                ledger.record(existing, .update, properties: layout.attributes.map(\.name))
+                ledger.record(existing, .update, properties: layout.storedAttributes.map { layout.attributes[$0].name })
                 skipInsert.insert(insert.id)
             } else if let earlierInsert {
                 // Two new objects in one save: the later one is written, the earlier becomes it.
@@ -228,7 +233,8 @@ private struct SaveWork {
         var assignments = ["Z_OPT = ?"]
         var arguments: [DatabaseValue] = [(update.expectedVersion + 1).databaseValue]
         for i in update.changedAttributes {
-            assignments.append("\(quoted(layout.attributes[i].name)) = ?")
+            guard let column = layout.attributeColumns[i] else { continue }
+            assignments.append("\(quoted(column)) = ?")
             arguments.append(SQLiteValues.databaseValue(update.values[i]))
         }
         for i in update.changedToOne {
@@ -292,11 +298,11 @@ private struct SaveWork {
         guard let pk = id.primaryKey else { return }
         var assignments = ["Z_OPT = ?"]
         var arguments: [DatabaseValue] = [newVersion.databaseValue]
-        for (i, attribute) in layout.attributes.enumerated() {
-            assignments.append("\(quoted(attribute.name)) = ?")
+        for i in layout.storedAttributes {
+            assignments.append("\(quoted(layout.attributeColumns[i] ?? "")) = ?")
             arguments.append(SQLiteValues.databaseValue(values[i]))
         }
-        for rel in layout.relationships where !rel.isToMany {
+        for rel in layout.relationships where !rel.isToMany && layout.relationshipColumns[rel.index] != nil {
             appendToOne(rel, toOne[safe: rel.index] ?? nil, &assignments, &arguments)
         }
         arguments.append(pk.databaseValue)
@@ -305,8 +311,9 @@ private struct SaveWork {
 
     /// The columns (and values) that store a to-one relationship.
     func toOneColumns(_ rel: ResolvedRelationship, _ target: ManagedObjectID?) -> [(column: String, value: DatabaseValue)] {
+        guard case .foreignKey(let foreignKey) = rel.mapping else { return [] }
         let destination = target.map(resolve)
-        var result = [(quoted(rel.name), destination?.primaryKey?.databaseValue ?? .null)]
+        var result = [(quoted(foreignKey), destination?.primaryKey?.databaseValue ?? .null)]
         if let column = rel.entityColumn {
             result.append((quoted(column), destination.flatMap { store.entityIDs[$0.entityName] }?.databaseValue ?? .null))
         }
@@ -347,8 +354,8 @@ private struct SaveWork {
                 sqlite3_bind_int64(handle, 2, plan.entityID)
                 sqlite3_bind_int64(handle, 3, 1)
                 var index: Int32 = 4
-                for value in insert.values {
-                    SQLiteValues.bind(value, to: handle, at: index)
+                for i in layout.storedAttributes {
+                    SQLiteValues.bind(insert.values[i], to: handle, at: index)
                     index += 1
                 }
                 for rel in plan.toOne {

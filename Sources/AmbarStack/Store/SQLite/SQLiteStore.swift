@@ -28,6 +28,8 @@ final class SQLiteStore: PersistentStore {
         struct EntityMap: Sendable {
             let layout: EntityLayout
             let attributePositions: [Int32]
+            /// What a transient attribute (position -1) starts as.
+            let attributeDefaults: [AttributeValue]
             let attributeTypes: [AttributeType]
             /// (relationship index, column position, entity column position, declared destination)
             let toOne: [(Int, Int32, Int32?, String)]
@@ -235,12 +237,13 @@ final class SQLiteStore: PersistentStore {
                 guard let layout = resolved.entities[name], let id = entityIDs[name] else {
                     throw .storeCannotOpen(path: location, reason: "entity '\(name)' has no number in ambar_entities")
                 }
-                let toOne = layout.relationships.filter { !$0.isToMany }.map { rel in
-                    (rel.index, position[rel.name] ?? -1, rel.entityColumn.flatMap { position[$0] }, rel.description.destination)
+                let toOne = layout.relationships.filter { !$0.isToMany && layout.relationshipColumns[$0.index] != nil }.map { rel in
+                    (rel.index, position[layout.column(ofRelationship: rel.index)] ?? -1, rel.entityColumn.flatMap { position[$0] }, rel.description.destination)
                 }
                 perEntity[id] = RowSpec.EntityMap(
                     layout: layout,
-                    attributePositions: layout.attributes.map { position[$0.name] ?? -1 },
+                    attributePositions: layout.attributeColumns.map { $0.flatMap { position[$0] } ?? -1 },
+                    attributeDefaults: layout.attributes.map { $0.isTransient ? $0.defaultValue.coerced(to: $0.type) ?? .null : .null },
                     attributeTypes: layout.attributes.map(\.type),
                     toOne: toOne)
             }
@@ -250,10 +253,10 @@ final class SQLiteStore: PersistentStore {
         var plans: [String: InsertPlan] = [:]
         for (name, layout) in resolved.entities {
             guard let entityID = entityIDs[name] else { continue }
-            let toOne = layout.relationships.filter { !$0.isToMany }
-            var columns = ["Z_PK", "Z_ENT", "Z_OPT"] + layout.attributes.map { quoted($0.name) }
+            let toOne = layout.relationships.filter { !$0.isToMany && layout.relationshipColumns[$0.index] != nil }
+            var columns = ["Z_PK", "Z_ENT", "Z_OPT"] + layout.storedAttributes.map { quoted(layout.attributeColumns[$0] ?? "") }
             for rel in toOne {
-                columns.append(quoted(rel.name))
+                columns.append(quoted(layout.column(ofRelationship: rel.index)))
                 if let column = rel.entityColumn { columns.append(quoted(column)) }
             }
             let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
@@ -325,7 +328,7 @@ final class SQLiteStore: PersistentStore {
         var values = [AttributeValue]()
         values.reserveCapacity(map.attributePositions.count)
         for (i, position) in map.attributePositions.enumerated() {
-            values.append(SQLiteValues.read(statement, position, map.attributeTypes[i]))
+            values.append(position < 0 ? map.attributeDefaults[i] : SQLiteValues.read(statement, position, map.attributeTypes[i]))
         }
         var toOne: [ManagedObjectID?] = []
         if !map.toOne.isEmpty {
@@ -434,13 +437,15 @@ final class SQLiteStore: PersistentStore {
         let layout = try model.resolved.layout(query.entity)
         guard !properties.isEmpty else { throw .invalidFetchRequest("a values fetch needs at least one property") }
         var attributes: [AttributeDescription] = []
+        var columns: [String] = []
         for name in properties {
             guard let i = layout.attributeIndex[name] else { throw .unknownProperty(entity: layout.name, property: name) }
             attributes.append(layout.attributes[i])
+            columns.append(try layout.column(ofAttribute: i))
         }
-        let (inner, arguments, _) = try select({ alias in properties.map { "\(alias).\(quoted($0))" }.joined(separator: ", ") }, query)
+        let (inner, arguments, _) = try select({ alias in columns.map { "\(alias).\(quoted($0))" }.joined(separator: ", ") }, query)
         let sql = distinct
-            ? "SELECT DISTINCT \(properties.map(quoted).joined(separator: ", ")) FROM (\(inner))"
+            ? "SELECT DISTINCT \(columns.map(quoted).joined(separator: ", ")) FROM (\(inner))"
             : inner
         return try readOneStatement("fetch values") { db in
             let statement = try db.cachedStatement(sql: sql)
@@ -494,7 +499,7 @@ final class SQLiteStore: PersistentStore {
             sql = "SELECT Z_PK, Z_ENT FROM \(quoted(root)) WHERE \(quoted(column)) = ? ORDER BY Z_PK"
         case .joinTable(let table, let own, let other):
             sql = "SELECT d.Z_PK, d.Z_ENT FROM \(quoted(table)) AS j JOIN \(quoted(destination.rootName)) AS d ON d.Z_PK = j.\(other) WHERE j.\(own) = ? ORDER BY d.Z_PK"
-        case .foreignKey:
+        case .foreignKey, .transient:
             return []
         }
         return try readOneStatement("load relationship") { db in

@@ -105,7 +105,7 @@ enum SQLiteValues {
             return .double(sqlite3_column_double(statement, index))
         case .date:
             return .date(Date(timeIntervalSinceReferenceDate: sqlite3_column_double(statement, index)))
-        case .binary:
+        case .binary, .transformable, .undefined:
             let count = Int(sqlite3_column_bytes(statement, index))
             guard count > 0, let bytes = sqlite3_column_blob(statement, index) else { return .data(Data()) }
             return .data(Data(bytes: bytes, count: count))

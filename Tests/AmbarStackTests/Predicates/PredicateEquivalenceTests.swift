@@ -21,6 +21,7 @@ final class PredicateEquivalenceTests: XCTestCase {
     static let texts = ["", "a", "A", "abc", "ABC", "Abc", "é", "e\u{301}", "E", "ÉCOLE", "école", "100%", "a_b", "a*b",
                         "a?b", "back\\slash", "zebra", "Zürich", "zurich", "straße", "STRASSE", "日本", "x y", "%", "_"]
     static let patterns = ["a", "A", "é", "e", "%", "_", "*", "?", "a*", "*b", "a?c", "\\*", "a\\?b", "", "É", "z*h", "*a*"]
+    static let regularExpressions = ["a.*", ".*b.*", "[a-z]+", "[A-Z]+", "a|ab", "e\\u0301?", ".*(é|e).*", "", ".", "x y", "\\d+%", "[^a]*", "z.*h"]
 
     private var directory: TemporaryDirectory!
 
@@ -63,8 +64,9 @@ final class PredicateEquivalenceTests: XCTestCase {
         case 3:
             return .between(key: attribute, lower: randomValue(attribute, &rng, allowNil: false), upper: randomValue(attribute, &rng, allowNil: false))
         case 4, 5:
-            let op: TextOperator = [.beginsWith, .contains, .endsWith, .like].randomElement(using: &rng)!
-            return .text(key: "text", op: op, pattern: Self.patterns.randomElement(using: &rng)!, options: options)
+            let op: TextOperator = [.beginsWith, .contains, .endsWith, .like, .matches].randomElement(using: &rng)!
+            let pattern = op == .matches ? Self.regularExpressions.randomElement(using: &rng)! : Self.patterns.randomElement(using: &rng)!
+            return .text(key: "text", op: op, pattern: pattern, options: options)
         case 6:
             return .and((0..<Int.random(in: 0...3, using: &rng)).map { _ in randomPredicate(&rng, depth: depth + 1) })
         case 7:
@@ -114,6 +116,22 @@ final class PredicateEquivalenceTests: XCTestCase {
                 XCTFail("seed \(seed), case \(n): SQL and memory disagree for \(predicate) sorted by \(sorts)\nSQL:    \(fromSQL.count) \(fromSQL.prefix(5))\nmemory: \(fromMemory.count) \(fromMemory.prefix(5))")
                 return
             }
+            // Rendered as an NSPredicate format string and parsed back, it selects the same rows,
+            // in SQL and in memory.
+            var renderer = PredicateFormatRenderer(seed: seed &+ UInt64(n))
+            let format = renderer.render(predicate)
+            let parsed: ObjectPredicate
+            do {
+                parsed = try ObjectPredicate(format: format, argumentArray: renderer.arguments)
+            } catch {
+                XCTFail("seed \(seed), case \(n): \(format) with \(renderer.arguments) did not parse: \(error)")
+                return
+            }
+            let parsedRequest = FetchRequest<ManagedObject>(entityName: "Sample", predicate: parsed, sortDescriptors: sorts)
+            let parsedSQL = try sql.performAndWait { try sql.fetch(parsedRequest).map(render) }
+            let parsedMemory = try memory.performAndWait { try memory.fetch(parsedRequest).map(render) }
+            XCTAssertEqual(parsedSQL, fromSQL, "seed \(seed), case \(n): the format \(format) selects other rows in SQL than \(predicate)")
+            XCTAssertEqual(parsedMemory, fromSQL, "seed \(seed), case \(n): the format \(format) selects other rows in memory than \(predicate)")
             // ObjectPredicate.evaluate on saved objects agrees too.
             let evaluated = try sql.performAndWait {
                 try sql.fetch(FetchRequest<ManagedObject>(entityName: "Sample")).filter { try predicate.evaluate(with: $0) }.count

@@ -1,0 +1,28 @@
+import Foundation
+
+extension ManagedObjectContext {
+    /// Sets the derived attributes of `objects` (see ``DerivedAttribute``) before a save reaches
+    /// the store; a value that changed counts as a change of its object.
+    func computeDerivedAttributes(_ objects: [ManagedObject]) {
+        let now = Date()
+        for object in objects where !object.layout.derivedAttributes.isEmpty && object.lifecycle != .deleted {
+            object.fireFaultIfNeeded()
+            for (i, derivation) in object.layout.derivedAttributes {
+                let attribute = object.layout.attributes[i]
+                let value = derivation.evaluate(on: object, now: now).coerced(to: attribute.type) ?? .null
+                if object.values[i] != value {
+                    object.values[i] = value
+                    object.changedAttributes.insert(i)
+                }
+            }
+        }
+    }
+}
+
+extension ManagedObject {
+    /// Whether the object has changes the store keeps (not only transient ones).
+    var hasStoredChanges: Bool {
+        changedAttributes.contains { !layout.attributes[$0].isTransient }
+            || changedRelationships.contains { !layout.relationships[$0].description.isTransient }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+
+/// A value in a parsed format: a plain value, an object (from a managed object or object ID
+/// argument), or a collection (`{1, 2}`, an array argument).
+enum FormatValue {
+    case value(AttributeValue)
+    case object(ManagedObjectID)
+    case list([FormatValue])
+}
+
+/// An operand of a comparison in a parsed format.
+indirect enum FormatExpression {
+    case keyPath([String], position: Int)
+    case constant(FormatValue, position: Int)
+    case variable(String, position: Int)
+    case list([FormatExpression], position: Int)
+    case evaluatedObject(position: Int)
+
+    var position: Int {
+        switch self {
+        case .keyPath(_, let p), .constant(_, let p), .variable(_, let p), .list(_, let p), .evaluatedObject(let p): return p
+        }
+    }
+}
+
+/// The operators of `NSPredicate`'s comparison grammar.
+enum FormatOperator: String {
+    case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+    case `in` = "IN", between = "BETWEEN", beginsWith = "BEGINSWITH", endsWith = "ENDSWITH"
+    case contains = "CONTAINS", like = "LIKE", matches = "MATCHES"
+
+    var comparison: ComparisonOperator? {
+        switch self {
+        case .equal: return .equal
+        case .notEqual: return .notEqual
+        case .less: return .less
+        case .lessOrEqual: return .lessOrEqual
+        case .greater: return .greater
+        case .greaterOrEqual: return .greaterOrEqual
+        default: return nil
+        }
+    }
+
+    var text: TextOperator? {
+        switch self {
+        case .beginsWith: return .beginsWith
+        case .endsWith: return .endsWith
+        case .contains: return .contains
+        case .like: return .like
+        case .matches: return .matches
+        default: return nil
+        }
+    }
+
+    /// The operator with its operands swapped (`5 < x` is `x > 5`).
+    var swapped: FormatOperator? {
+        switch self {
+        case .equal, .notEqual: return self
+        case .less: return .greater
+        case .lessOrEqual: return .greaterOrEqual
+        case .greater: return .less
+        case .greaterOrEqual: return .lessOrEqual
+        default: return nil
+        }
+    }
+}
+
+/// A parsed format, before its `$VARIABLES` are given values.
+indirect enum FormatPredicate {
+    case constant(Bool)
+    case and([FormatPredicate])
+    case or([FormatPredicate])
+    case not(FormatPredicate)
+    case comparison(quantifier: Quantifier?, lhs: FormatExpression, op: FormatOperator, options: TextOptions, rhs: FormatExpression, position: Int)
+
+    /// The names of the variables it uses.
+    var variables: Set<String> {
+        func names(_ e: FormatExpression) -> Set<String> {
+            switch e {
+            case .variable(let name, _): return [name]
+            case .list(let items, _): return items.reduce(into: []) { $0.formUnion(names($1)) }
+            default: return []
+            }
+        }
+        switch self {
+        case .constant: return []
+        case .and(let parts), .or(let parts): return parts.reduce(into: []) { $0.formUnion($1.variables) }
+        case .not(let p): return p.variables
+        case .comparison(_, let lhs, _, _, let rhs, _): return names(lhs).union(names(rhs))
+        }
+    }
+}
