@@ -1,0 +1,147 @@
+import AmbarStack
+import ArgumentParser
+import Foundation
+
+/// `sync-agent fetch --entity E [--predicate FORMAT] [--sort KEY[:desc]]… [--limit N] [--json]`:
+/// the objects of a store, for people and scripts looking inside it.
+struct FetchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fetch",
+        abstract: "Print the objects of an entity that match an NSPredicate format string.",
+        discussion: """
+            The predicate is an NSPredicate format string without arguments, e.g. \
+            "name BEGINSWITH[c] 'a' AND salary > 50000" or "ANY employees.age < 30". Objects of \
+            sub-entities are included. With --json each object is one JSON line holding "id" (its \
+            URI) and every stored attribute by name: binary and transformable values as base64, \
+            dates as ISO 8601, UUIDs, URIs and decimals as strings, nil as null. A bad format string \
+            exits with status 65 and says where it stops making sense; an unknown entity exits with 64.
+            """)
+
+    @OptionGroup var directory: DirectoryOptions
+
+    @Option(name: .long, help: "The entity to fetch.")
+    var entity: String
+
+    @Option(name: .long, help: "An NSPredicate format string (no % arguments or $ variables).")
+    var predicate: String?
+
+    @Option(name: .long, help: "Sort by this key path; add :desc for descending (repeatable; ties by primary key).")
+    var sort: [String] = []
+
+    @Option(name: .long, help: "At most this many objects.")
+    var limit: Int?
+
+    @Flag(name: .long, help: "One JSON object per line.")
+    var json = false
+
+    func validate() throws {
+        if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more") }
+    }
+
+    func run() throws {
+        bootstrapLogging(level: .warning)
+        let stack = try openExistingStack(directory)
+        let model = try stack.mainCoordinator.model
+        guard model.entity(named: entity) != nil else {
+            FileHandle.standardError.write(Data("error: the store has no entity named '\(entity)' (it has: \(model.entityNames.sorted().joined(separator: ", ")))\n".utf8))
+            throw ExitCode(64)
+        }
+        var request = FetchRequest<ManagedObject>(entityName: entity)
+        do {
+            if let predicate { request.predicate = try ObjectPredicate(format: predicate) }
+        } catch {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            throw ExitCode(65)
+        }
+        request.sortDescriptors = sort.map { term in
+            for suffix in [":desc", ":descending"] where term.lowercased().hasSuffix(suffix) {
+                return ObjectSortDescriptor(key: String(term.dropLast(suffix.count)), ascending: false)
+            }
+            for suffix in [":asc", ":ascending"] where term.lowercased().hasSuffix(suffix) {
+                return ObjectSortDescriptor(key: String(term.dropLast(suffix.count)), ascending: true)
+            }
+            return ObjectSortDescriptor(key: term, ascending: true)
+        }
+        request.fetchLimit = limit ?? 0
+        let context = try stack.temporaryContext()
+        let asJSON = json
+        let outcome: Result<[String], AmbarError> = context.performAndWait {
+            do throws(AmbarError) {
+                let objects = try context.fetch(request)
+                return .success(objects.map { asJSON ? Self.jsonLine($0) : Self.textLine($0) })
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch outcome {
+        case .success(let lines):
+            for line in lines { print(line) }
+        case .failure(let error):
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            throw ExitCode(Self.isAboutTheRequest(error) ? 65 : 1)
+        }
+    }
+
+    /// Errors that say the predicate or sort does not fit the model (exit 65), as opposed to the
+    /// store failing.
+    static func isAboutTheRequest(_ error: AmbarError) -> Bool {
+        switch error {
+        case .invalidPredicate, .invalidPredicateFormat, .unknownProperty, .invalidFetchRequest, .unknownEntity: return true
+        default: return false
+        }
+    }
+
+    /// The stored attributes of `object` (inherited ones first), by name.
+    private static func attributes(_ object: ManagedObject) -> [(String, AttributeValue)] {
+        var names: [String] = []
+        var entity: EntityDescription? = object.entity
+        var chain: [EntityDescription] = []
+        while let current = entity {
+            chain.insert(current, at: 0)
+            entity = current.parent.flatMap { object.managedObjectContext?.persistentStoreCoordinator.model.entity(named: $0) }
+        }
+        for e in chain { names += e.attributes.filter { !$0.isTransient }.map(\.name) }
+        return names.map { ($0, (try? object.value(forKey: $0)) ?? .null) }
+    }
+
+    static func jsonLine(_ object: ManagedObject) -> String {
+        var fields: [String: Any] = ["id": object.objectID.uriString]
+        for (name, value) in attributes(object) { fields[name] = jsonValue(value) }
+        guard let data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes]) else {
+            return #"{"id":"\#(object.objectID.uriString)"}"#
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func jsonValue(_ value: AttributeValue) -> Any {
+        switch value {
+        case .null: return NSNull()
+        case .string(let s): return s
+        case .integer(let v): return v
+        case .double(let d): return d.isFinite ? d : String(d) as Any
+        case .bool(let b): return b
+        case .date(let d): return isoDate(d)
+        case .data(let d): return d.base64EncodedString()
+        case .uuid(let u): return u.uuidString
+        case .url(let u): return u.absoluteString
+        case .decimal(let d): return d.description
+        }
+    }
+
+    static func isoDate(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        let seconds = date.timeIntervalSince1970
+        if seconds.rounded() != seconds { formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds] }
+        return formatter.string(from: date)
+    }
+
+    static func textLine(_ object: ManagedObject) -> String {
+        let fields = attributes(object).map { name, value -> String in
+            switch value {
+            case .string(let s): return "\(name)=\(s.debugDescription)"
+            default: return "\(name)=\(jsonValue(value) is NSNull ? "nil" : "\(jsonValue(value))")"
+            }
+        }
+        return ([object.objectID.uriString] + fields).joined(separator: "  ")
+    }
+}
