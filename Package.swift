@@ -155,5 +155,6 @@ if ProcessInfo.processInfo.environment["AMBAR_FUZZ"] != nil {
         .target(name: "FuzzDriver", path: "Fuzz/Sources/FuzzDriver"),
         .executableTarget(name: "fuzz-wire", dependencies: ["FuzzChecks", "FuzzDriver"], path: "Fuzz/Sources/fuzz-wire"),
         .executableTarget(name: "fuzz-import-line", dependencies: ["FuzzChecks", "FuzzDriver", "RecordImport"], path: "Fuzz/Sources/fuzz-import-line"),
+        .executableTarget(name: "fuzz-predicate-format", dependencies: ["FuzzChecks", "FuzzDriver"], path: "Fuzz/Sources/fuzz-predicate-format"),
     ]
 }

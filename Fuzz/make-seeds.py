@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes the seed corpus: one valid frame (or stream of frames) per file under Corpus/wire, and
-one import line per file under Corpus/import-line. Run from anywhere; the files are committed."""
+one import line per file under Corpus/import-line. Run from anywhere; the files are committed.
+The predicate-format seeds (Corpus/predicate-format) are format strings written by hand."""
 import os, struct, uuid
 
 here = os.path.dirname(os.path.abspath(__file__))

@@ -1,3 +1,4 @@
+import AmbarStack
 import Foundation
 import FuzzChecks
 import RecordImport
@@ -53,6 +54,18 @@ final class FuzzCorpusTests: XCTestCase {
         guard case .refuse(.wrongStore, _)?? = byName["Corpus/wire/hello-other-store.bin"] else { return XCTFail("\(verdicts)") }
         guard case .refuse(.unsupportedVersion, _)?? = byName["Corpus/wire/hello-version-9.bin"] else { return XCTFail("\(verdicts)") }
         guard case .refuse(.malformed, _) = Handshake.verdict(on: .ping(1), storeUUID: WireChecks.storeUUID) else { return XCTFail("ping admitted") }
+    }
+
+    func testEveryPredicateFormatPassesTheFuzzersChecks() throws {
+        let all = try inputs("predicate-format")
+        XCTAssertGreaterThanOrEqual(all.count, 10, "the seed corpus is in Fuzz/Corpus/predicate-format")
+        for input in all {
+            XCTAssertNil(PredicateFormatChecks.check(input.bytes), input.name)
+        }
+        // The seeds cover both outcomes: most parse, SUBQUERY does not.
+        let parsed = all.filter { (try? PredicateTemplate(format: String(decoding: $0.bytes, as: UTF8.self), argumentArray: [])) != nil }.count
+        XCTAssertGreaterThan(parsed, 5)
+        XCTAssertLessThan(parsed, all.count)
     }
 
     func testEveryImportLinePassesTheFuzzersChecks() throws {
