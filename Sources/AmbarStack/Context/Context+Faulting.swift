@@ -8,6 +8,8 @@ struct ObjectState: Sendable {
     let toOne: [ManagedObjectID?]
     /// Loaded to-many sets (nil where not loaded).
     var toMany: [Set<ManagedObjectID>?] = []
+    /// The order of loaded ordered relationships, by relationship index.
+    var order: [Int: [ManagedObjectID]] = [:]
     /// Whether the object is deleted (unsaved) in the parent.
     var isDeleted = false
 
@@ -24,6 +26,7 @@ struct ObjectState: Sendable {
         values = object.values
         toOne = object.toOne
         toMany = object.toMany
+        order = object.order
         isDeleted = object.lifecycle == .deleted
     }
 }
@@ -117,18 +120,19 @@ extension ManagedObjectContext {
         if let loaded = object.toMany[index] { return loaded }
         object.fireFaultIfNeeded()
         let relationship = object.layout.relationships[index]
-        var base = Set<ManagedObjectID>()
+        var baseOrder: [ManagedObjectID] = []
         if !object.objectID.isTemporaryID && object.lifecycle != .inserted {
             do {
-                if let parent, let fromParent = parent.performAndWait({ parent.knownToMany(object.objectID, relationship.name) }) {
-                    base = fromParent
+                if let parent, let fromParent = parent.performAndWait({ parent.knownOrderedToMany(object.objectID, relationship.name) }) {
+                    baseOrder = fromParent
                 } else {
-                    base = Set(try persistentStoreCoordinator.store.loadToMany(object.objectID, relationship))
+                    baseOrder = try persistentStoreCoordinator.store.loadToMany(object.objectID, relationship)
                 }
             } catch {
                 report(ContextFailure(operation: "load a to-many relationship", object: object.objectID, property: relationship.name, error: error))
             }
         }
+        let base = Set(baseOrder)
         var current = base
         if case .inverseForeignKey = relationship.mapping, let inverse = relationship.description.inverse {
             for candidate in state.inserted.values.map({ $0 }) + state.updated.values.map({ $0 }) {
@@ -145,15 +149,29 @@ extension ManagedObjectContext {
         for deleted in state.deleted.values { current.remove(deleted.objectID) }
         object.toMany[index] = current
         object.snapshotToMany[index] = base
+        if relationship.isOrdered {
+            // The stored order, without what this context removed, then what it added.
+            let added = current.subtracting(base).sorted(by: PredicateEvaluation.idPrecedes)
+            object.order[index] = baseOrder.filter { current.contains($0) } + added
+            object.snapshotOrder[index] = baseOrder
+        }
         return current
     }
 
-    /// A to-many set this context (or an ancestor) has loaded, for a child.
-    func knownToMany(_ id: ManagedObjectID, _ relationship: String) -> Set<ManagedObjectID>? {
+    /// The destinations of an ordered relationship in order (loading them on first use); for
+    /// an unordered one, in ID order.
+    func loadOrderedToMany(_ object: ManagedObject, _ index: Int) -> [ManagedObjectID] {
+        let set = loadToMany(object, index)
+        if let list = object.order[index] { return list }
+        return set.sorted(by: PredicateEvaluation.idPrecedes)
+    }
+
+    /// An ordered to-many list this context (or an ancestor) has loaded, for a child.
+    func knownOrderedToMany(_ id: ManagedObjectID, _ relationship: String) -> [ManagedObjectID]? {
         if let object = state.registered[id], let i = object.layout.relationshipIndex[relationship] {
-            return loadToMany(object, i)
+            return loadOrderedToMany(object, i)
         }
-        if let parent { return parent.performAndWait { parent.knownToMany(id, relationship) } }
+        if let parent { return parent.performAndWait { parent.knownOrderedToMany(id, relationship) } }
         return nil
     }
 }

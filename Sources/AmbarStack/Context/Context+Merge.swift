@@ -91,9 +91,11 @@ extension ManagedObjectContext {
         var toOne = fresh.toOne.isEmpty ? object.toOne : fresh.toOne
         var keptRelationships = Set<Int>()
         var keptToMany: [Int: Set<ManagedObjectID>] = [:]
+        var keptOrder: [Int: [ManagedObjectID]] = [:]
         for i in localRelationships {
             if object.layout.relationships[i].isToMany {
                 if let set = object.toMany[i] { keptToMany[i] = set }
+                if let list = object.order[i] { keptOrder[i] = list }
                 keptRelationships.insert(i)
                 continue
             }
@@ -110,9 +112,12 @@ extension ManagedObjectContext {
         for i in object.toMany.indices {
             if let kept = keptToMany[i] {
                 object.toMany[i] = kept
+                object.order[i] = keptOrder[i]
             } else {
                 object.toMany[i] = nil
                 object.snapshotToMany[i] = nil
+                object.order[i] = nil
+                object.snapshotOrder[i] = nil
             }
         }
         object.changedAttributes = keptAttributes
@@ -131,6 +136,8 @@ extension ManagedObjectContext {
                   other.layout.relationships[i].isToMany else { continue }
             other.toMany[i]?.remove(object.objectID)
             other.snapshotToMany[i]?.remove(object.objectID)
+            other.order[i]?.removeAll { $0 == object.objectID }
+            other.snapshotOrder[i]?.removeAll { $0 == object.objectID }
         }
     }
 
@@ -192,6 +199,7 @@ extension ManagedObjectContext {
             if !object.snapshot.isEmpty { object.values = object.snapshot }
             object.toOne = object.snapshotToOne
             object.toMany = object.snapshotToMany
+            object.order = object.snapshotOrder
             object.changedAttributes.removeAll()
             object.changedRelationships.removeAll()
             restored.insert(object.objectID)

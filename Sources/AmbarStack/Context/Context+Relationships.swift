@@ -13,14 +13,79 @@ extension ManagedObjectContext {
 
     private func primitiveAdd(_ object: ManagedObject, _ index: Int, _ id: ManagedObjectID) {
         object.fireFaultIfNeeded()
-        if object.toMany[index] != nil { object.toMany[index]?.insert(id) }
+        if object.toMany[index] != nil, object.toMany[index]?.insert(id).inserted == true {
+            object.order[index]?.append(id)
+        }
         object.changedRelationships.insert(index)
         objectDidChange(object)
     }
 
     private func primitiveRemove(_ object: ManagedObject, _ index: Int, _ id: ManagedObjectID) {
         object.fireFaultIfNeeded()
-        if object.toMany[index] != nil { object.toMany[index]?.remove(id) }
+        if object.toMany[index] != nil, object.toMany[index]?.remove(id) != nil {
+            object.order[index]?.removeAll { $0 == id }
+        }
+        object.changedRelationships.insert(index)
+        objectDidChange(object)
+    }
+
+    // MARK: - Ordered relationships
+
+    /// The ordered relationship at `index`, checked.
+    private func orderedRelationship(_ object: ManagedObject, _ index: Int) throws(AmbarError) -> ResolvedRelationship {
+        let relationship = object.layout.relationships[index]
+        guard relationship.isOrdered else {
+            throw .invalidFetchRequest("'\(object.entityName).\(relationship.name)' is not an ordered relationship; use the set API (objects(forKey:), addObject(_:toKey:))")
+        }
+        return relationship
+    }
+
+    /// Inserts `destination` into the ordered relationship at `index`, at `position` (it moves
+    /// there if it is already in the relationship). The inverse is kept in step.
+    func insertOrdered(_ object: ManagedObject, _ index: Int, _ destination: ManagedObject, at position: Int) throws(AmbarError) {
+        _ = try orderedRelationship(object, index)
+        var list = loadOrderedToMany(object, index)
+        let withoutIt = list.filter { $0 != destination.objectID }
+        guard position >= 0, position <= withoutIt.count else {
+            throw .invalidFetchRequest("position \(position) is outside '\(object.entityName).\(object.layout.relationships[index].name)' (0…\(withoutIt.count))")
+        }
+        try addToMany(object, index, destination)
+        list = withoutIt
+        list.insert(destination.objectID, at: position)
+        setOrder(object, index, list)
+    }
+
+    /// Moves the destination at `from` to `to` in the ordered relationship at `index`.
+    func moveOrdered(_ object: ManagedObject, _ index: Int, from: Int, to: Int) throws(AmbarError) {
+        _ = try orderedRelationship(object, index)
+        var list = loadOrderedToMany(object, index)
+        guard list.indices.contains(from), list.indices.contains(to) else {
+            throw .invalidFetchRequest("cannot move from \(from) to \(to) in '\(object.entityName).\(object.layout.relationships[index].name)', which holds \(list.count) objects")
+        }
+        let id = list.remove(at: from)
+        list.insert(id, at: to)
+        setOrder(object, index, list)
+    }
+
+    /// Replaces the destinations of the ordered relationship at `index` with `destinations`, in
+    /// that order, keeping inverses in step.
+    func setOrdered(_ object: ManagedObject, _ index: Int, _ destinations: [ManagedObject]) throws(AmbarError) {
+        _ = try orderedRelationship(object, index)
+        let wanted = destinations.map(\.objectID)
+        guard Set(wanted).count == wanted.count else {
+            throw .invalidFetchRequest("an ordered relationship holds each object once; the list given to '\(object.entityName).\(object.layout.relationships[index].name)' repeats one")
+        }
+        let current = loadToMany(object, index)
+        for id in current where !wanted.contains(id) {
+            if let old = registeredOrFault(for: id) { try removeFromToMany(object, index, old) }
+        }
+        for destination in destinations where !current.contains(destination.objectID) { try addToMany(object, index, destination) }
+        setOrder(object, index, wanted)
+    }
+
+    private func setOrder(_ object: ManagedObject, _ index: Int, _ list: [ManagedObjectID]) {
+        guard object.order[index] != list else { return }
+        object.order[index] = list
         object.changedRelationships.insert(index)
         objectDidChange(object)
     }

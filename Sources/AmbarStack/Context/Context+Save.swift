@@ -92,6 +92,8 @@ extension ManagedObjectContext {
                 object.toMany[i] = remap(object.toMany[i])
                 object.snapshotToMany[i] = remap(object.snapshotToMany[i])
             }
+            for (i, list) in object.order where list.contains(where: { map[$0] != nil }) { object.order[i] = list.map { map[$0] ?? $0 } }
+            for (i, list) in object.snapshotOrder where list.contains(where: { map[$0] != nil }) { object.snapshotOrder[i] = list.map { map[$0] ?? $0 } }
         }
     }
 
@@ -132,6 +134,16 @@ extension ManagedObjectContext {
 
     // MARK: - Root save
 
+    /// The new order of each ordered relationship of `object` whose order or members changed.
+    private func orderChanges(_ object: ManagedObject) -> [OrderChange] {
+        var changes: [OrderChange] = []
+        for i in object.changedRelationships.sorted() where object.layout.relationships[i].isOrdered {
+            guard let list = object.order[i], list != object.snapshotOrder[i] || object.lifecycle == .inserted else { continue }
+            changes.append(OrderChange(owner: object.objectID, relationship: object.layout.relationships[i].name, destinations: list))
+        }
+        return changes
+    }
+
     private func joinChanges(_ object: ManagedObject) -> [JoinChange] {
         var changes: [JoinChange] = []
         for i in object.changedRelationships.sorted() {
@@ -165,6 +177,7 @@ extension ManagedObjectContext {
         for object in inserted {
             changes.inserts.append(InsertChange(id: object.objectID, values: object.values, toOne: object.toOne))
             changes.joins += joinChanges(object)
+            changes.orders += orderChanges(object)
         }
         for object in updated {
             let layout = object.layout
@@ -177,6 +190,7 @@ extension ManagedObjectContext {
                 snapshotToOne: object.snapshotToOne, toOne: object.toOne,
                 changedToOne: storedRelationships.filter { !layout.relationships[$0].isToMany }))
             changes.joins += joinChanges(object)
+            changes.orders += orderChanges(object)
         }
         for object in deleted where !object.objectID.isTemporaryID {
             changes.deletes.append(DeleteChange(id: object.objectID, expectedVersion: object.version))
@@ -204,7 +218,7 @@ extension ManagedObjectContext {
             object.lifecycle = .registered
             if let row = outcome.refreshed[object.objectID] {
                 object.load(values: row.values, toOne: row.toOne, version: row.version)
-                for i in object.toMany.indices { object.toMany[i] = nil; object.snapshotToMany[i] = nil }
+                object.dropLoadedToMany()
                 refreshed.insert(object.objectID)
             } else {
                 object.commit(version: outcome.versions[object.objectID] ?? 1)
@@ -216,7 +230,7 @@ extension ManagedObjectContext {
                 invalidate(object)
             } else if let row = outcome.refreshed[object.objectID] {
                 object.load(values: row.values, toOne: row.toOne, version: row.version)
-                for i in object.toMany.indices { object.toMany[i] = nil; object.snapshotToMany[i] = nil }
+                object.dropLoadedToMany()
                 refreshed.insert(object.objectID)
             } else {
                 object.commit(version: outcome.versions[object.objectID] ?? object.version + 1)
@@ -290,6 +304,7 @@ extension ManagedObjectContext {
             object.values = incoming.values
             object.toOne = incoming.toOne
             object.toMany = incoming.toMany
+            object.order = incoming.order
             object.snapshot = []
             object.hasData = true
             object.faultFlag = false
@@ -309,6 +324,7 @@ extension ManagedObjectContext {
                     if let set = incoming.toMany[safe: i] ?? nil {
                         if object.toMany[i] == nil { _ = loadToMany(object, i) }
                         object.toMany[i] = set
+                        if let list = incoming.order[i] { object.order[i] = list }
                     }
                 } else {
                     object.toOne[i] = incoming.toOne[i]

@@ -29,6 +29,19 @@ struct ResolvedRelationship: Sendable {
     let entityColumn: String?
     var name: String { description.name }
     var isToMany: Bool { description.isToMany }
+    /// Whether the relationship keeps its destinations in an order the store records.
+    var isOrdered: Bool { description.isOrdered && description.isToMany && mapping != .transient }
+
+    /// Where the store records the order of an ordered relationship: a column of the destination
+    /// table (beside the inverse's foreign key) or of the join table.
+    var orderColumn: String? {
+        guard isOrdered else { return nil }
+        switch mapping {
+        case .inverseForeignKey(_, let column): return "Z_FOK_\(column)"
+        case .joinTable(_, let own, _): return "\(own)_order"
+        case .foreignKey, .transient: return nil
+        }
+    }
 }
 
 /// An entity with inherited properties resolved into fixed slots: what managed objects, the
@@ -118,6 +131,8 @@ struct JoinTableSpec: Sendable, Hashable {
     let table: String
     let sourceRoot: String
     let destinationRoot: String
+    /// The order columns (`src_order`, `dst_order`) for the sides that are ordered relationships.
+    var orderColumns: [String] = []
 }
 
 /// The validated, resolved form of a model: entity layouts, tables and join tables.
@@ -424,13 +439,26 @@ final class ResolvedModel: Sendable {
         for r in rootNames {
             for e in list where root(of: e.name) == r {
                 for rel in layouts[e.name]?.relationships ?? [] {
-                    if case .joinTable(let table, _, _) = rel.mapping, joins[table] == nil {
+                    guard case .joinTable(let table, _, _) = rel.mapping else { continue }
+                    if joins[table] == nil {
                         let ownerIsSource = rel.mapping == .joinTable(table: table, ownColumn: "src", otherColumn: "dst")
                         let src = ownerIsSource ? r : root(of: rel.description.destination)
                         let dst = ownerIsSource ? root(of: rel.description.destination) : r
                         joins[table] = JoinTableSpec(table: table, sourceRoot: src, destinationRoot: dst)
                     }
+                    if let column = rel.orderColumn, joins[table]?.orderColumns.contains(column) == false {
+                        joins[table]?.orderColumns.append(column)
+                        joins[table]?.orderColumns.sort()
+                    }
                 }
+            }
+        }
+        // An ordered one-to-many keeps each destination's position beside its foreign key.
+        for layout in layouts.values {
+            for rel in layout.relationships where rel.isOrdered {
+                guard case .inverseForeignKey(let destinationRoot, _) = rel.mapping, let column = rel.orderColumn,
+                      rootColumns[destinationRoot]?.contains(where: { $0.name == column }) == false else { continue }
+                rootColumns[destinationRoot]?.append(ColumnSpec(name: column, sqlType: "INTEGER", isIndexed: false))
             }
         }
 

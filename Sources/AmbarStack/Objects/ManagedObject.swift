@@ -44,6 +44,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// To-many destinations; `nil` while the relationship is a fault.
     var toMany: [Set<ManagedObjectID>?]
     var snapshotToMany: [Set<ManagedObjectID>?]
+    /// The destinations of loaded ordered relationships, in order (by relationship index); the
+    /// same objects as `toMany` holds for that index.
+    var order: [Int: [ManagedObjectID]] = [:]
+    var snapshotOrder: [Int: [ManagedObjectID]] = [:]
     var changedAttributes = Set<Int>()
     var changedRelationships = Set<Int>()
     /// Whether values have been loaded (false for a fault that has not fired).
@@ -303,6 +307,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         for (i, set) in state.toMany.enumerated() where set != nil && i < toMany.count {
             toMany[i] = set
             snapshotToMany[i] = set
+            if let list = state.order[i] {
+                order[i] = list
+                snapshotOrder[i] = list
+            }
         }
     }
 
@@ -316,6 +324,18 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             toMany[i] = nil
             snapshotToMany[i] = nil
         }
+        order.removeAll()
+        snapshotOrder.removeAll()
+    }
+
+    /// Forgets the loaded to-many relationships (they load again on next use).
+    func dropLoadedToMany() {
+        for i in toMany.indices {
+            toMany[i] = nil
+            snapshotToMany[i] = nil
+        }
+        order.removeAll()
+        snapshotOrder.removeAll()
     }
 
     /// Marks the current state as committed.
@@ -323,6 +343,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         snapshot = values
         snapshotToOne = toOne
         snapshotToMany = toMany
+        snapshotOrder = order
         self.version = version
         changedAttributes.removeAll()
         changedRelationships.removeAll()

@@ -128,18 +128,26 @@ struct JoinChange: Sendable, Hashable {
     let isInsert: Bool
 }
 
+/// The order of an ordered relationship of `owner`, as it is after the save.
+struct OrderChange: Sendable, Hashable {
+    let owner: ManagedObjectID
+    let relationship: String
+    let destinations: [ManagedObjectID]
+}
+
 /// Everything one context save writes.
 struct ChangeSet: Sendable {
     var inserts: [InsertChange] = []
     var updates: [UpdateChange] = []
     var deletes: [DeleteChange] = []
     var joins: [JoinChange] = []
+    var orders: [OrderChange] = []
     var mergePolicy: MergePolicy = .error
     var author: String?
     var contextName: String?
     /// Recorded with the transaction; a second save with the same key is refused.
     var idempotencyKey: String?
-    var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty && joins.isEmpty }
+    var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty && joins.isEmpty && orders.isEmpty }
 }
 
 /// What a save did, for the context to bring its objects in step.

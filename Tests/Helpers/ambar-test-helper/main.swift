@@ -246,7 +246,8 @@ func runPeer(directory: URL, store: URL) throws {
     dispatchMain()
 }
 
-/// `open`: one process on a store with a given model, for migration tests.
+/// `open`: one process on a store with a given model, for migration tests; `ordered OWNER KEY`
+/// prints the URIs of an ordered relationship in order, `move OWNER KEY FROM TO` moves one and saves.
 func runOpen(model file: URL, store: URL) {
     let coordinator: PersistentStoreCoordinator
     do throws(AmbarError) {
@@ -270,6 +271,24 @@ func runOpen(model file: URL, store: URL) {
                 reply("ok")
             } catch {
                 try? context.performAndWait { () throws(AmbarError) in try context.rollback() }
+                reply("error \(error)")
+            }
+        case "ordered" where words.count == 3, "move" where words.count == 5:
+            do throws(AmbarError) {
+                let id = try coordinator.managedObjectID(forURIRepresentation: URL(string: String(words[1]))!)
+                let key = String(words[2])
+                let line = try context.performAndWait { () throws(AmbarError) -> String in
+                    try context.refreshAllObjects()
+                    let owner = try context.existingObject(with: id)
+                    if words[0] == "move", let from = Int(words[3]), let to = Int(words[4]) {
+                        try owner.moveObject(at: from, to: to, inOrderedKey: key)
+                        try context.save()
+                        return "ok"
+                    }
+                    return try owner.orderedObjects(forKey: key).map(\.objectID.uriString).joined(separator: " ")
+                }
+                reply(line)
+            } catch {
                 reply("error \(error)")
             }
         case "quit":

@@ -160,7 +160,13 @@ enum SQLiteSchema {
             try db.execute(sql: "INSERT OR IGNORE INTO ambar_primarykeys (root, max_pk) VALUES (?, 0)", arguments: [root])
         }
         for join in resolved.joinTables {
-            try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(quoted(join.table)) (src INTEGER NOT NULL, dst INTEGER NOT NULL, PRIMARY KEY (src, dst)) WITHOUT ROWID")
+            let order = join.orderColumns.map { ", \(quoted($0)) INTEGER" }.joined()
+            try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(quoted(join.table)) (src INTEGER NOT NULL, dst INTEGER NOT NULL\(order), PRIMARY KEY (src, dst)) WITHOUT ROWID")
+            // A relationship that became ordered: its join table gains the order column.
+            let existing = Set(try Row.fetchAll(db, sql: "PRAGMA table_info(\(quoted(join.table)))").map { $0["name"] as String })
+            for column in join.orderColumns where !existing.contains(column) {
+                try db.execute(sql: "ALTER TABLE \(quoted(join.table)) ADD COLUMN \(quoted(column)) INTEGER")
+            }
         }
         let wanted = indexes(of: model)
         for table in wanted.keys.sorted() {

@@ -55,6 +55,7 @@ private struct SaveWork {
         for update in changes.updates { try apply(update) }
         try applyInserts()
         try applyJoins()
+        try applyOrders()
         if !conflicts.isEmpty { throw AmbarError.mergeConflict(conflicts) }
         for (temporary, permanent) in idMap where temporary != permanent {
             outcome.permanentIDs[temporary] = permanent
@@ -392,6 +393,31 @@ private struct SaveWork {
                 try db.cachedStatement(sql: "INSERT OR IGNORE INTO \(quoted(table)) (src, dst) VALUES (?, ?)").execute(arguments: [src, dst])
             } else {
                 try db.cachedStatement(sql: "DELETE FROM \(quoted(table)) WHERE src = ? AND dst = ?").execute(arguments: [src, dst])
+            }
+        }
+    }
+
+    /// Records the positions of ordered relationships: in the destination's order column beside
+    /// the inverse's foreign key, or in the join table's order column.
+    mutating func applyOrders() throws {
+        for change in changes.orders {
+            let owner = resolve(change.owner)
+            if deletedInThisSave.contains(owner) { continue }
+            guard let layout = resolved.entities[owner.entityName], let i = layout.relationshipIndex[change.relationship],
+                  let column = layout.relationships[i].orderColumn, let ownerPK = owner.primaryKey else { continue }
+            for (position, id) in change.destinations.enumerated() {
+                let destination = resolve(id)
+                guard let destinationPK = destination.primaryKey, !deletedInThisSave.contains(destination) else { continue }
+                switch layout.relationships[i].mapping {
+                case .inverseForeignKey(let root, let foreignKey):
+                    try db.cachedStatement(sql: "UPDATE \(quoted(root)) SET \(quoted(column)) = ? WHERE Z_PK = ? AND \(quoted(foreignKey)) = ?")
+                        .execute(arguments: [position, destinationPK, ownerPK])
+                case .joinTable(let table, let own, let other):
+                    try db.cachedStatement(sql: "UPDATE \(quoted(table)) SET \(quoted(column)) = ? WHERE \(own) = ? AND \(other) = ?")
+                        .execute(arguments: [position, ownerPK, destinationPK])
+                case .foreignKey, .transient:
+                    break
+                }
             }
         }
     }

@@ -496,9 +496,11 @@ final class SQLiteStore: PersistentStore {
         let sql: String
         switch relationship.mapping {
         case .inverseForeignKey(let root, let column):
-            sql = "SELECT Z_PK, Z_ENT FROM \(quoted(root)) WHERE \(quoted(column)) = ? ORDER BY Z_PK"
+            let order = relationship.orderColumn.map { "\(quoted($0)) IS NULL, \(quoted($0)), " } ?? ""
+            sql = "SELECT Z_PK, Z_ENT FROM \(quoted(root)) WHERE \(quoted(column)) = ? ORDER BY \(order)Z_PK"
         case .joinTable(let table, let own, let other):
-            sql = "SELECT d.Z_PK, d.Z_ENT FROM \(quoted(table)) AS j JOIN \(quoted(destination.rootName)) AS d ON d.Z_PK = j.\(other) WHERE j.\(own) = ? ORDER BY d.Z_PK"
+            let order = relationship.orderColumn.map { "j.\(quoted($0)) IS NULL, j.\(quoted($0)), " } ?? ""
+            sql = "SELECT d.Z_PK, d.Z_ENT FROM \(quoted(table)) AS j JOIN \(quoted(destination.rootName)) AS d ON d.Z_PK = j.\(other) WHERE j.\(own) = ? ORDER BY \(order)d.Z_PK"
         case .foreignKey, .transient:
             return []
         }
