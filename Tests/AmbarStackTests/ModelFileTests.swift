@@ -74,6 +74,47 @@ final class ModelFileTests: XCTestCase {
         }
     }
 
+    func testTheJSONFormatSpellsTheCoreDataFeaturesAndTheStoredFormRoundTrips() throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("library.json")
+        try #"""
+            {"entities": [
+              {"name": "Author", "indexes": [["name", "born"]],
+               "attributes": [{"name": "name", "type": "string"}, {"name": "born", "type": "date", "optional": true},
+                              {"name": "draft", "type": "string", "optional": true, "transient": true},
+                              {"name": "prefs", "type": "transformable", "optional": true, "valueTransformerName": "Prefs"},
+                              {"name": "key", "type": "string", "optional": true, "derivation": "canonical:(name)"}],
+               "relationships": [{"name": "books", "destination": "Book", "inverse": "author", "toMany": true, "ordered": true, "maxCount": 50}],
+               "fetchedProperties": [{"name": "long", "entityName": "Book", "predicateFormat": "author == $FETCH_SOURCE AND pages > 300"}]},
+              {"name": "Book", "attributes": [{"name": "pages", "type": "integer32", "default": 0}],
+               "relationships": [{"name": "author", "destination": "Author", "inverse": "books"}]}],
+             "fetchRequests": [{"name": "Thick", "entityName": "Book", "predicateFormat": "pages > $MIN"}]}
+            """#.write(to: file, atomically: true, encoding: .utf8)
+        let model = try ModelFile.load(file)
+        let author = try XCTUnwrap(model.entity(named: "Author"))
+        XCTAssertEqual(author.indexes, [["name", "born"]])
+        XCTAssertEqual(author.attributes.first { $0.name == "draft" }?.isTransient, true)
+        XCTAssertEqual(author.attributes.first { $0.name == "prefs" }?.valueTransformerName, "Prefs")
+        XCTAssertEqual(author.relationships.first?.isOrdered, true)
+        XCTAssertEqual(author.relationships.first?.maxCount, 50)
+        XCTAssertEqual(author.fetchedProperties.first?.name, "long")
+        XCTAssertEqual(model.fetchRequestTemplates["Thick"]?.fetchLimit, 0)
+
+        // The form a store keeps (ManagedObjectModel's Codable) loads back as the same model.
+        for source in [model, try ModelSource.named("Library", directory: fixtures).load()] {
+            let stored = directory.file("stored.json")
+            try JSONEncoder().encode(source).write(to: stored)
+            let again = try ModelFile.load(stored)
+            XCTAssertEqual(again, source)
+            XCTAssertEqual(again.versionHash, source.versionHash)
+        }
+        // A model error in a JSON file names the file.
+        try #"{"entities": [{"name": "A", "relationships": [{"name": "b", "destination": "Missing"}]}]}"#.write(to: file, atomically: true, encoding: .utf8)
+        XCTAssertThrowsError(try ModelFile.load(file)) { error in
+            XCTAssertTrue("\(error)".contains("library.json") && "\(error)".contains("'Missing'"), "\(error)")
+        }
+    }
+
     func testTheHandWrittenJSONFormat() throws {
         let model = try ModelFile.load(repository.appendingPathComponent("examples/products.model.json"))
         let product = try XCTUnwrap(model.entity(named: "Product"))

@@ -27,8 +27,21 @@ enum RegularExpressions {
         }
     }
 
+    /// Why `pattern` does not compile, or nil when it does. Goes through the cache: Foundation
+    /// leaks a little memory for each pattern that fails to compile, so each is tried once.
+    static func problem(with pattern: String) -> AmbarError? {
+        cached(pattern, caseInsensitive: false).expression == nil
+            ? .invalidPredicate("'\(pattern)' is not a valid ICU regular expression") : nil
+    }
+
     /// Whether `pattern` matches the whole of `value` (`MATCHES`); false when it does not compile.
     static func wholeMatch(_ pattern: String, in value: String, caseInsensitive: Bool) -> Bool {
+        guard let expression = cached(pattern, caseInsensitive: caseInsensitive).expression else { return false }
+        let range = NSRange(value.startIndex..<value.endIndex, in: value)
+        return expression.firstMatch(in: value, options: [.anchored], range: range) != nil
+    }
+
+    private static func cached(_ pattern: String, caseInsensitive: Bool) -> Compiled {
         let key = Key(pattern: pattern, caseInsensitive: caseInsensitive)
         let compiled = cache.withLock { cached -> Compiled in
             if let found = cached[key] { return found }
@@ -40,8 +53,6 @@ enum RegularExpressions {
             cached[key] = made
             return made
         }
-        guard let expression = compiled.expression else { return false }
-        let range = NSRange(value.startIndex..<value.endIndex, in: value)
-        return expression.firstMatch(in: value, options: [.anchored], range: range) != nil
+        return compiled
     }
 }

@@ -16,7 +16,7 @@ public enum AttributeType: String, Codable, Sendable, Hashable, CaseIterable {
     case float
     /// A Boolean, stored as 0 or 1.
     case boolean
-    /// A point in time, stored as seconds since 1970 (REAL).
+    /// A point in time, stored as seconds since 2001-01-01 (REAL), as Core Data stores it.
     case date
     /// Arbitrary bytes, stored as a BLOB.
     case binary

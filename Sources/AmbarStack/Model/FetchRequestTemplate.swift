@@ -18,4 +18,14 @@ public struct FetchRequestTemplate: Codable, Sendable, Hashable {
         self.predicateFormat = predicateFormat
         self.fetchLimit = fetchLimit
     }
+
+    enum CodingKeys: String, CodingKey { case name, entityName, predicateFormat, fetchLimit }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            name: try c.decode(String.self, forKey: .name), entityName: try c.decode(String.self, forKey: .entityName),
+            predicateFormat: try c.decodeIfPresent(String.self, forKey: .predicateFormat) ?? "",
+            fetchLimit: try c.decodeIfPresent(Int.self, forKey: .fetchLimit) ?? 0)
+    }
 }

@@ -165,8 +165,8 @@ struct FormatLowering {
             guard let textOp = op.text else { throw error("unsupported operator", at: position) }
             switch value {
             case .value(.string(let pattern)):
-                if textOp == .matches, case .failure(let failure) = RegularExpressions.compile(pattern) {
-                    throw error("\(failure)", at: position)
+                if textOp == .matches, let problem = RegularExpressions.problem(with: pattern) {
+                    throw error("\(problem)", at: position)
                 }
                 return .text(key: key, op: textOp, pattern: pattern, options: options)
             case .object(let id) where op == .contains:

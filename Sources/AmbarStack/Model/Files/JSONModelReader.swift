@@ -11,7 +11,9 @@ enum JSONModelReader {
         } catch {
             throw .invalidModel("\(path): \(error)")
         }
-        return try ManagedObjectModel(entities: file.entities.map(\.description))
+        return try ManagedObjectModel(entities: file.entities.map(\.description), fetchRequestTemplates: file.fetchRequests) { issue in
+            "\(path): \(issue.message)"
+        }
     }
 
     static func describe(_ error: DecodingError) -> String {
@@ -54,14 +56,16 @@ extension KeyedDecodingContainer where Key == AnyKey {
 
 private struct ModelDocument: Decodable {
     var entities: [EntityDocument]
+    var fetchRequests: [FetchRequestTemplate]
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: AnyKey.self)
-        try c.rejectUnknown(["entities"], in: "the model")
+        try c.rejectUnknown(["entities", "fetchRequests", "fetchRequestTemplates"], in: "the model")
         guard let entities = try c.first([EntityDocument].self, "entities") else {
             throw DecodingError.keyNotFound(AnyKey("entities"), .init(codingPath: [], debugDescription: "a model needs \"entities\""))
         }
         self.entities = entities
+        self.fetchRequests = try c.first([FetchRequestTemplate].self, "fetchRequests", "fetchRequestTemplates") ?? []
     }
 }
 
@@ -70,7 +74,7 @@ private struct EntityDocument: Decodable {
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: AnyKey.self)
-        try c.rejectUnknown(["name", "parent", "abstract", "isAbstract", "attributes", "relationships", "unique", "uniquenessConstraints", "renamingIdentifier"], in: "an entity")
+        try c.rejectUnknown(["name", "parent", "abstract", "isAbstract", "attributes", "relationships", "unique", "uniquenessConstraints", "renamingIdentifier", "indexes", "fetchedProperties"], in: "an entity")
         guard let name = try c.first(String.self, "name") else {
             throw DecodingError.keyNotFound(AnyKey("name"), .init(codingPath: c.codingPath, debugDescription: "an entity needs a name"))
         }
@@ -80,7 +84,9 @@ private struct EntityDocument: Decodable {
             attributes: (try c.first([AttributeDocument].self, "attributes") ?? []).map(\.description),
             relationships: (try c.first([RelationshipDocument].self, "relationships") ?? []).map(\.description),
             uniquenessConstraints: try c.first([[String]].self, "unique", "uniquenessConstraints") ?? [],
-            renamingIdentifier: try c.first(String.self, "renamingIdentifier"))
+            renamingIdentifier: try c.first(String.self, "renamingIdentifier"),
+            indexes: try c.first([[String]].self, "indexes") ?? [],
+            fetchedProperties: try c.first([FetchedPropertyDescription].self, "fetchedProperties") ?? [])
     }
 }
 
@@ -89,7 +95,8 @@ private struct AttributeDocument: Decodable {
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: AnyKey.self)
-        try c.rejectUnknown(["name", "type", "optional", "isOptional", "default", "defaultValue", "indexed", "isIndexed", "renamingIdentifier"], in: "an attribute")
+        try c.rejectUnknown(["name", "type", "optional", "isOptional", "default", "defaultValue", "indexed", "isIndexed", "renamingIdentifier",
+                             "transient", "isTransient", "valueTransformerName", "customClassName", "derivation"], in: "an attribute")
         guard let name = try c.first(String.self, "name") else {
             throw DecodingError.keyNotFound(AnyKey("name"), .init(codingPath: c.codingPath, debugDescription: "an attribute needs a name"))
         }
@@ -114,7 +121,11 @@ private struct AttributeDocument: Decodable {
         description = AttributeDescription(
             name: name, type: type, isOptional: try c.first(Bool.self, "optional", "isOptional") ?? false,
             defaultValue: defaultValue, isIndexed: try c.first(Bool.self, "indexed", "isIndexed") ?? false,
-            renamingIdentifier: try c.first(String.self, "renamingIdentifier"))
+            renamingIdentifier: try c.first(String.self, "renamingIdentifier"),
+            isTransient: try c.first(Bool.self, "transient", "isTransient") ?? false,
+            valueTransformerName: try c.first(String.self, "valueTransformerName"),
+            customClassName: try c.first(String.self, "customClassName"),
+            derivation: try c.first(String.self, "derivation"))
     }
 }
 
@@ -123,7 +134,8 @@ private struct RelationshipDocument: Decodable {
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: AnyKey.self)
-        try c.rejectUnknown(["name", "destination", "inverse", "toMany", "isToMany", "deleteRule", "optional", "isOptional", "renamingIdentifier"], in: "a relationship")
+        try c.rejectUnknown(["name", "destination", "inverse", "toMany", "isToMany", "deleteRule", "optional", "isOptional", "renamingIdentifier",
+                             "ordered", "isOrdered", "transient", "isTransient", "minCount", "maxCount"], in: "a relationship")
         guard let name = try c.first(String.self, "name"), let destination = try c.first(String.self, "destination") else {
             throw DecodingError.keyNotFound(AnyKey("destination"), .init(codingPath: c.codingPath, debugDescription: "a relationship needs a name and a destination"))
         }
@@ -135,7 +147,10 @@ private struct RelationshipDocument: Decodable {
             name: name, destination: destination, inverse: try c.first(String.self, "inverse"),
             isToMany: try c.first(Bool.self, "toMany", "isToMany") ?? false, deleteRule: rule,
             isOptional: try c.first(Bool.self, "optional", "isOptional") ?? true,
-            renamingIdentifier: try c.first(String.self, "renamingIdentifier"))
+            renamingIdentifier: try c.first(String.self, "renamingIdentifier"),
+            isOrdered: try c.first(Bool.self, "ordered", "isOrdered") ?? false,
+            isTransient: try c.first(Bool.self, "transient", "isTransient") ?? false,
+            minCount: try c.first(Int.self, "minCount") ?? 0, maxCount: try c.first(Int.self, "maxCount") ?? 0)
     }
 }
 
@@ -163,7 +178,7 @@ private enum PlainValue: Decodable {
         case (.string(let s), .date): return (try? Date(s, strategy: .iso8601)).map { .date($0) }
         case (.integer(let n), .date): return .date(Date(timeIntervalSince1970: TimeInterval(n)))
         case (.double(let d), .date): return .date(Date(timeIntervalSince1970: d))
-        case (.string(let s), .binary): return Data(base64Encoded: s).map { .data($0) }
+        case (.string(let s), .binary), (.string(let s), .transformable): return Data(base64Encoded: s).map { .data($0) }
         case (.string(let s), .uuid): return UUID(uuidString: s).map { .uuid($0) }
         case (.string(let s), .uri): return URL(string: s).map { .url($0) }
         case (.integer(let n), .decimal): return .decimal(Decimal(n))

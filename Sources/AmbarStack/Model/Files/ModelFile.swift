@@ -23,11 +23,16 @@ import Foundation
 ///       "toMany": true, "deleteRule": "cascade"}]}]}
 /// ```
 ///
-/// Entities: `name`, `parent`, `abstract`, `attributes`, `relationships`, `unique`. Attributes:
-/// `name`, `type` (string, integer16, integer32, integer64, double, float, boolean, date, binary,
-/// uuid, uri, decimal), `optional`, `default` (a plain JSON value: dates as ISO 8601 text, binary
-/// as base64), `indexed`. Relationships: `name`, `destination`, `inverse`, `toMany`, `deleteRule`
-/// (nullify, cascade, deny, noAction), `optional`. Unknown keys are errors, not silently skipped.
+/// Entities: `name`, `parent`, `abstract`, `attributes`, `relationships`, `unique`, `indexes`
+/// (lists of property names), `fetchedProperties` (`name`, `entityName`, `predicateFormat`).
+/// Attributes: `name`, `type` (string, integer16, integer32, integer64, double, float, boolean,
+/// date, binary, uuid, uri, decimal, transformable, undefined), `optional`, `default` (a plain
+/// JSON value: dates as ISO 8601 text, binary as base64), `indexed`, `transient`,
+/// `valueTransformerName`, `customClassName`, `derivation`. Relationships: `name`,
+/// `destination`, `inverse`, `toMany`, `deleteRule` (nullify, cascade, deny, noAction),
+/// `optional`, `ordered`, `transient`, `minCount`, `maxCount`. The model may have
+/// `fetchRequests` (`name`, `entityName`, `predicateFormat`, `fetchLimit`). Unknown keys are
+/// errors, not silently skipped.
 /// The form the store keeps its model in (synthesized `Codable`) is read too.
 public enum ModelFile {
     /// The file extensions a models directory is searched for, in order of preference.
