@@ -176,6 +176,11 @@ enum PredicateEvaluation {
     }
 
     static func coerce(_ value: AttributeValue, to attribute: AttributeDescription, key: String) throws(AmbarError) -> AttributeValue {
+        // A format string can only spell UUIDs and URIs as text.
+        if case .string(let text) = value {
+            if attribute.type == .uuid, let uuid = UUID(uuidString: text) { return .uuid(uuid) }
+            if attribute.type == .uri, let url = URL(string: text) { return .url(url) }
+        }
         guard let coerced = value.coerced(to: attribute.type) else {
             throw .invalidPredicate("'\(key)' is \(attribute.type.rawValue); cannot compare it with \(value.kindName) \(value)")
         }

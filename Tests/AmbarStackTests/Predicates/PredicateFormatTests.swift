@@ -98,6 +98,29 @@ final class PredicateFormatTests: XCTestCase {
         }
     }
 
+    func testUUIDsURIsDatesAndDecimalsFromFormatLiterals() throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = try PersistentStoreCoordinator(model: try TestModel.allTypes(), store: .sqlite(directory.file("t.sqlite")))
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        let uuid = UUID(uuidString: "12345678-1234-1234-1234-123456789ABC")!
+        try context.performAndWait { () throws in
+            let sample = try context.insertObject(entityName: "Sample")
+            try sample.setValue(uuid, forKey: "uid")
+            try sample.setValue(URL(string: "https://a.example/x")!, forKey: "link")
+            try sample.setValue(Date(timeIntervalSinceReferenceDate: 100), forKey: "when")
+            try sample.setValue(Decimal(string: "9.99")!, forKey: "amount")
+            try context.save()
+            let count = { (format: String) throws -> Int in
+                try context.count(for: try FetchRequest<ManagedObject>(entityName: "Sample", format: format))
+            }
+            XCTAssertEqual(try count("uid == '12345678-1234-1234-1234-123456789abc'"), 1, "a UUID written as text, any case")
+            XCTAssertEqual(try count("link == \"https://a.example/x\""), 1)
+            XCTAssertEqual(try count("when > CAST(99.5, \"NSDate\") AND when < CAST(100.5, 'NSDate')"), 1)
+            XCTAssertEqual(try count("amount == 9.99 AND amount > 9.989 AND amount BETWEEN {9, 10}"), 1, "decimals from number literals, exactly")
+            XCTAssertThrowsError(try count("uid == 'not a uuid'"))
+        }
+    }
+
     func testVariablesAreSubstituted() throws {
         let template = try PredicateTemplate(format: "name == $NAME AND age >= $MIN OR department == $DEPT")
         XCTAssertEqual(template.variables, ["NAME", "MIN", "DEPT"])

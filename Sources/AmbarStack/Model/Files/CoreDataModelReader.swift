@@ -163,8 +163,8 @@ private final class ModelXMLBuilder: NSObject, XMLParserDelegate {
             current?.attributes.append(AttributeDescription(
                 name: name, type: type, isOptional: a["optional"] == "YES", defaultValue: defaultValue, isIndexed: a["indexed"] == "YES" && !transient,
                 renamingIdentifier: a["elementID"], isTransient: transient,
-                valueTransformerName: type == .transformable ? a["valueTransformerName"] : nil,
-                customClassName: type == .transformable ? a["customClassName"] : nil, derivation: derivation))
+                valueTransformerName: type == .transformable ? a["valueTransformerName"].flatMap { $0.isEmpty ? nil : $0 } : nil,
+                customClassName: type == .transformable ? a["customClassName"].flatMap { $0.isEmpty ? nil : $0 } : nil, derivation: derivation))
         case "relationship":
             guard current != nil, let name = a["name"], let destination = a["destinationEntity"] else {
                 return fail(parser, "<relationship> outside an entity or without name and destinationEntity")
