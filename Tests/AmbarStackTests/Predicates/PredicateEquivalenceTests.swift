@@ -146,31 +146,8 @@ final class PredicateEquivalenceTests: XCTestCase {
 
     func testKeyPathsAnyAndCountAgree() throws {
         let directory = try TemporaryDirectory()
-        let model = try TestModel.make()
-        var rng = SeededRandom(seed: 7)
-        let saved = try PersistentStoreCoordinator(model: model, store: .sqlite(directory.file("a.sqlite")))
-        let empty = try PersistentStoreCoordinator(model: model, store: .sqlite(directory.file("b.sqlite")))
-        let sql = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: saved)
-        let memory = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: empty)
-        let plan = (0..<6).map { d in (name: "D\(d)", employees: (0..<Int.random(in: 0...4, using: &rng)).map { _ in (Int.random(in: 0...5, using: &rng), Double(Int.random(in: 0...9, using: &rng)) * 10) }) }
-        for context in [sql, memory] {
-            try context.performAndWait {
-                for d in plan {
-                    let dept = try context.insert(Department.self)
-                    dept.name = d.name
-                    for (i, (nameIndex, salary)) in d.employees.enumerated() {
-                        let e = try context.insert(Employee.self)
-                        e.name = "E\(nameIndex)"
-                        e.salary = salary
-                        e.age = Int16(i)
-                        e.department = dept
-                    }
-                }
-                let loner = try context.insert(Employee.self)
-                loner.name = "Loner"
-            }
-        }
-        try sql.performAndWait { try sql.save() }
+        let data = try DepartmentsInTwoContexts(count: 6, seed: 7, directory: directory)
+        let (sql, memory) = (data.sql, data.memory)
         let departmentPredicates: [ObjectPredicate] = [
             ToManyKey("employees").any(Key<Double>("salary") > 50),
             ToManyKey("employees").none(Key<String>("name") == "E1"),
