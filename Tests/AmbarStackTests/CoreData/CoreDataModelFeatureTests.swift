@@ -329,7 +329,7 @@ final class CoreDataModelFeatureTests: XCTestCase {
             <entity name="A">
                 <attribute name="n" attributeType="Integer 16" defaultValueString="many"/>
             </entity>
-            """, line: 4, mentions: "cannot be read as an integer16")
+            """, line: 4, mentions: "cannot be read as Integer 16")
         assertRefused("""
             <entity name="A">
                 <relationship name="b" toMany="YES" destinationEntity="B" inverseName="a"/>

@@ -116,11 +116,17 @@ final class OrderedRelationshipTests: XCTestCase {
             try viewer.existingObject(with: id).orderedObjects(forKey: "volumes").map(\.objectID.uriString)
         }
         XCTAssertEqual(uris, expected, "the other process reads the same order")
+        let before = try XCTUnwrap(try stack.mainCoordinator.history(after: 0).last?.token)
         XCTAssertEqual(try helper.send("move \(id.uriString) volumes 2 0"), "ok")
+        // The other process's transaction, merged the way SharedStoreSync merges one.
+        let transaction = try XCTUnwrap(try stack.mainCoordinator.history(after: before).first)
+        XCTAssertEqual(transaction.updated, [id])
+        XCTAssertEqual(transaction.updatedProperties[id], ["volumes"])
         try viewer.performAndWait { () throws in
+            _ = viewer.mergeChanges(fromContextDidSave: DidSaveNotification(
+                inserted: transaction.inserted, updated: transaction.updated, deleted: transaction.deleted, token: transaction.token))
             let series = try viewer.existingObject(with: id)
-            try viewer.refresh(series, mergeChanges: false)
-            XCTAssertEqual(try titles(try series.orderedObjects(forKey: "volumes")), ["Three", "One", "Two"], "the other process's move")
+            XCTAssertEqual(try titles(try series.orderedObjects(forKey: "volumes")), ["Three", "One", "Two"], "the other process's move, merged")
         }
         _ = try helper.send("quit")
     }

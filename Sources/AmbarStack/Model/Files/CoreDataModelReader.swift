@@ -151,7 +151,7 @@ private final class ModelXMLBuilder: NSObject, XMLParserDelegate {
             }
             guard let defaultValue = CoreDataModelReader.defaultValue(a, type: type) else {
                 let text = a["defaultValueString"] ?? a["defaultDateTimeInterval"] ?? ""
-                return fail(parser, "attribute \"\(name)\": the default \"\(text)\" cannot be read as \(type.withArticle) (Core Data could not read it either)")
+                return fail(parser, "attribute \"\(name)\": the default \"\(text)\" cannot be read as \(typeName) (Core Data could not read it either)")
             }
             var derivation: String?
             if a["derived"] == "YES" {
