@@ -69,6 +69,8 @@ extension EntityDescription: Codable {
         case indexes, fetchedProperties
     }
 
+    /// Decodes the description, taking the fields added after the first release as absent
+    /// (their defaults) when a stored model does not have them.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(

@@ -21,6 +21,8 @@ public struct FetchRequestTemplate: Codable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey { case name, entityName, predicateFormat, fetchLimit }
 
+    /// Decodes the description, taking the fields added after the first release as absent
+    /// (their defaults) when a stored model does not have them.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(

@@ -65,6 +65,8 @@ extension RelationshipDescription: Codable {
         case isOrdered, isTransient, minCount, maxCount
     }
 
+    /// Decodes the description, taking the fields added after the first release as absent
+    /// (their defaults) when a stored model does not have them.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(

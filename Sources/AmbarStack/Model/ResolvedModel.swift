@@ -358,7 +358,7 @@ final class ResolvedModel: Sendable {
                 var columns: [String] = []
                 for a in group {
                     guard let attribute = attributes.first(where: { $0.name == a }) else {
-                        throw issue(e.name, nil, "uniqueness constraint of '\(e.name)' names '\(a)', which is not an attribute")
+                        throw issue(e.name, a, "uniqueness constraint of '\(e.name)' names '\(a)', which is not an attribute")
                     }
                     guard !attribute.isTransient, let column = attributeColumn(e.name, a) else {
                         throw issue(e.name, a, "uniqueness constraint of '\(e.name)' names '\(a)', which is transient and so not in the store")

@@ -363,6 +363,16 @@ final class CoreDataModelFeatureTests: XCTestCase {
             </entity>
             """, line: 4, mentions: "\"Composite\"")
         assertRefused("""
+            <entity name="A">
+                <attribute name="n" attributeType="String"/>
+                <uniquenessConstraints>
+                    <uniquenessConstraint>
+                        <constraint value="missing"/>
+                    </uniquenessConstraint>
+                </uniquenessConstraints>
+            </entity>
+            """, line: 7, mentions: "names 'missing', which is not an attribute")
+        assertRefused("""
             <fetchRequest name="all" entity="Missing"/>
             """, line: 3, mentions: "'Missing', which is not in the model")
     }

@@ -135,6 +135,11 @@ final class PredicateFormatTests: XCTestCase {
         XCTAssertThrowsError(try ObjectPredicate(format: "name == $NAME"), "a variable needs PredicateTemplate")
     }
 
+    func testNestingUpToTheLimitParses() throws {
+        let deep = String(repeating: "(", count: 100) + "a == 1" + String(repeating: ")", count: 100)
+        XCTAssertEqual(try ObjectPredicate(format: deep), .comparison(key: "a", op: .equal, value: .integer(1), options: []))
+    }
+
     func testErrorsQuoteTheFormatAndPointAtThePosition() throws {
         let cases: [(String, [Any?], Int, String)] = [
             ("name == ", [], 8, "ends where"),
@@ -152,6 +157,9 @@ final class PredicateFormatTests: XCTestCase {
             ("name == otherName", [], 0, "two key paths"),
             ("age == %d", ["x"], 7, "needs an integer"),
             ("name ==[x] 'a'", [], 7, "unknown comparison option"),
+            (String(repeating: "(", count: 101) + "a == 1" + String(repeating: ")", count: 101), [], 100, "more than 100 levels deep"),
+            ("a IN " + String(repeating: "{", count: 5000), [], 105, "more than 100 levels deep"),
+            (String(repeating: "NOT ", count: 200) + "a == 1", [], 400, "more than 100 levels deep"),
         ]
         for (format, arguments, position, text) in cases {
             XCTAssertThrowsError(try ObjectPredicate(format: format, argumentArray: arguments), format) { error in

@@ -8,6 +8,11 @@ struct PredicateFormatParser {
     private var index = 0
     private var arguments: [Any?]
     private var nextArgument = 0
+    /// How deeply parentheses, `NOT`s and collections nest at the current token.
+    private var depth = 0
+    /// The deepest nesting accepted: a recursive parser must stop before the stack does (found
+    /// by fuzz-predicate-format with thousands of `{`).
+    static let maximumDepth = 100
 
     init(format: String, arguments: [Any?]) throws(AmbarError) {
         self.format = format
@@ -44,6 +49,14 @@ struct PredicateFormatParser {
 
     private mutating func advance() { if index < tokens.count - 1 { index += 1 } }
 
+    /// Enters one level of nesting; throws past ``maximumDepth``. Pair with `depth -= 1`.
+    private mutating func nest() throws(AmbarError) {
+        depth += 1
+        guard depth <= Self.maximumDepth else {
+            throw error("the format nests parentheses, NOTs or collections more than \(Self.maximumDepth) levels deep", at: current.position)
+        }
+    }
+
     private mutating func expect(_ symbol: String, _ what: String) throws(AmbarError) {
         guard isSymbol(symbol) else { throw error("expected '\(symbol)' \(what)", at: current.position) }
         advance()
@@ -71,6 +84,8 @@ struct PredicateFormatParser {
 
     private mutating func parseNot() throws(AmbarError) -> FormatPredicate {
         if keyword == "NOT" || isSymbol("!") {
+            try nest()
+            defer { depth -= 1 }
             advance()
             return .not(try parseNot())
         }
@@ -79,6 +94,8 @@ struct PredicateFormatParser {
 
     private mutating func parsePrimary() throws(AmbarError) -> FormatPredicate {
         if isSymbol("(") {
+            try nest()
+            defer { depth -= 1 }
             advance()
             let inner = try parseOr()
             try expect(")", "to close the parenthesis")
@@ -165,6 +182,8 @@ struct PredicateFormatParser {
             advance()
             return try argument(conversion, at: position)
         case .symbol("{"):
+            try nest()
+            defer { depth -= 1 }
             advance()
             var items: [FormatExpression] = []
             if !isSymbol("}") {

@@ -189,6 +189,7 @@ private final class ModelXMLBuilder: NSObject, XMLParserDelegate {
         case "constraint":
             guard let value = a["value"] else { return fail(parser, "<constraint> without a value") }
             constraint?.append(value)
+            remember(value, line)  // a constraint on a name the entity lacks points here
         case "fetchIndex", "compoundIndex":
             guard current != nil else { return fail(parser, "<\(element)> outside an entity") }
             index = (a["name"] ?? element, line, [])

@@ -24,12 +24,14 @@ public struct JSONAttributeTransformer<Value: Codable & Sendable>: AttributeTran
     /// Creates the transformer.
     public init() {}
 
+    /// The value as JSON (keys sorted, so equal values store equal bytes).
     public func data(from value: Value) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return try encoder.encode(value)
     }
 
+    /// The value the JSON stands for.
     public func value(from data: Data) throws -> Value { try JSONDecoder().decode(Value.self, from: data) }
 }
 
@@ -38,6 +40,8 @@ public struct JSONAttributeTransformer<Value: Codable & Sendable>: AttributeTran
 public struct DataPassThroughTransformer: AttributeTransformer {
     /// Creates the transformer.
     public init() {}
+    /// The bytes themselves.
     public func data(from value: Data) throws -> Data { value }
+    /// The stored bytes themselves.
     public func value(from data: Data) throws -> Data { data }
 }
