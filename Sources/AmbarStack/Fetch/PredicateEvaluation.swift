@@ -181,6 +181,15 @@ enum PredicateEvaluation {
             if attribute.type == .uuid, let uuid = UUID(uuidString: text) { return .uuid(uuid) }
             if attribute.type == .uri, let url = URL(string: text) { return .url(url) }
         }
+        if let coerced = value.coerced(to: attribute.type) { return coerced }
+        // A number that does not fit an integer attribute (2.5, or 100000 for an Integer 16)
+        // still compares as a number, as SQL compares it.
+        if attribute.type.isInteger || attribute.type == .double || attribute.type == .float {
+            switch value {
+            case .integer, .double: return value
+            default: break
+            }
+        }
         guard let coerced = value.coerced(to: attribute.type) else {
             throw .invalidPredicate("'\(key)' is \(attribute.type.rawValue); cannot compare it with \(value.kindName) \(value)")
         }

@@ -118,6 +118,13 @@ final class PredicateFormatTests: XCTestCase {
             XCTAssertEqual(try count("when > CAST(99.5, \"NSDate\") AND when < CAST(100.5, 'NSDate')"), 1)
             XCTAssertEqual(try count("amount == 9.99 AND amount > 9.989 AND amount BETWEEN {9, 10}"), 1, "decimals from number literals, exactly")
             XCTAssertThrowsError(try count("uid == 'not a uuid'"))
+            try sample.setValue(Int16(7), forKey: "i16")
+            try sample.setValue(Int32(3), forKey: "i32")
+            try context.save()
+            XCTAssertEqual(try count("i16 < 100000 AND i16 > -40000 AND i32 > 2.5 AND i32 < 3.5 AND i32 != 3.0000001"), 1, "numbers beyond an integer attribute compare as numbers")
+            XCTAssertEqual(try count("i32 == 2.5 OR i16 > 100000"), 0)
+            XCTAssertTrue(try ObjectPredicate(format: "i16 < 100000 AND i32 > 2.5 AND i32 < 3.5").evaluate(with: sample), "in memory too")
+            XCTAssertFalse(try ObjectPredicate(format: "i32 == 2.5 OR i16 > 100000").evaluate(with: sample))
         }
     }
 
