@@ -39,8 +39,13 @@ final class RetentionCommandTests: AgentTestCase {
         }, "the hub removed the stale cursor and purged the aged transactions: \(last)")
         let ledger = try XCTUnwrap(last["history"] as? [String: Any])
         XCTAssertTrue(ledger["oldest_token"] is NSNull, "an empty ledger has no oldest token")
-        XCTAssertEqual(ledger["head_token"] as? Int, tokens.last, "the head stays: tokens are never reused")
-        XCTAssertEqual(ledger["purged_through"] as? Int, tokens.last)
+        // The head stays (tokens are never reused). It may be past the last import: once the store
+        // has been idle for 10 s the hub truncates the WAL and records an empty `ambar.checkpoint`
+        // transaction, which ages out too (a slow run, under ThreadSanitizer, gets there).
+        let head = try XCTUnwrap(ledger["head_token"] as? Int)
+        XCTAssertGreaterThanOrEqual(head, try XCTUnwrap(tokens.last), "the head stays: tokens are never reused")
+        XCTAssertLessThanOrEqual(head, try XCTUnwrap(tokens.last) + 1, "at most one checkpoint marker")
+        XCTAssertEqual(ledger["purged_through"] as? Int, head, "purged through the head")
         XCTAssertThrowsError(try coordinator.history(after: 0), "a consumer that far behind is told its history expired")
     }
 
