@@ -31,19 +31,18 @@ extension ManagedObjectContext {
 
     // MARK: - Ordered relationships
 
-    /// The ordered relationship at `index`, checked.
-    private func orderedRelationship(_ object: ManagedObject, _ index: Int) throws(AmbarError) -> ResolvedRelationship {
+    /// Throws unless the relationship at `index` is ordered.
+    private func requireOrdered(_ object: ManagedObject, _ index: Int) throws(AmbarError) {
         let relationship = object.layout.relationships[index]
         guard relationship.isOrdered else {
             throw .invalidFetchRequest("'\(object.entityName).\(relationship.name)' is not an ordered relationship; use the set API (objects(forKey:), addObject(_:toKey:))")
         }
-        return relationship
     }
 
     /// Inserts `destination` into the ordered relationship at `index`, at `position` (it moves
     /// there if it is already in the relationship). The inverse is kept in step.
     func insertOrdered(_ object: ManagedObject, _ index: Int, _ destination: ManagedObject, at position: Int) throws(AmbarError) {
-        _ = try orderedRelationship(object, index)
+        try requireOrdered(object, index)
         var list = loadOrderedToMany(object, index)
         let withoutIt = list.filter { $0 != destination.objectID }
         guard position >= 0, position <= withoutIt.count else {
@@ -57,7 +56,7 @@ extension ManagedObjectContext {
 
     /// Moves the destination at `from` to `to` in the ordered relationship at `index`.
     func moveOrdered(_ object: ManagedObject, _ index: Int, from: Int, to: Int) throws(AmbarError) {
-        _ = try orderedRelationship(object, index)
+        try requireOrdered(object, index)
         var list = loadOrderedToMany(object, index)
         guard list.indices.contains(from), list.indices.contains(to) else {
             throw .invalidFetchRequest("cannot move from \(from) to \(to) in '\(object.entityName).\(object.layout.relationships[index].name)', which holds \(list.count) objects")
@@ -70,7 +69,7 @@ extension ManagedObjectContext {
     /// Replaces the destinations of the ordered relationship at `index` with `destinations`, in
     /// that order, keeping inverses in step.
     func setOrdered(_ object: ManagedObject, _ index: Int, _ destinations: [ManagedObject]) throws(AmbarError) {
-        _ = try orderedRelationship(object, index)
+        try requireOrdered(object, index)
         let wanted = destinations.map(\.objectID)
         guard Set(wanted).count == wanted.count else {
             throw .invalidFetchRequest("an ordered relationship holds each object once; the list given to '\(object.entityName).\(object.layout.relationships[index].name)' repeats one")

@@ -165,8 +165,8 @@ struct FormatLowering {
             guard let textOp = op.text else { throw error("unsupported operator", at: position) }
             switch value {
             case .value(.string(let pattern)):
-                if textOp == .matches, let problem = RegularExpressions.problem(with: pattern) {
-                    throw error("\(problem)", at: position)
+                if textOp == .matches, case .invalidPredicate(let reason)? = RegularExpressions.problem(with: pattern) {
+                    throw error(reason, at: position)
                 }
                 return .text(key: key, op: textOp, pattern: pattern, options: options)
             case .object(let id) where op == .contains:
