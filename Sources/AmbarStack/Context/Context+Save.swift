@@ -24,7 +24,7 @@ extension ManagedObjectContext {
         processPendingChanges()
         guard hasChanges else { return }
         try persistentStoreCoordinator.checkUsable()
-        if parent == nil { computeDerivedAttributes(Array(state.inserted.values) + state.updated.values.filter { $0.isUpdated && $0.hasStoredChanges }) }
+        if parent == nil { try computeDerivedAttributes(Array(state.inserted.values) + state.updated.values.filter { $0.isUpdated && $0.hasStoredChanges }) }
         try validateForSave()
         if parent != nil {
             try saveIntoParent()

@@ -102,38 +102,49 @@ enum DerivedAttribute: Sendable {
     }
 
     /// The value for `object`, read on its context's queue.
-    func evaluate(on object: ManagedObject, now: Date) -> AttributeValue {
+    ///
+    /// - Throws: the error of reading a property on the way (the model was checked when it was
+    ///   made, so this means the object or its context is not usable).
+    func evaluate(on object: ManagedObject, now: Date) throws(AmbarError) -> AttributeValue {
         switch self {
         case .now:
             return .date(now)
         case .keyPath(let path):
-            return Self.value(path, on: object)
+            return try Self.value(path, on: object)
         case .text(let function, let path):
-            guard case .string(let s) = Self.value(path, on: object) else { return .null }
+            guard case .string(let s) = try Self.value(path, on: object) else { return .null }
             switch function {
             case .canonical: return .string(TextSemantics.fold(s, [.caseInsensitive, .diacriticInsensitive]))
             case .lowercase: return .string(s.lowercased())
             case .uppercase: return .string(s.uppercased())
             }
         case .count(let relationship):
-            return .integer(Int64(Self.destinations(relationship, of: object).count))
+            return .integer(Int64(try Self.destinations(relationship, of: object).count))
         case .aggregate(let function, let relationship, let name):
-            let values = Self.destinations(relationship, of: object).compactMap { try? $0.value(forKey: name) }
+            var values: [AttributeValue] = []
+            for destination in try Self.destinations(relationship, of: object) { values.append(try destination.value(forKey: name)) }
             return function.apply(to: values)
         }
     }
 
-    private static func value(_ path: [String], on object: ManagedObject) -> AttributeValue {
+    /// The object at the end of the to-one relationships of `path` (all but its last name), or
+    /// nil when one of them is empty.
+    private static func holder(_ path: [String], from object: ManagedObject) throws(AmbarError) -> ManagedObject? {
         var holder: ManagedObject? = object
-        for name in path.dropLast() { holder = try? holder?.object(forKey: name) }
-        guard let holder, let last = path.last else { return .null }
-        return (try? holder.value(forKey: last)) ?? .null
+        for name in path.dropLast() {
+            guard let current = holder else { return nil }
+            holder = try current.object(forKey: name)
+        }
+        return holder
     }
 
-    private static func destinations(_ path: [String], of object: ManagedObject) -> Set<ManagedObject> {
-        var holder: ManagedObject? = object
-        for name in path.dropLast() { holder = try? holder?.object(forKey: name) }
-        guard let holder, let last = path.last else { return [] }
-        return ((try? holder.objects(forKey: last)) ?? []).filter { !$0.isDeleted }
+    private static func value(_ path: [String], on object: ManagedObject) throws(AmbarError) -> AttributeValue {
+        guard let holder = try holder(path, from: object), let last = path.last else { return .null }
+        return try holder.value(forKey: last)
+    }
+
+    private static func destinations(_ path: [String], of object: ManagedObject) throws(AmbarError) -> Set<ManagedObject> {
+        guard let holder = try holder(path, from: object), let last = path.last else { return [] }
+        return try holder.objects(forKey: last).filter { !$0.isDeleted }
     }
 }

@@ -288,6 +288,28 @@ final class CoreDataModelFeatureTests: XCTestCase {
         }
     }
 
+    func testADerivedValueThatDoesNotFitItsAttributeStopsTheSave() throws {
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Tag", attributes: [
+                AttributeDescription(name: "name", type: .string),
+                AttributeDescription(name: "code", type: .integer16, isOptional: true, derivation: "lowercase:(name)"),
+            ]),
+        ])
+        let directory = try TemporaryDirectory()
+        let coordinator = try PersistentStoreCoordinator(model: model, store: .sqlite(directory.file("t.sqlite")))
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try context.performAndWait { () throws in
+            try context.insertObject(entityName: "Tag").setValue("Swift", forKey: "name")
+            XCTAssertThrowsError(try context.save()) { error in
+                guard case .typeMismatch(_, let property, _, let got) = error as? AmbarError else { return XCTFail("\(error)") }
+                XCTAssertEqual(property, "code")
+                XCTAssertTrue(got.contains("lowercase:(name)"), got)
+            }
+            XCTAssertTrue(context.hasChanges, "nothing was written")
+        }
+        XCTAssertEqual(try coordinator.history(after: 0), [])
+    }
+
     func testToManyCountLimitsAreCheckedAtSave() throws {
         let stack = try openLibrary()
         let context = try stack.importerContext()
