@@ -3,150 +3,48 @@ import GRDB
 import GRDBSQLite
 
 extension SQLiteStore {
-    /// Applies a change set in one IMMEDIATE transaction.
-    ///
-    /// Order: primary keys are assigned, inserts that collide on a uniqueness constraint are
-    /// resolved, then deletes, updates (each `WHERE Z_OPT = <version read>`, so a row changed by
-    /// anyone since is caught), inserts and join rows. Conflicts are resolved by the merge policy;
-    /// under `.error` every conflict is collected and the transaction rolled back.
+    /// Applies a change set in one IMMEDIATE transaction, by the rules of ``SaveWork``.
     func save(_ changes: ChangeSet) throws(AmbarError) -> SaveOutcome {
         try write("save") { db in
-            var work = SaveWork(store: self, db: db, changes: changes)
+            var work = SaveWork(model: model, transaction: SQLiteSaveTransaction(store: self, db: db), changes: changes)
             try work.run()
             return work.outcome
         }
     }
 }
 
-/// The state of one save transaction.
-private struct SaveWork {
+/// A save's statements on an SQLite connection inside its IMMEDIATE transaction. Statements are
+/// prepared once per connection (GRDB's cache) and inserts bind values straight into SQLite.
+struct SQLiteSaveTransaction: SaveTransaction {
     let store: SQLiteStore
     let db: Database
-    let changes: ChangeSet
-    var outcome = SaveOutcome()
-    /// Temporary (or merged) IDs and what they resolve to.
-    var idMap: [ManagedObjectID: ManagedObjectID] = [:]
-    /// Inserts to skip because they resolved to an existing row.
-    var skipInsert = Set<ManagedObjectID>()
-    var conflicts: [MergeConflict] = []
-    var deletedInThisSave = Set<ManagedObjectID>()
-    var ledger: LedgerEntry
 
-    init(store: SQLiteStore, db: Database, changes: ChangeSet) {
-        self.store = store
-        self.db = db
-        self.changes = changes
-        self.ledger = LedgerEntry(author: changes.author, contextName: changes.contextName)
-    }
+    var storeIdentifier: String { store.identifier }
+    var entityIDs: [String: Int64] { store.entityIDs }
 
-    var resolved: ResolvedModel { store.model.resolved }
-
-    func resolve(_ id: ManagedObjectID) -> ManagedObjectID { idMap[id] ?? id }
-
-    mutating func run() throws {
+    func checkModelIsCurrent() throws {
         try SQLiteSchema.checkModelIsCurrent(db, model: store.model)
-        if let key = changes.idempotencyKey,
-           let token = try Int64.fetchOne(db.cachedStatement(sql: "SELECT token FROM ambar_receipts WHERE key = ?"), arguments: [key]) {
-            throw AmbarError.alreadySaved(idempotencyKey: key, token: token)
-        }
-        try assignPrimaryKeys()
-        try resolveUniqueness()
-        for delete in changes.deletes { try apply(delete) }
-        for update in changes.updates { try apply(update) }
-        try applyInserts()
-        try applyJoins()
-        try applyOrders()
-        if !conflicts.isEmpty { throw AmbarError.mergeConflict(conflicts) }
-        for (temporary, permanent) in idMap where temporary != permanent {
-            outcome.permanentIDs[temporary] = permanent
-        }
-        outcome.token = try store.writeLedger(db, ledger)
-        if let key = changes.idempotencyKey {
-            try db.cachedStatement(sql: "INSERT INTO ambar_receipts (key, token, saved) VALUES (?, ?, ?)").execute(
-                arguments: [key, outcome.token ?? 0, Date().timeIntervalSince1970])
-        }
     }
 
-    // MARK: Keys and constraints
-
-    mutating func assignPrimaryKeys() throws {
-        var pending: [String: [ManagedObjectID]] = [:]
-        for insert in changes.inserts {
-            guard let layout = resolved.entities[insert.id.entityName] else { throw AmbarError.unknownEntity(insert.id.entityName) }
-            if insert.id.isTemporaryID {
-                pending[layout.rootName, default: []].append(insert.id)
-            } else {
-                idMap[insert.id] = insert.id
-            }
-        }
-        for (root, ids) in pending {
-            let first = try store.allocate(db, root: root, count: ids.count)
-            for (offset, id) in ids.enumerated() {
-                idMap[id] = ManagedObjectID(entityName: id.entityName, storeIdentifier: store.identifier, primaryKey: first + Int64(offset))
-            }
-        }
+    func receiptToken(_ key: String) throws -> Int64? {
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT token FROM ambar_receipts WHERE key = ?"), arguments: [key])
     }
 
-    /// Finds inserts whose unique values are already taken (in the store or earlier in this save)
-    /// and applies the merge policy to them. Existing rows are looked up in batches.
-    mutating func resolveUniqueness() throws {
-        // Constraint groups per root table, and the inserts they apply to.
-        var groups: [String: [[String]: [InsertChange]]] = [:]
-        for insert in changes.inserts {
-            guard let layout = resolved.entities[insert.id.entityName], !layout.uniquenessConstraints.isEmpty else { continue }
-            for group in layout.uniquenessConstraints {
-                groups[layout.rootName, default: [:]][group, default: []].append(insert)
-            }
-        }
-        for (root, byGroup) in groups.sorted(by: { $0.key < $1.key }) {
-            guard let rootLayout = resolved.entities[root] else { continue }
-            for (group, inserts) in byGroup.sorted(by: { $0.key.joined(separator: ",") < $1.key.joined(separator: ",") }) {
-                let keys: [[StoredScalar]?] = inserts.map { insert in
-                    guard let layout = resolved.entities[insert.id.entityName] else { return nil }
-                    let values = group.compactMap { layout.attributeIndex[$0].map { StoredScalar(insert.values[$0]) } }
-                    return values.count == group.count && !values.contains(.null) ? values : nil
-                }
-                let existing = try existingRows(rootLayout, group: group, keys: keys.compactMap { $0 })
-                var claimed: [[StoredScalar]: InsertChange] = [:]
-                for (insert, key) in zip(inserts, keys) {
-                    guard let key, let layout = resolved.entities[insert.id.entityName] else { continue }
-                    let values = group.compactMap { layout.attributeIndex[$0].map { insert.values[$0] } }
-                    if let earlier = claimed[key] {
-                        // Two new objects with the same unique values in one save.
-                        try resolveDuplicate(new: insert, existing: resolve(earlier.id), existingRow: nil, earlierInsert: earlier, layout: layout, group: group, values: values)
-                        if changes.mergePolicy == .mergeByPropertyObjectTrump || changes.mergePolicy == .overwrite {
-                            claimed[key] = insert
-                        }
-                    } else if let row = existing[key] {
-                        try resolveDuplicate(new: insert, existing: row.id, existingRow: row, earlierInsert: nil, layout: layout, group: group, values: values)
-                    } else {
-                        claimed[key] = insert
-                    }
-                }
-            }
-        }
+    func allocate(root: String, count: Int) throws -> [Int64] {
+        let first = try store.allocate(db, root: root, count: count)
+        return Array(first..<(first + Int64(count)))
     }
 
-    /// The stored rows holding any of `keys` for a uniqueness group, by key.
-    func existingRows(_ rootLayout: EntityLayout, group: [String], keys: [[StoredScalar]]) throws -> [[StoredScalar]: StoreRow] {
-        guard !keys.isEmpty else { return [:] }
+    func rows(_ rootLayout: EntityLayout, columns: [String], matching keys: [[StoredScalar]]) throws -> [StoreRow] {
         let spec = try store.spec(for: rootLayout)
-        var result: [[StoredScalar]: StoreRow] = [:]
+        var result: [StoreRow] = []
         func collect(_ statement: Statement) throws {
             let cursor = try Row.fetchCursor(statement)
             while try cursor.next() != nil {
-                guard let row = store.readRow(statement.sqliteStatement, spec),
-                      let layout = resolved.entities[row.id.entityName] else { continue }
-                let key = group.compactMap { layout.attributeIndex[$0].map { StoredScalar(row.values[$0]) } }
-                result[key] = row
+                if let row = store.readRow(statement.sqliteStatement, spec) { result.append(row) }
             }
         }
-        let columns = group.map { name in
-            rootLayout.selfAndDescendants.lazy.compactMap { entity in
-                self.resolved.entities[entity].flatMap { layout in layout.attributeIndex[name].flatMap { layout.attributeColumns[$0] } }
-            }.first ?? name
-        }
-        if group.count == 1 {
+        if columns.count == 1 {
             let column = "t0.\(quoted(columns[0]))"
             for start in stride(from: 0, to: keys.count, by: 500) {
                 let chunk = StatementShape.padded(Array(keys[start..<min(start + 500, keys.count)]))
@@ -166,299 +64,102 @@ private struct SaveWork {
         return result
     }
 
-    mutating func resolveDuplicate(new insert: InsertChange, existing: ManagedObjectID, existingRow: StoreRow?, earlierInsert: InsertChange?, layout: EntityLayout, group: [String], values: [AttributeValue]) throws {
-        switch changes.mergePolicy {
-        case .error:
-            throw AmbarError.constraintViolation(entity: layout.name, attributes: group, values: values, existing: existingRow?.id)
-        case .mergeByPropertyObjectTrump, .overwrite:
-            // The new object's values win: it becomes the existing object, updated.
-            if let existingRow {
-                idMap[insert.id] = existing
-                try overwriteRow(existingRow.id, values: insert.values, toOne: insert.toOne, layout: layout, newVersion: existingRow.version + 1)
-                outcome.versions[existing] = existingRow.version + 1
-                outcome.updated.insert(existing)
-                ledger.record(existing, .update, properties: layout.storedAttributes.map { layout.attributes[$0].name })
-                skipInsert.insert(insert.id)
-            } else if let earlierInsert {
-                // Two new objects in one save: the later one is written, the earlier becomes it.
-                skipInsert.insert(earlierInsert.id)
-                idMap[earlierInsert.id] = resolve(insert.id)
-            }
-        case .mergeByPropertyStoreTrump, .rollback:
-            // The stored (or first) object wins: the new one becomes it, with its values.
-            idMap[insert.id] = existing
-            skipInsert.insert(insert.id)
-            if let existingRow { outcome.refreshed[existing] = existingRow }
-        }
-    }
-
-    // MARK: Rows
-
-    mutating func apply(_ delete: DeleteChange) throws {
-        guard let layout = resolved.entities[delete.id.entityName], let pk = delete.id.primaryKey else { return }
-        try db.cachedStatement(sql: "DELETE FROM \(quoted(layout.rootName)) WHERE Z_PK = ? AND Z_OPT = ?").execute(arguments: [pk, delete.expectedVersion])
-        if db.changesCount == 0 {
-            if let current = try currentRow(delete.id) {
-                switch changes.mergePolicy {
-                case .error:
-                    conflicts.append(conflict(delete.id, layout, cached: delete.expectedVersion, snapshot: [], current: current))
-                    return
-                case .rollback:
-                    outcome.discardedDeletes.insert(delete.id)
-                    outcome.refreshed[delete.id] = current
-                    return
-                default:
-                    try db.cachedStatement(sql: "DELETE FROM \(quoted(layout.rootName)) WHERE Z_PK = ?").execute(arguments: [pk])
-                }
-            }
-        }
-        deletedInThisSave.insert(delete.id)
-        outcome.deleted.insert(delete.id)
-        ledger.record(delete.id, .delete)
-        try deleteJoinRows(root: layout.rootName, pk: pk)
-    }
-
-    func deleteJoinRows(root: String, pk: Int64) throws {
-        for join in resolved.joinTables {
-            if join.sourceRoot == root {
-                try db.cachedStatement(sql: "DELETE FROM \(quoted(join.table)) WHERE src = ?").execute(arguments: [pk])
-            }
-            if join.destinationRoot == root {
-                try db.cachedStatement(sql: "DELETE FROM \(quoted(join.table)) WHERE dst = ?").execute(arguments: [pk])
-            }
-        }
-    }
-
-    mutating func apply(_ update: UpdateChange) throws {
-        guard let layout = resolved.entities[update.id.entityName], let pk = update.id.primaryKey else { return }
-        var assignments = ["Z_OPT = ?"]
-        var arguments: [DatabaseValue] = [(update.expectedVersion + 1).databaseValue]
-        for i in update.changedAttributes {
-            guard let column = layout.attributeColumns[i] else { continue }
-            assignments.append("\(quoted(column)) = ?")
-            arguments.append(SQLiteValues.databaseValue(update.values[i]))
-        }
-        for i in update.changedToOne {
-            appendToOne(layout.relationships[i], update.toOne[i], &assignments, &arguments)
-        }
-        arguments.append(pk.databaseValue)
-        arguments.append(update.expectedVersion.databaseValue)
-        let sql = "UPDATE \(quoted(layout.rootName)) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?"
-        let statement = try db.cachedStatement(sql: sql)
-        do {
-            try statement.execute(arguments: StatementArguments(arguments))
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-            throw uniquenessViolation(layout, values: update.values)
-        }
-        if db.changesCount == 1 {
-            outcome.versions[update.id] = update.expectedVersion + 1
-            outcome.updated.insert(update.id)
-            ledger.record(update.id, .update, properties: update.changedNames)
-            return
-        }
-        guard let current = try currentRow(update.id) else {
-            if changes.mergePolicy == .error {
-                conflicts.append(conflict(update.id, layout, cached: update.expectedVersion, snapshot: update.snapshot, current: nil))
-            } else {
-                outcome.vanished.insert(update.id)
-            }
-            return
-        }
-        var merged = current.values
-        var mergedToOne = current.toOne.isEmpty ? Array(repeating: nil, count: layout.relationships.count) : current.toOne
-        switch changes.mergePolicy {
-        case .error:
-            conflicts.append(conflict(update.id, layout, cached: update.expectedVersion, snapshot: update.snapshot, current: current))
-            return
-        case .rollback:
-            outcome.refreshed[update.id] = current
-            return
-        case .overwrite:
-            merged = update.values
-            mergedToOne = update.toOne
-        case .mergeByPropertyObjectTrump:
-            for i in update.changedAttributes { merged[i] = update.values[i] }
-            for i in update.changedToOne { mergedToOne[i] = update.toOne[i] }
-        case .mergeByPropertyStoreTrump:
-            for i in update.changedAttributes where update.snapshot.indices.contains(i) && update.snapshot[i] == current.values[i] {
-                merged[i] = update.values[i]
-            }
-            for i in update.changedToOne where update.snapshotToOne.indices.contains(i) && update.snapshotToOne[i] == current.toOne[safe: i] {
-                mergedToOne[i] = update.toOne[i]
-            }
-        }
-        let version = current.version + 1
-        try overwriteRow(update.id, values: merged, toOne: mergedToOne, layout: layout, newVersion: version)
-        outcome.versions[update.id] = version
-        outcome.updated.insert(update.id)
-        ledger.record(update.id, .update, properties: update.changedNames)
-        outcome.refreshed[update.id] = StoreRow(id: update.id, version: version, values: merged, toOne: mergedToOne)
-    }
-
-    func overwriteRow(_ id: ManagedObjectID, values: [AttributeValue], toOne: [ManagedObjectID?], layout: EntityLayout, newVersion: Int64) throws {
-        guard let pk = id.primaryKey else { return }
-        var assignments = ["Z_OPT = ?"]
-        var arguments: [DatabaseValue] = [newVersion.databaseValue]
-        for i in layout.storedAttributes {
-            assignments.append("\(quoted(layout.attributeColumns[i] ?? "")) = ?")
-            arguments.append(SQLiteValues.databaseValue(values[i]))
-        }
-        for rel in layout.relationships where !rel.isToMany && layout.relationshipColumns[rel.index] != nil {
-            appendToOne(rel, toOne[safe: rel.index] ?? nil, &assignments, &arguments)
-        }
-        arguments.append(pk.databaseValue)
-        try db.cachedStatement(sql: "UPDATE \(quoted(layout.rootName)) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ?").execute(arguments: StatementArguments(arguments))
-    }
-
-    /// The columns (and values) that store a to-one relationship.
-    func toOneColumns(_ rel: ResolvedRelationship, _ target: ManagedObjectID?) -> [(column: String, value: DatabaseValue)] {
-        guard case .foreignKey(let foreignKey) = rel.mapping else { return [] }
-        let destination = target.map(resolve)
-        var result = [(quoted(foreignKey), destination?.primaryKey?.databaseValue ?? .null)]
-        if let column = rel.entityColumn {
-            result.append((quoted(column), destination.flatMap { store.entityIDs[$0.entityName] }?.databaseValue ?? .null))
-        }
-        return result
-    }
-
-    func appendToOne(_ rel: ResolvedRelationship, _ target: ManagedObjectID?, _ assignments: inout [String], _ arguments: inout [DatabaseValue]) {
-        for (column, value) in toOneColumns(rel, target) {
-            assignments.append("\(column) = ?")
-            arguments.append(value)
-        }
-    }
-
-    /// Writes the inserts, grouped by entity: one prepared statement per entity, each value bound
-    /// straight into SQLite (no intermediate argument arrays), one ledger append per entity.
-    mutating func applyInserts() throws {
-        var order: [String] = []
-        var byEntity: [String: [InsertChange]] = [:]
-        for insert in changes.inserts where !skipInsert.contains(insert.id) {
-            if byEntity[insert.id.entityName] == nil { order.append(insert.id.entityName) }
-            byEntity[insert.id.entityName, default: []].append(insert)
-        }
-        for entity in order {
-            guard let inserts = byEntity[entity], let layout = resolved.entities[entity], let plan = store.insertPlans[layout.name] else {
-                throw AmbarError.unknownEntity(entity)
-            }
-            let statement = try db.cachedStatement(sql: plan.sql)
-            let handle = statement.sqliteStatement
-            var keys: [Int64] = []
-            keys.reserveCapacity(inserts.count)
-            outcome.versions.reserveCapacity(outcome.versions.count + inserts.count)
-            outcome.inserted.reserveCapacity(outcome.inserted.count + inserts.count)
-            defer { sqlite3_reset(handle); sqlite3_clear_bindings(handle) }
-            for insert in inserts {
-                let id = resolve(insert.id)
-                guard let pk = id.primaryKey else { continue }
-                sqlite3_bind_int64(handle, 1, pk)
-                sqlite3_bind_int64(handle, 2, plan.entityID)
-                sqlite3_bind_int64(handle, 3, 1)
-                var index: Int32 = 4
-                for i in layout.storedAttributes {
-                    SQLiteValues.bind(insert.values[i], to: handle, at: index)
-                    index += 1
-                }
-                for rel in plan.toOne {
-                    let destination = (insert.toOne[safe: rel.index] ?? nil).map(resolve)
-                    if let key = destination?.primaryKey { sqlite3_bind_int64(handle, index, key) } else { sqlite3_bind_null(handle, index) }
-                    index += 1
-                    if rel.entityColumn != nil {
-                        if let number = destination.flatMap({ store.entityIDs[$0.entityName] }) { sqlite3_bind_int64(handle, index, number) } else { sqlite3_bind_null(handle, index) }
-                        index += 1
-                    }
-                }
-                guard try SQLiteValues.stepInsert(handle, db) else {
-                    // Only a row written by another SQLite client since our check can get here.
-                    throw uniquenessViolation(layout, values: insert.values)
-                }
-                outcome.versions[id] = 1
-                outcome.inserted.insert(id)
-                keys.append(pk)
-            }
-            ledger.record(entity: entity, .insert, primaryKeys: keys)
-        }
-    }
-
-    mutating func applyJoins() throws {
-        for change in changes.joins {
-            let owner = resolve(change.owner), destination = resolve(change.destination)
-            if deletedInThisSave.contains(owner) || deletedInThisSave.contains(destination) { continue }
-            guard let layout = resolved.entities[owner.entityName],
-                  let i = layout.relationshipIndex[change.relationship],
-                  case .joinTable(let table, let own, _) = layout.relationships[i].mapping,
-                  let ownerPK = owner.primaryKey, let destinationPK = destination.primaryKey else { continue }
-            let (src, dst) = own == "src" ? (ownerPK, destinationPK) : (destinationPK, ownerPK)
-            if change.isInsert {
-                try db.cachedStatement(sql: "INSERT OR IGNORE INTO \(quoted(table)) (src, dst) VALUES (?, ?)").execute(arguments: [src, dst])
-            } else {
-                try db.cachedStatement(sql: "DELETE FROM \(quoted(table)) WHERE src = ? AND dst = ?").execute(arguments: [src, dst])
-            }
-        }
-    }
-
-    /// Records the positions of ordered relationships: in the destination's order column beside
-    /// the inverse's foreign key, or in the join table's order column.
-    mutating func applyOrders() throws {
-        for change in changes.orders {
-            let owner = resolve(change.owner)
-            if deletedInThisSave.contains(owner) { continue }
-            guard let layout = resolved.entities[owner.entityName], let i = layout.relationshipIndex[change.relationship],
-                  let column = layout.relationships[i].orderColumn, let ownerPK = owner.primaryKey else { continue }
-            for (position, id) in change.destinations.enumerated() {
-                let destination = resolve(id)
-                guard let destinationPK = destination.primaryKey, !deletedInThisSave.contains(destination) else { continue }
-                switch layout.relationships[i].mapping {
-                case .inverseForeignKey(let root, let foreignKey):
-                    try db.cachedStatement(sql: "UPDATE \(quoted(root)) SET \(quoted(column)) = ? WHERE Z_PK = ? AND \(quoted(foreignKey)) = ?")
-                        .execute(arguments: [position, destinationPK, ownerPK])
-                case .joinTable(let table, let own, let other):
-                    try db.cachedStatement(sql: "UPDATE \(quoted(table)) SET \(quoted(column)) = ? WHERE \(own) = ? AND \(other) = ?")
-                        .execute(arguments: [position, ownerPK, destinationPK])
-                case .foreignKey, .transient:
-                    break
-                }
-            }
-        }
-    }
-
-    /// The constraint error for an object whose values collide with a stored row.
-    func uniquenessViolation(_ layout: EntityLayout, values: [AttributeValue]) -> AmbarError {
-        for group in layout.uniquenessConstraints {
-            let groupValues = group.compactMap { layout.attributeIndex[$0].map { values[$0] } }
-            if !groupValues.contains(where: \.isNull),
-               let rows = try? existingRows(layout, group: group, keys: [groupValues.map(StoredScalar.init)]),
-               let holder = rows.values.first {
-                return .constraintViolation(entity: layout.name, attributes: group, values: groupValues, existing: holder.id)
-            }
-        }
-        return .constraintViolation(entity: layout.name, attributes: layout.uniquenessConstraints.first ?? [], values: [], existing: nil)
-    }
-
-    func currentRow(_ id: ManagedObjectID) throws -> StoreRow? {
-        guard let layout = resolved.entities[id.entityName], let pk = id.primaryKey else { return nil }
+    func currentRow(_ layout: EntityLayout, primaryKey: Int64) throws -> StoreRow? {
         let spec = try store.spec(for: layout)
-        let statement = try db.cachedStatement(sql: "SELECT \(spec.selectList("t0")) FROM \(quoted(layout.rootName)) AS t0 WHERE t0.Z_PK = ?")
-        statement.setUncheckedArguments([pk])
+        let statement = try db.cachedStatement(sql: "SELECT \(spec.selectListT0) FROM \(quoted(layout.rootName)) AS t0 WHERE t0.Z_PK = ?")
+        statement.setUncheckedArguments([primaryKey])
         let cursor = try Row.fetchCursor(statement)
         guard try cursor.next() != nil else { return nil }
         return store.readRow(statement.sqliteStatement, spec)
     }
 
-    func conflict(_ id: ManagedObjectID, _ layout: EntityLayout, cached: Int64, snapshot: [AttributeValue], current: StoreRow?) -> MergeConflict {
-        func named(_ values: [AttributeValue]) -> [String: AttributeValue] {
-            var result: [String: AttributeValue] = [:]
-            for (i, a) in layout.attributes.enumerated() where i < values.count { result[a.name] = values[i] }
-            return result
+    func deleteRow(root: String, primaryKey: Int64, expectedVersion: Int64?) throws -> Bool {
+        if let expectedVersion {
+            try db.cachedStatement(sql: "DELETE FROM \(quoted(root)) WHERE Z_PK = ? AND Z_OPT = ?").execute(arguments: [primaryKey, expectedVersion])
+        } else {
+            try db.cachedStatement(sql: "DELETE FROM \(quoted(root)) WHERE Z_PK = ?").execute(arguments: [primaryKey])
         }
-        return MergeConflict(
-            objectID: id, cachedVersion: cached, currentVersion: current?.version ?? 0,
-            cachedSnapshot: named(snapshot), persistedSnapshot: current.map { named($0.values) } ?? [:])
+        return db.changesCount > 0
     }
-}
 
-extension Array {
-    subscript(safe index: Int) -> Element? {
-        indices.contains(index) ? self[index] : nil
+    func deleteJoinRows(table: String, column: String, primaryKey: Int64) throws {
+        try db.cachedStatement(sql: "DELETE FROM \(quoted(table)) WHERE \(column) = ?").execute(arguments: [primaryKey])
+    }
+
+    func updateRow(root: String, primaryKey: Int64, version: Int64, assignments: [(column: String, value: StoredScalar)], expectedVersion: Int64?) throws -> Bool {
+        var sql = "UPDATE \(quoted(root)) SET Z_OPT = ?"
+        var arguments: [DatabaseValue] = [version.databaseValue]
+        for (column, value) in assignments {
+            sql += ", \(quoted(column)) = ?"
+            arguments.append(SQLiteValues.databaseValue(value))
+        }
+        sql += " WHERE Z_PK = ?"
+        arguments.append(primaryKey.databaseValue)
+        if let expectedVersion {
+            sql += " AND Z_OPT = ?"
+            arguments.append(expectedVersion.databaseValue)
+        }
+        do {
+            try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments))
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            throw ConstraintRefusal()
+        }
+        return db.changesCount > 0
+    }
+
+    func insertRows(_ layout: EntityLayout, _ rows: [NewRow]) throws {
+        guard let plan = store.insertPlans[layout.name] else { throw AmbarError.unknownEntity(layout.name) }
+        let handle = try db.cachedStatement(sql: plan.sql).sqliteStatement
+        defer { sqlite3_reset(handle); sqlite3_clear_bindings(handle) }
+        for row in rows {
+            sqlite3_bind_int64(handle, 1, row.primaryKey)
+            sqlite3_bind_int64(handle, 2, plan.entityID)
+            sqlite3_bind_int64(handle, 3, 1)
+            var index: Int32 = 4
+            for i in layout.storedAttributes {
+                SQLiteValues.bind(row.values[i], to: handle, at: index)
+                index += 1
+            }
+            for rel in plan.toOne {
+                let destination = row.toOne[safe: rel.index] ?? nil
+                if let key = destination?.primaryKey { sqlite3_bind_int64(handle, index, key) } else { sqlite3_bind_null(handle, index) }
+                index += 1
+                if rel.entityColumn != nil {
+                    if let number = destination.flatMap({ store.entityIDs[$0.entityName] }) { sqlite3_bind_int64(handle, index, number) } else { sqlite3_bind_null(handle, index) }
+                    index += 1
+                }
+            }
+            guard try SQLiteValues.stepInsert(handle, db) else { throw ConstraintRefusal(values: row.values) }
+        }
+    }
+
+    func setJoinRow(table: String, source: Int64, destination: Int64, present: Bool) throws {
+        if present {
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO \(quoted(table)) (src, dst) VALUES (?, ?)").execute(arguments: [source, destination])
+        } else {
+            try db.cachedStatement(sql: "DELETE FROM \(quoted(table)) WHERE src = ? AND dst = ?").execute(arguments: [source, destination])
+        }
+    }
+
+    func setOrder(_ mapping: RelationshipMapping, column: String, owner: Int64, destination: Int64, position: Int) throws {
+        switch mapping {
+        case .inverseForeignKey(let root, let foreignKey):
+            try db.cachedStatement(sql: "UPDATE \(quoted(root)) SET \(quoted(column)) = ? WHERE Z_PK = ? AND \(quoted(foreignKey)) = ?")
+                .execute(arguments: [position, destination, owner])
+        case .joinTable(let table, let own, let other):
+            try db.cachedStatement(sql: "UPDATE \(quoted(table)) SET \(quoted(column)) = ? WHERE \(own) = ? AND \(other) = ?")
+                .execute(arguments: [position, owner, destination])
+        case .foreignKey, .transient:
+            break
+        }
+    }
+
+    func writeLedger(_ entry: LedgerEntry) throws -> Int64? {
+        try store.writeLedger(db, entry)
+    }
+
+    func writeReceipt(_ key: String, token: Int64) throws {
+        try db.cachedStatement(sql: "INSERT INTO ambar_receipts (key, token, saved) VALUES (?, ?, ?)").execute(
+            arguments: [key, token, Date().timeIntervalSince1970])
     }
 }

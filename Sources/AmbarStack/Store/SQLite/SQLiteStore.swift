@@ -363,7 +363,7 @@ final class SQLiteStore: PersistentStore {
         if !scope.joins.isEmpty { sql += " " + scope.joins.joined(separator: " ") }
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         if let order { sql += " ORDER BY " + order }
-        var arguments = builder.arguments
+        var arguments = builder.arguments.map(SQLiteValues.databaseValue)
         if query.limit != nil || query.offset > 0 {
             sql += " LIMIT ? OFFSET ?"
             arguments += [Int64(query.limit ?? -1).databaseValue, Int64(query.offset).databaseValue]

@@ -160,3 +160,14 @@ func quoted(_ identifier: String) -> String {
     guard identifier.utf8.contains(UInt8(ascii: "\"")) else { return "\"\(identifier)\"" }
     return "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
 }
+
+extension SQLiteValues {
+    /// The database value of a query parameter (the SQLite dialect binds only scalars).
+    static func databaseValue(_ bound: BoundValue) -> DatabaseValue {
+        switch bound {
+        case .scalar(let scalar): return databaseValue(scalar)
+        case .decimal(let text): return text.databaseValue
+        case .integers, .clientSet, .clientRanks, .clientRanksSecondHalf: return .null
+        }
+    }
+}

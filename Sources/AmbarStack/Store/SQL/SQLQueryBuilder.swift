@@ -1,10 +1,13 @@
-import GRDB
+import Foundation
 
-/// Compiles predicates and sort descriptors to parameterised SQL for an Ambar SQLite store, with
-/// the semantics ``PredicateEvaluation`` implements in memory.
+/// Compiles predicates and sort descriptors to parameterised SQL for an Ambar store (SQLite or
+/// PostgreSQL), with the semantics ``PredicateEvaluation`` implements in memory.
 ///
 /// Values are always bound, never written into the SQL, so the text depends only on the
 /// predicate's shape: the store keeps one prepared statement per shape (see `StatementShape`).
+/// On PostgreSQL, text compared with options (`[c]`, `[d]`) and the text operators are decided by
+/// the client over the column's distinct values (``ClientTest``), so both backends give exactly
+/// the results of in-memory evaluation.
 struct SQLQueryBuilder {
     /// One FROM scope: a table alias and the joins made for key paths through to-one relationships.
     final class Scope {
@@ -21,12 +24,50 @@ struct SQLQueryBuilder {
 
     let model: ResolvedModel
     let entityIDs: [String: Int64]
-    private(set) var arguments: [DatabaseValue] = []
+    let dialect: SQLDialect
+    private(set) var arguments: [BoundValue] = []
+    /// Joins the ORDER BY needs (PostgreSQL's client-ranked text), added after the scope's own.
+    private(set) var orderJoins: [String] = []
     private var aliasCounter = 0
 
-    init(model: ResolvedModel, entityIDs: [String: Int64]) {
+    init(model: ResolvedModel, entityIDs: [String: Int64], dialect: SQLDialect = .sqlite) {
         self.model = model
         self.entityIDs = entityIDs
+        self.dialect = dialect
+    }
+
+    /// The SQL for a boolean constant.
+    func literal(_ value: Bool) -> String {
+        switch dialect {
+        case .sqlite: return value ? "1" : "0"
+        case .postgres: return value ? "TRUE" : "FALSE"
+        }
+    }
+
+    /// Null-safe equality (`IS`) or inequality (`IS NOT`).
+    func nullSafe(_ equal: Bool) -> String {
+        switch dialect {
+        case .sqlite: return equal ? "IS" : "IS NOT"
+        case .postgres: return equal ? "IS NOT DISTINCT FROM" : "IS DISTINCT FROM"
+        }
+    }
+
+    /// Appends a parameter; returns its placeholder.
+    mutating func placeholder(_ value: BoundValue) -> String {
+        arguments.append(value)
+        switch dialect {
+        case .sqlite: return "?"
+        case .postgres:
+            switch value {
+            case .decimal: return "$\(arguments.count)::numeric"
+            case .integers: return "$\(arguments.count)::bigint[]"
+            case .clientSet: return "$\(arguments.count)::text[]"
+            case .clientRanks: return "$\(arguments.count)::text[]"
+            case .clientRanksSecondHalf: return "$\(arguments.count)::bigint[]"
+            case .scalar(.blob): return "$\(arguments.count)::bytea"
+            case .scalar: return "$\(arguments.count)"
+            }
+        }
     }
 
     mutating func newAlias(_ prefix: String) -> String {
@@ -71,8 +112,22 @@ struct SQLQueryBuilder {
         return (alias, layout, last)
     }
 
+    /// A stored attribute reached by a key path: its SQL, description, table and column.
+    struct ColumnReference {
+        let sql: String
+        let attribute: AttributeDescription
+        let table: String
+        let column: String
+    }
+
     /// The column of the attribute at `path`.
     mutating func attributeColumn(_ path: String, in scope: Scope) throws(AmbarError) -> (sql: String, attribute: AttributeDescription) {
+        let reference = try attributeReference(path, in: scope)
+        return (reference.sql, reference.attribute)
+    }
+
+    /// The column of the attribute at `path`, with the table that holds it.
+    mutating func attributeReference(_ path: String, in scope: Scope) throws(AmbarError) -> ColumnReference {
         let (alias, layout, last) = try holder(path, in: scope)
         guard let i = layout.attributeIndex[last] else {
             if layout.relationshipIndex[last] != nil {
@@ -80,17 +135,32 @@ struct SQLQueryBuilder {
             }
             throw .unknownProperty(entity: layout.name, property: last)
         }
-        return ("\(alias).\(quoted(try layout.column(ofAttribute: i)))", layout.attributes[i])
+        let column = try layout.column(ofAttribute: i)
+        return ColumnReference(sql: "\(alias).\(quoted(column))", attribute: layout.attributes[i], table: layout.rootName, column: column)
     }
 
     mutating func bind(_ value: AttributeValue) -> String {
-        arguments.append(SQLiteValues.databaseValue(value))
-        return "?"
+        if dialect == .postgres, case .decimal(let d) = value { return placeholder(.decimal(d.description)) }
+        return placeholder(.scalar(StoredScalar(value)))
     }
 
     private func textExpression(_ sql: String, _ options: TextOptions, _ type: AttributeType) -> String {
         guard !options.isEmpty, [.string, .uuid, .uri].contains(type) else { return sql }
         return "ambar_fold(\(sql), \(options.rawValue))"
+    }
+
+    /// Whether the client decides comparisons of this column (PostgreSQL, text with options).
+    private func decidedByClient(_ options: TextOptions, _ type: AttributeType) -> Bool {
+        dialect == .postgres && !options.isEmpty && [.string, .uuid, .uri].contains(type)
+    }
+
+    /// `column` is one of the distinct values that pass `test` (never NULL; a NULL value gives
+    /// `nullResult`).
+    private mutating func clientDecided(_ reference: ColumnReference, nullResult: Bool, _ test: @escaping @Sendable (String) -> Bool) -> String {
+        let set = placeholder(.clientSet(ClientTest(table: reference.table, column: reference.column, test: test)))
+        return nullResult
+            ? "(\(reference.sql) IS NULL OR \(reference.sql) = ANY(\(set)))"
+            : "COALESCE(\(reference.sql) = ANY(\(set)), FALSE)"
     }
 
     /// Compiles a predicate to an SQL boolean expression that is never NULL.
@@ -102,14 +172,14 @@ struct SQLQueryBuilder {
         case .quantified:
             throw .invalidPredicate("\(predicate) cannot be resolved against '\(scope.layout.name)'")
         case .constant(let b):
-            return b ? "1" : "0"
+            return literal(b)
         case .and(let parts):
-            if parts.isEmpty { return "1" }
+            if parts.isEmpty { return literal(true) }
             var compiled: [String] = []
             for p in parts { compiled.append(try compile(p, in: scope)) }
             return "(" + compiled.joined(separator: " AND ") + ")"
         case .or(let parts):
-            if parts.isEmpty { return "0" }
+            if parts.isEmpty { return literal(false) }
             var compiled: [String] = []
             for p in parts { compiled.append(try compile(p, in: scope)) }
             return "(" + compiled.joined(separator: " OR ") + ")"
@@ -117,21 +187,37 @@ struct SQLQueryBuilder {
             return "NOT \(try compile(p, in: scope))"
         case .objectIn(let ids):
             let pks = ids.filter { model.entities[$0.entityName]?.rootName == scope.layout.rootName }.compactMap(\.primaryKey)
-            if pks.isEmpty { return "0" }
+            if pks.isEmpty { return literal(false) }
+            if dialect == .postgres { return "\(scope.alias).Z_PK = ANY(\(placeholder(.integers(pks))))" }
             _ = bind(.string(StatementShape.idList(pks)))
             return "\(scope.alias).Z_PK \(StatementShape.inIDList)"
         case .comparison(let key, let op, let value, let options):
-            let (column, attribute) = try attributeColumn(key, in: scope)
-            let param = try PredicateEvaluation.coerce(value, to: attribute, key: key)
-            return comparison(column, attribute.type, op, param, options)
+            let reference = try attributeReference(key, in: scope)
+            let param = try PredicateEvaluation.coerce(value, to: reference.attribute, key: key)
+            if decidedByClient(options, reference.attribute.type), !param.isNull {
+                let type = reference.attribute.type
+                return clientDecided(reference, nullResult: op == .notEqual) { text in
+                    guard let value = StoredScalar.text(text).attributeValue(type) else { return false }
+                    return PredicateEvaluation.compare(value, op, param, type, options)
+                }
+            }
+            return comparison(reference.sql, reference.attribute.type, op, param, options)
         case .isIn(let key, let values, let options):
-            let (column, attribute) = try attributeColumn(key, in: scope)
+            let reference = try attributeReference(key, in: scope)
+            let (column, attribute) = (reference.sql, reference.attribute)
             var params: [AttributeValue] = []
             for v in values {
                 let p = try PredicateEvaluation.coerce(v, to: attribute, key: key)
                 if !p.isNull { params.append(p) }
             }
-            if params.isEmpty { return "0" }
+            if params.isEmpty { return literal(false) }
+            if decidedByClient(options, attribute.type) {
+                let type = attribute.type, candidates = params
+                return clientDecided(reference, nullResult: false) { text in
+                    guard let value = StoredScalar.text(text).attributeValue(type) else { return false }
+                    return candidates.contains { PredicateEvaluation.compare(value, .equal, $0, type, options) }
+                }
+            }
             if attribute.type == .decimal {
                 return "(" + StatementShape.padded(params).map { comparison(column, .decimal, .equal, $0, []) }.joined(separator: " OR ") + ")"
             }
@@ -145,9 +231,13 @@ struct SQLQueryBuilder {
             return "(" + comparison(column, attribute.type, .greaterOrEqual, lo, []) + " AND "
                 + comparison(column, attribute.type, .lessOrEqual, hi, []) + ")"
         case .text(let key, let op, let pattern, let options):
-            let (column, attribute) = try attributeColumn(key, in: scope)
+            let reference = try attributeReference(key, in: scope)
+            let (column, attribute) = (reference.sql, reference.attribute)
             guard [.string, .uuid, .uri].contains(attribute.type) else {
                 throw .invalidPredicate("'\(key)' is not text; \(op.rawValue) needs a string attribute")
+            }
+            if dialect == .postgres {
+                return clientDecided(reference, nullResult: false) { TextSemantics.matches(op, $0, pattern, options) }
             }
             let p = bind(.string(pattern))
             return "ambar_text('\(op.rawValue)', \(options.rawValue), \(column), \(p))"
@@ -161,7 +251,7 @@ struct SQLQueryBuilder {
             }
             let column = "\(alias).\(quoted(layout.column(ofRelationship: i)))"
             guard let target else { return "\(column) IS NULL" }
-            guard let pk = target.primaryKey else { return "0" }
+            guard let pk = target.primaryKey else { return literal(false) }
             return "(\(column) IS NOT NULL AND \(column) = \(bind(.integer(pk))))"
         case .any(let key, let sub):
             let (from, link, destination) = try toManyLink(key, in: scope)
@@ -179,16 +269,21 @@ struct SQLQueryBuilder {
             let sqlFunction: String
             switch function {
             case .count: sqlFunction = "COUNT(\(column))"
-            case .sum: sqlFunction = attribute.type.isInteger || attribute.type == .boolean ? "COALESCE(SUM(\(column)), 0)" : "COALESCE(TOTAL(\(column)), 0.0)"
+            case .sum:
+                if attribute.type.isInteger || attribute.type == .boolean {
+                    sqlFunction = "COALESCE(SUM(\(column)), 0)"
+                } else {
+                    sqlFunction = dialect == .postgres ? "COALESCE(SUM(\(column)::float8), 0.0)" : "COALESCE(TOTAL(\(column)), 0.0)"
+                }
             case .avg: sqlFunction = "AVG(\(column))"
             case .min: sqlFunction = "MIN(\(column))"
             case .max: sqlFunction = "MAX(\(column))"
             }
             let expression = "(SELECT \(sqlFunction) FROM \(from.sql) WHERE \(link))"
             switch op {
-            case .equal: return param.isNull ? "(\(expression) IS NULL)" : "(\(expression) IS \(bind(param)))"
-            case .notEqual: return param.isNull ? "(\(expression) IS NOT NULL)" : "(\(expression) IS NOT \(bind(param)))"
-            default: return param.isNull ? "0" : "(\(expression) \(op.sqlOperator) \(bind(param)))"
+            case .equal: return param.isNull ? "(\(expression) IS NULL)" : "(\(expression) \(nullSafe(true)) \(bind(param)))"
+            case .notEqual: return param.isNull ? "(\(expression) IS NOT NULL)" : "(\(expression) \(nullSafe(false)) \(bind(param)))"
+            default: return param.isNull ? literal(false) : "COALESCE(\(expression) \(op.sqlOperator) \(bind(param)), \(literal(false)))"
             }
         }
     }
@@ -222,22 +317,26 @@ struct SQLQueryBuilder {
                 switch op {
                 case .equal: return "\(column) IS NULL"
                 case .notEqual: return "\(column) IS NOT NULL"
-                default: return "0"
+                default: return literal(false)
                 }
             }
-            let test = "(\(column) IS NOT NULL AND ambar_deccmp(\(column), \(bind(param))) \(op == .notEqual ? "=" : op.sqlOperator) 0)"
+            let test: String
+            switch dialect {
+            case .sqlite: test = "(\(column) IS NOT NULL AND ambar_deccmp(\(column), \(bind(param))) \(op == .notEqual ? "=" : op.sqlOperator) 0)"
+            case .postgres: test = "(\(column) IS NOT NULL AND \(column) \(op == .notEqual ? "=" : op.sqlOperator) \(bind(param)))"
+            }
             return op == .notEqual ? "NOT \(test)" : test
         }
         let lhs = textExpression(column, options, type)
         switch op {
         case .equal:
             if param.isNull { return "\(column) IS NULL" }
-            return "(\(lhs) IS \(textExpression(bind(param), options, type)))"
+            return "(\(lhs) \(nullSafe(true)) \(textExpression(bind(param), options, type)))"
         case .notEqual:
             if param.isNull { return "\(column) IS NOT NULL" }
-            return "(\(lhs) IS NOT \(textExpression(bind(param), options, type)))"
+            return "(\(lhs) \(nullSafe(false)) \(textExpression(bind(param), options, type)))"
         default:
-            if param.isNull { return "0" }
+            if param.isNull { return literal(false) }
             return "(\(column) IS NOT NULL AND \(lhs) \(op.sqlOperator) \(textExpression(bind(param), options, type)))"
         }
     }
@@ -246,10 +345,26 @@ struct SQLQueryBuilder {
     mutating func orderBy(_ sorts: [ObjectSortDescriptor], in scope: Scope) throws(AmbarError) -> String {
         var terms: [String] = []
         for sort in sorts {
-            let (column, attribute) = try attributeColumn(sort.key, in: scope)
-            var expression = textExpression(column, sort.options, attribute.type)
-            if attribute.type == .decimal { expression = "\(column) COLLATE ambar_decimal" }
-            terms.append("\(expression) \(sort.ascending ? "ASC" : "DESC")")
+            let reference = try attributeReference(sort.key, in: scope)
+            let (column, attribute) = (reference.sql, reference.attribute)
+            switch dialect {
+            case .sqlite:
+                var expression = textExpression(column, sort.options, attribute.type)
+                if attribute.type == .decimal { expression = "\(column) COLLATE ambar_decimal" }
+                terms.append("\(expression) \(sort.ascending ? "ASC" : "DESC")")
+            case .postgres:
+                // NULL first when ascending, as SQLite (and in-memory order) put it.
+                let nulls = sort.ascending ? "ASC NULLS FIRST" : "DESC NULLS LAST"
+                if decidedByClient(sort.options, attribute.type) {
+                    let rank = newAlias("r")
+                    let values = placeholder(.clientRanks(ClientRanking(table: reference.table, column: reference.column, options: sort.options)))
+                    let ranks = placeholder(.clientRanksSecondHalf)
+                    orderJoins.append("LEFT JOIN unnest(\(values), \(ranks)) AS \(rank)(v, r) ON \(rank).v = \(column)")
+                    terms.append("\(rank).r \(nulls)")
+                } else {
+                    terms.append("\(column) \(nulls)")
+                }
+            }
         }
         terms.append("\(scope.alias).Z_PK ASC")
         return terms.joined(separator: ", ")

@@ -1,0 +1,58 @@
+import Foundation
+
+/// What a save needs from a backend, inside one open write transaction: rows read and written by
+/// primary key, keys allocated, join and order rows, the ledger and receipts.
+///
+/// ``SaveWork`` holds the rules (key assignment, uniqueness, optimistic locking, the five merge
+/// policies, the ledger record) once, for every backend; a backend only runs statements.
+protocol SaveTransaction {
+    /// The store the transaction writes.
+    var storeIdentifier: String { get }
+    /// The entity numbers stored in `Z_ENT` and entity columns.
+    var entityIDs: [String: Int64] { get }
+
+    /// Throws ``AmbarError/storeMigrated(storeHash:modelHash:)`` when another process migrated the
+    /// store since this one opened it.
+    func checkModelIsCurrent() throws
+    /// The token recorded with idempotency key `key`, if a save used it.
+    func receiptToken(_ key: String) throws -> Int64?
+    /// Reserves `count` primary keys in `root` (not necessarily consecutive).
+    func allocate(root: String, count: Int) throws -> [Int64]
+    /// The rows of `rootLayout`'s table whose `columns` hold one of `keys` (one value per column).
+    func rows(_ rootLayout: EntityLayout, columns: [String], matching keys: [[StoredScalar]]) throws -> [StoreRow]
+    /// The stored row of an object, or `nil` when it is gone.
+    func currentRow(_ layout: EntityLayout, primaryKey: Int64) throws -> StoreRow?
+    /// Deletes a row (only at `expectedVersion` when given); returns whether a row was deleted.
+    func deleteRow(root: String, primaryKey: Int64, expectedVersion: Int64?) throws -> Bool
+    /// Deletes the join rows whose `column` (`src` or `dst`) is `primaryKey`.
+    func deleteJoinRows(table: String, column: String, primaryKey: Int64) throws
+    /// Sets `assignments` and the version on a row (only at `expectedVersion` when given); returns
+    /// whether a row was changed. A uniqueness refusal throws ``ConstraintRefusal``.
+    func updateRow(root: String, primaryKey: Int64, version: Int64, assignments: [(column: String, value: StoredScalar)], expectedVersion: Int64?) throws -> Bool
+    /// Inserts new rows of `layout` at version 1, to-one destinations already resolved. A
+    /// uniqueness refusal throws ``ConstraintRefusal`` naming the row.
+    func insertRows(_ layout: EntityLayout, _ rows: [NewRow]) throws
+    /// Adds (ignoring one that exists) or removes a join row.
+    func setJoinRow(table: String, source: Int64, destination: Int64, present: Bool) throws
+    /// Records a destination's position in an ordered relationship.
+    func setOrder(_ mapping: RelationshipMapping, column: String, owner: Int64, destination: Int64, position: Int) throws
+    /// Appends `entry` to the ledger; returns its token (`nil` when the entry is empty).
+    func writeLedger(_ entry: LedgerEntry) throws -> Int64?
+    /// Records that the save with idempotency key `key` committed as `token`.
+    func writeReceipt(_ key: String, token: Int64) throws
+}
+
+/// A row to insert, with its to-one destinations resolved to permanent IDs.
+struct NewRow {
+    let primaryKey: Int64
+    let values: [AttributeValue]
+    /// By relationship index; only stored to-ones are read.
+    let toOne: [ManagedObjectID?]
+}
+
+/// A backend's report that a uniqueness constraint refused a row: for an insert, `values` are the
+/// row's attribute values (in layout order), from which the save names the constraint and its
+/// holder; an update reports none (the save knows them).
+struct ConstraintRefusal: Error {
+    var values: [AttributeValue] = []
+}

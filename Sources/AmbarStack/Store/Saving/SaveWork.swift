@@ -1,0 +1,371 @@
+import Foundation
+
+/// The rules of one save, for every backend: primary keys assigned, inserts that collide on a
+/// uniqueness constraint resolved, then deletes, updates (each at the version the context read, so
+/// a row changed by anyone since is caught), inserts, join rows and orders. Conflicts are resolved
+/// by the change set's merge policy; under `.error` every conflict is collected and the save
+/// throws, so the backend rolls the transaction back.
+struct SaveWork<Transaction: SaveTransaction> {
+    let model: ManagedObjectModel
+    let db: Transaction
+    let changes: ChangeSet
+    var outcome = SaveOutcome()
+    /// Temporary (or merged) IDs and what they resolve to.
+    var idMap: [ManagedObjectID: ManagedObjectID] = [:]
+    /// Inserts to skip because they resolved to an existing row.
+    var skipInsert = Set<ManagedObjectID>()
+    var conflicts: [MergeConflict] = []
+    var deletedInThisSave = Set<ManagedObjectID>()
+    var ledger: LedgerEntry
+
+    init(model: ManagedObjectModel, transaction: Transaction, changes: ChangeSet) {
+        self.model = model
+        self.db = transaction
+        self.changes = changes
+        self.ledger = LedgerEntry(author: changes.author, contextName: changes.contextName)
+    }
+
+    var resolved: ResolvedModel { model.resolved }
+
+    func resolve(_ id: ManagedObjectID) -> ManagedObjectID { idMap[id] ?? id }
+
+    mutating func run() throws {
+        try db.checkModelIsCurrent()
+        if let key = changes.idempotencyKey, let token = try db.receiptToken(key) {
+            throw AmbarError.alreadySaved(idempotencyKey: key, token: token)
+        }
+        try assignPrimaryKeys()
+        try resolveUniqueness()
+        for delete in changes.deletes { try apply(delete) }
+        for update in changes.updates { try apply(update) }
+        try applyInserts()
+        try applyJoins()
+        try applyOrders()
+        if !conflicts.isEmpty { throw AmbarError.mergeConflict(conflicts) }
+        for (temporary, permanent) in idMap where temporary != permanent {
+            outcome.permanentIDs[temporary] = permanent
+        }
+        outcome.token = try db.writeLedger(ledger)
+        if let key = changes.idempotencyKey {
+            try db.writeReceipt(key, token: outcome.token ?? 0)
+        }
+    }
+
+    // MARK: Keys and constraints
+
+    mutating func assignPrimaryKeys() throws {
+        var pending: [String: [ManagedObjectID]] = [:]
+        for insert in changes.inserts {
+            guard let layout = resolved.entities[insert.id.entityName] else { throw AmbarError.unknownEntity(insert.id.entityName) }
+            if insert.id.isTemporaryID {
+                pending[layout.rootName, default: []].append(insert.id)
+            } else {
+                idMap[insert.id] = insert.id
+            }
+        }
+        for (root, ids) in pending {
+            let keys = try db.allocate(root: root, count: ids.count)
+            for (key, id) in zip(keys, ids) {
+                idMap[id] = ManagedObjectID(entityName: id.entityName, storeIdentifier: db.storeIdentifier, primaryKey: key)
+            }
+        }
+    }
+
+    /// Finds inserts whose unique values are already taken (in the store or earlier in this save)
+    /// and applies the merge policy to them. Existing rows are looked up in batches.
+    mutating func resolveUniqueness() throws {
+        // Constraint groups per root table, and the inserts they apply to.
+        var groups: [String: [[String]: [InsertChange]]] = [:]
+        for insert in changes.inserts {
+            guard let layout = resolved.entities[insert.id.entityName], !layout.uniquenessConstraints.isEmpty else { continue }
+            for group in layout.uniquenessConstraints {
+                groups[layout.rootName, default: [:]][group, default: []].append(insert)
+            }
+        }
+        for (root, byGroup) in groups.sorted(by: { $0.key < $1.key }) {
+            guard let rootLayout = resolved.entities[root] else { continue }
+            for (group, inserts) in byGroup.sorted(by: { $0.key.joined(separator: ",") < $1.key.joined(separator: ",") }) {
+                let keys: [[StoredScalar]?] = inserts.map { insert in
+                    guard let layout = resolved.entities[insert.id.entityName] else { return nil }
+                    let values = group.compactMap { layout.attributeIndex[$0].map { StoredScalar(insert.values[$0]) } }
+                    return values.count == group.count && !values.contains(.null) ? values : nil
+                }
+                let existing = try existingRows(rootLayout, group: group, keys: keys.compactMap { $0 })
+                var claimed: [[StoredScalar]: InsertChange] = [:]
+                for (insert, key) in zip(inserts, keys) {
+                    guard let key, let layout = resolved.entities[insert.id.entityName] else { continue }
+                    let values = group.compactMap { layout.attributeIndex[$0].map { insert.values[$0] } }
+                    if let earlier = claimed[key] {
+                        // Two new objects with the same unique values in one save.
+                        try resolveDuplicate(new: insert, existing: resolve(earlier.id), existingRow: nil, earlierInsert: earlier, layout: layout, group: group, values: values)
+                        if changes.mergePolicy == .mergeByPropertyObjectTrump || changes.mergePolicy == .overwrite {
+                            claimed[key] = insert
+                        }
+                    } else if let row = existing[key] {
+                        try resolveDuplicate(new: insert, existing: row.id, existingRow: row, earlierInsert: nil, layout: layout, group: group, values: values)
+                    } else {
+                        claimed[key] = insert
+                    }
+                }
+            }
+        }
+    }
+
+    /// The stored rows holding any of `keys` for a uniqueness group, by key.
+    func existingRows(_ rootLayout: EntityLayout, group: [String], keys: [[StoredScalar]]) throws -> [[StoredScalar]: StoreRow] {
+        guard !keys.isEmpty else { return [:] }
+        let columns = group.map { name in
+            rootLayout.selfAndDescendants.lazy.compactMap { entity in
+                self.resolved.entities[entity].flatMap { layout in layout.attributeIndex[name].flatMap { layout.attributeColumns[$0] } }
+            }.first ?? name
+        }
+        var result: [[StoredScalar]: StoreRow] = [:]
+        for row in try db.rows(rootLayout, columns: columns, matching: keys) {
+            guard let layout = resolved.entities[row.id.entityName] else { continue }
+            result[group.compactMap { layout.attributeIndex[$0].map { StoredScalar(row.values[$0]) } }] = row
+        }
+        return result
+    }
+
+    mutating func resolveDuplicate(new insert: InsertChange, existing: ManagedObjectID, existingRow: StoreRow?, earlierInsert: InsertChange?, layout: EntityLayout, group: [String], values: [AttributeValue]) throws {
+        switch changes.mergePolicy {
+        case .error:
+            throw AmbarError.constraintViolation(entity: layout.name, attributes: group, values: values, existing: existingRow?.id)
+        case .mergeByPropertyObjectTrump, .overwrite:
+            // The new object's values win: it becomes the existing object, updated.
+            if let existingRow {
+                idMap[insert.id] = existing
+                try overwriteRow(existingRow.id, values: insert.values, toOne: insert.toOne, layout: layout, newVersion: existingRow.version + 1)
+                outcome.versions[existing] = existingRow.version + 1
+                outcome.updated.insert(existing)
+                ledger.record(existing, .update, properties: layout.storedAttributes.map { layout.attributes[$0].name })
+                skipInsert.insert(insert.id)
+            } else if let earlierInsert {
+                // Two new objects in one save: the later one is written, the earlier becomes it.
+                skipInsert.insert(earlierInsert.id)
+                idMap[earlierInsert.id] = resolve(insert.id)
+            }
+        case .mergeByPropertyStoreTrump, .rollback:
+            // The stored (or first) object wins: the new one becomes it, with its values.
+            idMap[insert.id] = existing
+            skipInsert.insert(insert.id)
+            if let existingRow { outcome.refreshed[existing] = existingRow }
+        }
+    }
+
+    // MARK: Rows
+
+    mutating func apply(_ delete: DeleteChange) throws {
+        guard let layout = resolved.entities[delete.id.entityName], let pk = delete.id.primaryKey else { return }
+        if try !db.deleteRow(root: layout.rootName, primaryKey: pk, expectedVersion: delete.expectedVersion) {
+            if let current = try currentRow(delete.id) {
+                switch changes.mergePolicy {
+                case .error:
+                    conflicts.append(conflict(delete.id, layout, cached: delete.expectedVersion, snapshot: [], current: current))
+                    return
+                case .rollback:
+                    outcome.discardedDeletes.insert(delete.id)
+                    outcome.refreshed[delete.id] = current
+                    return
+                default:
+                    _ = try db.deleteRow(root: layout.rootName, primaryKey: pk, expectedVersion: nil)
+                }
+            }
+        }
+        deletedInThisSave.insert(delete.id)
+        outcome.deleted.insert(delete.id)
+        ledger.record(delete.id, .delete)
+        try deleteJoinRows(root: layout.rootName, pk: pk)
+    }
+
+    func deleteJoinRows(root: String, pk: Int64) throws {
+        for join in resolved.joinTables {
+            if join.sourceRoot == root { try db.deleteJoinRows(table: join.table, column: "src", primaryKey: pk) }
+            if join.destinationRoot == root { try db.deleteJoinRows(table: join.table, column: "dst", primaryKey: pk) }
+        }
+    }
+
+    mutating func apply(_ update: UpdateChange) throws {
+        guard let layout = resolved.entities[update.id.entityName], let pk = update.id.primaryKey else { return }
+        var assignments: [(column: String, value: StoredScalar)] = []
+        for i in update.changedAttributes {
+            guard let column = layout.attributeColumns[i] else { continue }
+            assignments.append((column, StoredScalar(update.values[i])))
+        }
+        for i in update.changedToOne { assignments += toOneColumns(layout.relationships[i], update.toOne[i]) }
+        let changed: Bool
+        do {
+            changed = try db.updateRow(root: layout.rootName, primaryKey: pk, version: update.expectedVersion + 1, assignments: assignments, expectedVersion: update.expectedVersion)
+        } catch is ConstraintRefusal {
+            throw uniquenessViolation(layout, values: update.values)
+        }
+        if changed {
+            outcome.versions[update.id] = update.expectedVersion + 1
+            outcome.updated.insert(update.id)
+            ledger.record(update.id, .update, properties: update.changedNames)
+            return
+        }
+        guard let current = try currentRow(update.id) else {
+            if changes.mergePolicy == .error {
+                conflicts.append(conflict(update.id, layout, cached: update.expectedVersion, snapshot: update.snapshot, current: nil))
+            } else {
+                outcome.vanished.insert(update.id)
+            }
+            return
+        }
+        var merged = current.values
+        var mergedToOne = current.toOne.isEmpty ? Array(repeating: nil, count: layout.relationships.count) : current.toOne
+        switch changes.mergePolicy {
+        case .error:
+            conflicts.append(conflict(update.id, layout, cached: update.expectedVersion, snapshot: update.snapshot, current: current))
+            return
+        case .rollback:
+            outcome.refreshed[update.id] = current
+            return
+        case .overwrite:
+            merged = update.values
+            mergedToOne = update.toOne
+        case .mergeByPropertyObjectTrump:
+            for i in update.changedAttributes { merged[i] = update.values[i] }
+            for i in update.changedToOne { mergedToOne[i] = update.toOne[i] }
+        case .mergeByPropertyStoreTrump:
+            for i in update.changedAttributes where update.snapshot.indices.contains(i) && update.snapshot[i] == current.values[i] {
+                merged[i] = update.values[i]
+            }
+            for i in update.changedToOne where update.snapshotToOne.indices.contains(i) && update.snapshotToOne[i] == current.toOne[safe: i] {
+                mergedToOne[i] = update.toOne[i]
+            }
+        }
+        let version = current.version + 1
+        try overwriteRow(update.id, values: merged, toOne: mergedToOne, layout: layout, newVersion: version)
+        outcome.versions[update.id] = version
+        outcome.updated.insert(update.id)
+        ledger.record(update.id, .update, properties: update.changedNames)
+        outcome.refreshed[update.id] = StoreRow(id: update.id, version: version, values: merged, toOne: mergedToOne)
+    }
+
+    func overwriteRow(_ id: ManagedObjectID, values: [AttributeValue], toOne: [ManagedObjectID?], layout: EntityLayout, newVersion: Int64) throws {
+        guard let pk = id.primaryKey else { return }
+        var assignments: [(column: String, value: StoredScalar)] = []
+        for i in layout.storedAttributes {
+            assignments.append((layout.attributeColumns[i] ?? "", StoredScalar(values[i])))
+        }
+        for rel in layout.relationships where !rel.isToMany && layout.relationshipColumns[rel.index] != nil {
+            assignments += toOneColumns(rel, toOne[safe: rel.index] ?? nil)
+        }
+        do {
+            _ = try db.updateRow(root: layout.rootName, primaryKey: pk, version: newVersion, assignments: assignments, expectedVersion: nil)
+        } catch is ConstraintRefusal {
+            throw uniquenessViolation(layout, values: values)
+        }
+    }
+
+    /// The columns (and values) that store a to-one relationship.
+    func toOneColumns(_ rel: ResolvedRelationship, _ target: ManagedObjectID?) -> [(column: String, value: StoredScalar)] {
+        guard case .foreignKey(let foreignKey) = rel.mapping else { return [] }
+        let destination = target.map(resolve)
+        var result: [(column: String, value: StoredScalar)] = [(foreignKey, destination?.primaryKey.map { .integer($0) } ?? .null)]
+        if let column = rel.entityColumn {
+            result.append((column, destination.flatMap { db.entityIDs[$0.entityName] }.map { .integer($0) } ?? .null))
+        }
+        return result
+    }
+
+    /// Writes the inserts, grouped by entity (one statement shape per entity, one ledger group).
+    mutating func applyInserts() throws {
+        var order: [String] = []
+        var byEntity: [String: [InsertChange]] = [:]
+        for insert in changes.inserts where !skipInsert.contains(insert.id) {
+            if byEntity[insert.id.entityName] == nil { order.append(insert.id.entityName) }
+            byEntity[insert.id.entityName, default: []].append(insert)
+        }
+        for entity in order {
+            guard let inserts = byEntity[entity], let layout = resolved.entities[entity] else { throw AmbarError.unknownEntity(entity) }
+            var rows: [NewRow] = []
+            rows.reserveCapacity(inserts.count)
+            outcome.versions.reserveCapacity(outcome.versions.count + inserts.count)
+            outcome.inserted.reserveCapacity(outcome.inserted.count + inserts.count)
+            var keys: [Int64] = []
+            keys.reserveCapacity(inserts.count)
+            for insert in inserts {
+                let id = resolve(insert.id)
+                guard let pk = id.primaryKey else { continue }
+                rows.append(NewRow(primaryKey: pk, values: insert.values, toOne: insert.toOne.map { $0.map(resolve) }))
+                outcome.versions[id] = 1
+                outcome.inserted.insert(id)
+                keys.append(pk)
+            }
+            do {
+                try db.insertRows(layout, rows)
+            } catch let refusal as ConstraintRefusal {
+                // Only a row written by another client since the uniqueness check can get here.
+                throw uniquenessViolation(layout, values: refusal.values)
+            }
+            ledger.record(entity: entity, .insert, primaryKeys: keys)
+        }
+    }
+
+    mutating func applyJoins() throws {
+        for change in changes.joins {
+            let owner = resolve(change.owner), destination = resolve(change.destination)
+            if deletedInThisSave.contains(owner) || deletedInThisSave.contains(destination) { continue }
+            guard let layout = resolved.entities[owner.entityName],
+                  let i = layout.relationshipIndex[change.relationship],
+                  case .joinTable(let table, let own, _) = layout.relationships[i].mapping,
+                  let ownerPK = owner.primaryKey, let destinationPK = destination.primaryKey else { continue }
+            let (src, dst) = own == "src" ? (ownerPK, destinationPK) : (destinationPK, ownerPK)
+            try db.setJoinRow(table: table, source: src, destination: dst, present: change.isInsert)
+        }
+    }
+
+    /// Records the positions of ordered relationships: in the destination's order column beside
+    /// the inverse's foreign key, or in the join table's order column.
+    mutating func applyOrders() throws {
+        for change in changes.orders {
+            let owner = resolve(change.owner)
+            if deletedInThisSave.contains(owner) { continue }
+            guard let layout = resolved.entities[owner.entityName], let i = layout.relationshipIndex[change.relationship],
+                  let column = layout.relationships[i].orderColumn, let ownerPK = owner.primaryKey else { continue }
+            for (position, id) in change.destinations.enumerated() {
+                let destination = resolve(id)
+                guard let destinationPK = destination.primaryKey, !deletedInThisSave.contains(destination) else { continue }
+                try db.setOrder(layout.relationships[i].mapping, column: column, owner: ownerPK, destination: destinationPK, position: position)
+            }
+        }
+    }
+
+    /// The constraint error for an object whose values collide with a stored row.
+    func uniquenessViolation(_ layout: EntityLayout, values: [AttributeValue]) -> AmbarError {
+        for group in layout.uniquenessConstraints {
+            let groupValues = group.compactMap { layout.attributeIndex[$0].map { values[$0] } }
+            if !groupValues.contains(where: \.isNull),
+               let rows = try? existingRows(layout, group: group, keys: [groupValues.map(StoredScalar.init)]),
+               let holder = rows.values.first {
+                return .constraintViolation(entity: layout.name, attributes: group, values: groupValues, existing: holder.id)
+            }
+        }
+        return .constraintViolation(entity: layout.name, attributes: layout.uniquenessConstraints.first ?? [], values: [], existing: nil)
+    }
+
+    func currentRow(_ id: ManagedObjectID) throws -> StoreRow? {
+        guard let layout = resolved.entities[id.entityName], let pk = id.primaryKey else { return nil }
+        return try db.currentRow(layout, primaryKey: pk)
+    }
+
+    func conflict(_ id: ManagedObjectID, _ layout: EntityLayout, cached: Int64, snapshot: [AttributeValue], current: StoreRow?) -> MergeConflict {
+        func named(_ values: [AttributeValue]) -> [String: AttributeValue] {
+            var result: [String: AttributeValue] = [:]
+            for (i, a) in layout.attributes.enumerated() where i < values.count { result[a.name] = values[i] }
+            return result
+        }
+        return MergeConflict(
+            objectID: id, cachedVersion: cached, currentVersion: current?.version ?? 0,
+            cachedSnapshot: named(snapshot), persistedSnapshot: current.map { named($0.values) } ?? [:])
+    }
+}
+
+extension Array {
+    subscript(safe index: Int) -> Element? {
+        indices.contains(index) ? self[index] : nil
+    }
+}
