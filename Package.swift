@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "AmbarStack", targets: ["AmbarStack"]),
         .library(name: "SharedStoreIPC", targets: ["SharedStoreIPC"]),
+        .library(name: "AmbarPostgres", targets: ["AmbarPostgres"]),
         .executable(name: "sync-agent", targets: ["SyncAgent"]),
     ],
     dependencies: [
@@ -16,6 +17,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         .target(
@@ -30,6 +33,19 @@ let package = Package(
             name: "SharedStoreIPC",
             dependencies: [
                 "AmbarStack",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The PostgreSQL backend's connection (postgres-nio): a store on a server, for several
+        // hosts. Its own product, so that a SQLite-only user does not build it.
+        .target(
+            name: "AmbarPostgres",
+            dependencies: [
+                "AmbarStack",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -73,7 +89,7 @@ let package = Package(
         .executableTarget(
             name: "ambar-test-helper",
             dependencies: [
-                "AmbarStack", "SharedStoreIPC", "AmbarTestSupport",
+                "AmbarStack", "SharedStoreIPC", "AmbarTestSupport", "AmbarPostgres",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -113,7 +129,7 @@ let package = Package(
         ),
         .target(
             name: "AmbarTestSupport",
-            dependencies: ["AmbarStack", "SharedStoreIPC"],
+            dependencies: ["AmbarStack", "SharedStoreIPC", "AmbarPostgres"],
             path: "Tests/AmbarTestSupport"
         ),
         .testTarget(
@@ -139,6 +155,7 @@ let package = Package(
             name: "AmbarStackTests",
             dependencies: [
                 "AmbarStack",
+                "AmbarPostgres",
                 "AmbarTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

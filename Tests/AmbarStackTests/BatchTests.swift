@@ -4,6 +4,8 @@ import GRDB
 import XCTest
 
 final class BatchTests: StoreTestCase {
+    override class var runsOnPostgreSQL: Bool { true }
+
     func testBatchInsertUpdateDeleteReturnIDsThatMerge() throws {
         let context = privateContext()
         let viewer = privateContext("viewer")
@@ -62,11 +64,11 @@ final class BatchTests: StoreTestCase {
             XCTAssertEqual(try context.count(for: FetchRequest<Employee>()), 600)
         }
         // Read the join table itself: loading `members` would hide dangling rows (it joins).
-        let joinRows = try DatabaseQueue(path: directory.file().path).read { db in
-            let tables = try String.fetchAll(db, sql: #"SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\_%\_%' ESCAPE '\'"#)
-            XCTAssertEqual(tables.count, 1, "one join table (employees ↔ projects)")
-            return try tables.reduce(0) { $0 + (try Int.fetchOne(db, sql: "SELECT count(*) FROM \"\($1)\"") ?? 0) }
-        }
+        let tables = try rawRows(backend == .sqlite
+            ? #"SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\_%\_%' ESCAPE '\'"#
+            : #"SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename LIKE 'Z\_%\_%' ESCAPE '\'"#)
+        XCTAssertEqual(tables.count, 1, "one join table (employees ↔ projects)")
+        let joinRows = try tables.reduce(0) { $0 + (Int(try rawRows("SELECT count(*) FROM \"\($1)\"").first ?? "") ?? -1) }
         XCTAssertEqual(joinRows, 0, "the deleted members' join rows are gone")
     }
 

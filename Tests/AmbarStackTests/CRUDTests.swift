@@ -3,6 +3,8 @@ import Foundation
 import XCTest
 
 final class CRUDTests: StoreTestCase {
+    override class var runsOnPostgreSQL: Bool { true }
+
     func testInsertSaveFetchUpdateDelete() throws {
         let context = privateContext()
         try context.performAndWait {
@@ -37,7 +39,7 @@ final class CRUDTests: StoreTestCase {
 
     func testEveryAttributeTypeRoundTrips() throws {
         let model = try TestModel.allTypes()
-        let coordinator = try PersistentStoreCoordinator(model: model, store: .sqlite(directory.file("types.sqlite")))
+        let coordinator = try PersistentStoreCoordinator(model: model, store: try store("types.sqlite"))
         let values: [String: AttributeValue] = [
             "text": .string("héllo ✓"), "i16": .integer(-32768), "i32": .integer(2_147_483_647),
             "i64": .integer(Int64.min), "dbl": .double(3.141592653589793), "flt": .double(Double(Float(1.5))),
@@ -51,7 +53,7 @@ final class CRUDTests: StoreTestCase {
             for (key, value) in values { try sample.setValue(value, forKey: key) }
             try writer.save()
         }
-        let reopened = try PersistentStoreCoordinator(model: model, store: .sqlite(directory.file("types.sqlite")))
+        let reopened = try PersistentStoreCoordinator(model: model, store: try store("types.sqlite"))
         let reader = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: reopened)
         try reader.performAndWait {
             let sample = try XCTUnwrap(try reader.fetch(FetchRequest<ManagedObject>(entityName: "Sample")).first)

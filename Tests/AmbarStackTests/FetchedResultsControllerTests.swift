@@ -3,6 +3,8 @@ import Foundation
 import XCTest
 
 final class FetchedResultsControllerTests: StoreTestCase {
+    override class var runsOnPostgreSQL: Bool { true }
+
     private func makeController(_ context: ManagedObjectContext, sections: Bool = false) throws -> (FetchedResultsController<Employee>, Collector<[ResultsChange]>) {
         let request = FetchRequest<Employee>(
             predicate: Key<Double>("salary") >= 10,

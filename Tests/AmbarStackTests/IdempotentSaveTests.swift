@@ -5,6 +5,8 @@ import XCTest
 /// `save(idempotencyKey:)`: the key is recorded in the save's own transaction, and a second save
 /// with it writes nothing.
 final class IdempotentSaveTests: StoreTestCase {
+    override class var runsOnPostgreSQL: Bool { true }
+
     func testASecondSaveWithTheSameKeyWritesNothing() throws {
         let first = privateContext("first")
         let token: Int64? = try first.performAndWait {

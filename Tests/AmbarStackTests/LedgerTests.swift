@@ -5,6 +5,8 @@ import XCTest
 /// The durable change ledger: written in the save's own transaction, read by token, with
 /// per-consumer cursors, purging and the history-expired signal.
 final class LedgerTests: StoreTestCase {
+    override class var runsOnPostgreSQL: Bool { true }
+
     func testEverySaveWritesOneTransactionWithItsChanges() throws {
         XCTAssertEqual(try coordinator.currentHistoryToken(), 0)
         let context = privateContext("ledger-writer")
@@ -89,7 +91,7 @@ final class LedgerTests: StoreTestCase {
         let viewer = privateContext("viewer")
         try viewer.performAndWait { _ = (try viewer.existingObject(with: id) as? Employee)?.salary }
         let before = try coordinator.currentHistoryToken()
-        let result = try HelperProcess.run(["set", directory.file().path, id.uriString, "salary=d:42"])
+        let result = try HelperProcess.run(["set", try storeArgument(), id.uriString, "salary=d:42"])
         XCTAssertEqual(result.status, 0, result.stderr)
         let history = try coordinator.history(after: before)
         XCTAssertEqual(history.count, 1)

@@ -4,11 +4,13 @@ import XCTest
 
 /// Each policy on a conflict made by a second coordinator on the same file.
 final class MergePolicyTests: StoreTestCase {
+    override class var runsOnPostgreSQL: Bool { true }
+
     private var secondCoordinator: PersistentStoreCoordinator!
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        secondCoordinator = try PersistentStoreCoordinator(model: model, store: .sqlite(directory.file()))
+        secondCoordinator = try PersistentStoreCoordinator(model: model, store: try store())
     }
 
     override func tearDown() {
@@ -33,7 +35,7 @@ final class MergePolicyTests: StoreTestCase {
     }
 
     private func stored(_ id: ManagedObjectID) throws -> (name: String, salary: Double, age: Int16) {
-        let reader = privateContext("verify", on: try PersistentStoreCoordinator(model: model, store: .sqlite(directory.file())))
+        let reader = privateContext("verify", on: try PersistentStoreCoordinator(model: model, store: try store()))
         return try reader.performAndWait {
             let e = try XCTUnwrap(try reader.existingObject(with: id) as? Employee)
             return (e.name, e.salary, e.age)

@@ -3,6 +3,8 @@ import Foundation
 import XCTest
 
 final class ParentChildTests: StoreTestCase {
+    override class var runsOnPostgreSQL: Bool { true }
+
     func testChildSaveBecomesParentUnsavedChanges() throws {
         let id = try seedEmployee("Ada", salary: 10)
         let parent = privateContext("parent")

@@ -3,6 +3,8 @@ import Foundation
 import XCTest
 
 final class RelationshipTests: StoreTestCase {
+    override class var runsOnPostgreSQL: Bool { true }
+
     func testSettingToOneMaintainsInverseAndPersists() throws {
         let context = privateContext()
         let (deptID, empID): (ManagedObjectID, ManagedObjectID) = try context.performAndWait {
@@ -132,7 +134,7 @@ final class RelationshipTests: StoreTestCase {
                 .toOne("owner", "Owner", inverse: "pets"),
             ]),
         ])
-        let coordinator = try PersistentStoreCoordinator(model: model, store: .sqlite(directory.file("deny.sqlite")))
+        let coordinator = try PersistentStoreCoordinator(model: model, store: try store("deny.sqlite"))
         let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
         try context.performAndWait {
             let owner = try context.insertObject(entityName: "Owner")

@@ -72,8 +72,13 @@ public enum AmbarError: Error, Sendable, Equatable {
     /// The store cannot be written because its file or file system is read-only. Nothing was
     /// written; the context keeps its changes.
     case storeReadOnly(path: String, reason: String)
-    /// The underlying SQLite call failed.
+    /// A statement failed: `code` is SQLite's result code, or 0 for PostgreSQL (whose SQLSTATE the
+    /// message ends with).
     case storage(operation: String, code: Int32, message: String)
+    /// The database server (PostgreSQL) could not be reached, dropped the connection, refused the
+    /// credentials or answered something that is not its protocol. `server` names it without
+    /// credentials.
+    case serverUnavailable(server: String, operation: String, reason: String)
 }
 
 extension AmbarError: CustomStringConvertible, LocalizedError {
@@ -145,7 +150,9 @@ extension AmbarError: CustomStringConvertible, LocalizedError {
         case .storeReadOnly(let path, let reason):
             return "The store at \(path) cannot be written: \(reason). Nothing was written; a context that was saving keeps its changes. Make the file and its file system writable, then try again."
         case .storage(let operation, let code, let message):
-            return "SQLite failed during \(operation) (code \(code)): \(message). The transaction was rolled back; the context keeps its changes."
+            return "The store failed during \(operation) (code \(code)): \(message). The transaction was rolled back; the context keeps its changes."
+        case .serverUnavailable(let server, let operation, let reason):
+            return "The database server \(server) failed during \(operation): \(reason). A save under way may or may not have committed: the context keeps its changes, the ledger tells which transactions committed, and a save with an idempotency key is safe to retry. Check that the server runs and is reachable, then retry."
         }
     }
 

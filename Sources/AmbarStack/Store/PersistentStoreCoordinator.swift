@@ -16,6 +16,30 @@ public enum StoreDescription: Sendable, Hashable {
     case sqlite(URL)
     /// A store in memory: nothing is written to disk, and it is gone with the coordinator.
     case inMemory
+    /// A store in a database on a server, shared by processes on several hosts. Made by a backend
+    /// module: `import AmbarPostgres`, then `.postgres(URL(string: "postgres://…")!)`.
+    case server(ServerStoreDescription)
+}
+
+/// A store in a database on a server (PostgreSQL), as a backend module describes it.
+///
+/// Two descriptions are equal when they name the same server, database and user; the password
+/// is never part of the description's text.
+public struct ServerStoreDescription: Sendable, Hashable, CustomStringConvertible {
+    /// The server and database, without credentials (`postgres://ambar@db.example:5432/ambar`).
+    public let location: String
+    package let connector: any SQLServerConnector
+
+    /// A description over `connector` (for backend modules).
+    package init(connector: any SQLServerConnector) {
+        self.connector = connector
+        self.location = connector.displayLocation
+    }
+
+    public var description: String { location }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.location == rhs.location }
+    public func hash(into hasher: inout Hasher) { hasher.combine(location) }
 }
 
 /// Connects contexts to one store: its own connections, and its own did-save notifications.
@@ -51,6 +75,7 @@ public final class PersistentStoreCoordinator: Sendable {
         switch description {
         case .sqlite(let url): self.store = try SQLiteStore.open(.file(url), model: model, recovery: recovery)
         case .inMemory: self.store = try SQLiteStore.open(.inMemory, model: model)
+        case .server(let server): self.store = try PostgreSQLStore.open(server.connector, model: model)
         }
     }
 
@@ -61,6 +86,19 @@ public final class PersistentStoreCoordinator: Sendable {
     ///   SQLite database, or not an Ambar store.
     public static func storedModel(at url: URL) throws(AmbarError) -> ManagedObjectModel {
         try SQLiteStore.storedModel(at: url)
+    }
+
+    /// The model an existing store was created with, wherever it is: an SQLite file, or a
+    /// database on a server.
+    ///
+    /// - Throws: ``AmbarError/storeCannotOpen(path:reason:)`` when there is no Ambar store there;
+    ///   ``AmbarError/serverUnavailable(server:operation:reason:)`` when the server cannot be reached.
+    public static func storedModel(in description: StoreDescription) throws(AmbarError) -> ManagedObjectModel {
+        switch description {
+        case .sqlite(let url): return try SQLiteStore.storedModel(at: url)
+        case .inMemory: throw .storeCannotOpen(path: ":memory:", reason: "a store in memory keeps nothing between coordinators")
+        case .server(let server): return try PostgreSQLStore.storedModel(server.connector)
+        }
     }
 
     /// The store's UUID (the authority part of object-ID URIs).

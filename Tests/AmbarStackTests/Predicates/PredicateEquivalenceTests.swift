@@ -17,16 +17,13 @@ struct SeededRandom: RandomNumberGenerator {
 
 /// Property-based: random data and random predicates give the same results evaluated as SQL by
 /// the store and evaluated in memory (pending inserts of a context over an empty store).
-final class PredicateEquivalenceTests: XCTestCase {
+final class PredicateEquivalenceTests: StoreTestCase {
+    override class var runsOnPostgreSQL: Bool { true }
+
     static let texts = ["", "a", "A", "abc", "ABC", "Abc", "é", "e\u{301}", "E", "ÉCOLE", "école", "100%", "a_b", "a*b",
                         "a?b", "back\\slash", "zebra", "Zürich", "zurich", "straße", "STRASSE", "日本", "x y", "%", "_"]
     static let patterns = ["a", "A", "é", "e", "%", "_", "*", "?", "a*", "*b", "a?c", "\\*", "a\\?b", "", "É", "z*h", "*a*"]
     static let regularExpressions = ["a.*", ".*b.*", "[a-z]+", "[A-Z]+", "a|ab", "e\\u0301?", ".*(é|e).*", "", ".", "x y", "\\d+%", "[^a]*", "z.*h"]
-
-    private var directory: TemporaryDirectory!
-
-    override func setUpWithError() throws { directory = try TemporaryDirectory() }
-    override func tearDown() { directory = nil }
 
     func randomValue(_ attribute: String, _ rng: inout SeededRandom, allowNil: Bool = true) -> AttributeValue {
         if allowNil && Int.random(in: 0..<6, using: &rng) == 0 { return .null }
@@ -85,7 +82,7 @@ final class PredicateEquivalenceTests: XCTestCase {
         let seed = UInt64(ProcessInfo.processInfo.environment["AMBAR_PBT_SEED"] ?? "") ?? 20261122
         var rng = SeededRandom(seed: seed)
         let model = try TestModel.allTypes()
-        let saved = try PersistentStoreCoordinator(model: model, store: .sqlite(directory.file("sql.sqlite")))
+        let saved = try PersistentStoreCoordinator(model: model, store: try store("sql.sqlite"))
         let empty = try PersistentStoreCoordinator(model: model, store: .sqlite(directory.file("memory.sqlite")))
         let sql = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: saved)
         let memory = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: empty)

@@ -1,5 +1,7 @@
 import AmbarStack
+import AmbarTestSupport
 import Foundation
+import GRDB
 import XCTest
 
 final class Department: ManagedObject {
@@ -87,15 +89,85 @@ final class TemporaryDirectory {
     deinit { try? FileManager.default.removeItem(at: url) }
 }
 
+/// The backend a store test runs on: SQLite, or with `AMBAR_TEST_BACKEND=postgres` PostgreSQL
+/// (a private server; see `PostgresTestServer`). A suite is written once; one that says
+/// `override class var runsOnPostgreSQL: Bool { true }` runs again, unchanged, on PostgreSQL
+/// (`scripts/run-tests` runs those suites a second time with the variable set). A failure on
+/// PostgreSQL says so.
+enum TestBackend {
+    case sqlite
+    case postgres
+
+    /// The backend of this test run.
+    static var current: TestBackend {
+        ProcessInfo.processInfo.environment["AMBAR_TEST_BACKEND"] == "postgres" ? .postgres : .sqlite
+    }
+}
+
 class StoreTestCase: XCTestCase {
     var directory: TemporaryDirectory!
     var model: ManagedObjectModel!
     var coordinator: PersistentStoreCoordinator!
+    /// Distinguishes this test's PostgreSQL databases from every other test's.
+    private let storePrefix = UUID().uuidString.prefix(8)
+
+    /// Whether the suite's tests hold on PostgreSQL too.
+    class var runsOnPostgreSQL: Bool { false }
+    /// The backend of this run.
+    let backend = TestBackend.current
+
+    override func recordFailure(withDescription description: String, inFile filePath: String, atLine lineNumber: Int, expected: Bool) {
+        let prefix = backend == .postgres ? "[on PostgreSQL] " : ""
+        super.recordFailure(withDescription: prefix + description, inFile: filePath, atLine: lineNumber, expected: expected)
+    }
 
     override func setUpWithError() throws {
+        if backend == .postgres && !Self.runsOnPostgreSQL {
+            throw XCTSkip("\(Self.self) is for SQLite stores only")
+        }
         directory = try TemporaryDirectory()
         model = try TestModel.make()
-        coordinator = try PersistentStoreCoordinator(model: model, store: .sqlite(directory.file()))
+        coordinator = try PersistentStoreCoordinator(model: model, store: try store())
+    }
+
+    /// Runs `sql` on the store `name` with a plain client of its backend (GRDB, or psql) and
+    /// returns each row's columns joined by `|`: what is really stored, past any Ambar code.
+    func rawRows(_ sql: String, store name: String = "store.sqlite") throws -> [String] {
+        switch backend {
+        case .sqlite:
+            return try DatabaseQueue(path: directory.file(name).path).read { db in
+                try Row.fetchAll(db, sql: sql).map { row in row.databaseValues.map { $0.isNull ? "" : "\($0.storage.value ?? "")" }.joined(separator: "|") }
+            }
+        case .postgres:
+            let server = try PostgresTestServer.shared()
+            let result = try server.psql(["-d", PostgresTestServer.databaseName("\(storePrefix)_\(name)"), "-At", "-F", "|", "-c", sql])
+            guard result.status == 0 else { throw PostgresTestServer.Unavailable(description: "psql failed: \(result.error)") }
+            return result.output.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
+        }
+    }
+
+    /// How a helper process names the store `name`: its path, or its PostgreSQL URL.
+    func storeArgument(_ name: String = "store.sqlite") throws -> String {
+        switch try store(name) {
+        case .sqlite(let url): return url.path
+        case .server: return try PostgresTestServer.shared().url(database: "\(storePrefix)_\(name)").absoluteString
+        case .inMemory: return ":memory:"
+        }
+    }
+
+    /// The store named `name` on this suite's backend: a file in the test's directory, or a
+    /// database of its own on the PostgreSQL test server. The same name is the same store.
+    func store(_ name: String = "store.sqlite") throws -> StoreDescription {
+        switch backend {
+        case .sqlite:
+            return .sqlite(directory.file(name))
+        case .postgres:
+            do {
+                return try PostgresTestServer.shared().store("\(storePrefix)_\(name)")
+            } catch let unavailable as PostgresTestServer.Unavailable where !PostgresTestServer.isRequired {
+                throw XCTSkip("no PostgreSQL server on this machine: \(unavailable)")
+            }
+        }
     }
 
     override func tearDown() {

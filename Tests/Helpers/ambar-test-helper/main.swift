@@ -27,6 +27,7 @@
 //         quit         -> bye
 //
 // Exits 0 on success; prints the error and exits 1 otherwise.
+import AmbarPostgres
 import AmbarStack
 import Foundation
 import Logging
@@ -52,10 +53,15 @@ func parse(_ text: Substring) -> AttributeValue? {
     }
 }
 
+/// A store argument: a `postgres://` URL, or the path of an SQLite file.
+func storeDescription(_ argument: String) -> StoreDescription {
+    PostgresURL.isPostgresURL(argument) ? .postgres(URL(string: argument)!) : .sqlite(URL(fileURLWithPath: argument))
+}
+
 func runSet(_ arguments: [String]) throws {
-    let url = URL(fileURLWithPath: arguments[2])
-    let model = try PersistentStoreCoordinator.storedModel(at: url)
-    let coordinator = try PersistentStoreCoordinator(model: model, store: .sqlite(url))
+    let store = storeDescription(arguments[2])
+    let model = try PersistentStoreCoordinator.storedModel(in: store)
+    let coordinator = try PersistentStoreCoordinator(model: model, store: store)
     let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator, name: "helper")
     guard let uri = URL(string: arguments[3]) else { fail("bad URI \(arguments[3])") }
     let id = try coordinator.managedObjectID(forURIRepresentation: uri)

@@ -6,29 +6,9 @@ extension SQLiteStore {
     /// Inserts rows directly, each a dictionary of attribute values; one transaction.
     func batchInsert(entity: String, rows: [[String: AttributeValue]], author: String?) throws(AmbarError) -> (ids: [ManagedObjectID], token: Int64?) {
         let layout = try model.resolved.layout(entity)
-        guard !layout.description.isAbstract else { throw .invalidFetchRequest("entity '\(entity)' is abstract") }
         guard let entityID = entityIDs[layout.name] else { throw .unknownEntity(entity) }
         // Validate everything before writing anything.
-        var prepared: [[AttributeValue]] = []
-        prepared.reserveCapacity(rows.count)
-        for (n, row) in rows.enumerated() {
-            for key in row.keys where layout.attributeIndex[key] == nil {
-                throw .unknownProperty(entity: entity, property: key)
-            }
-            var values: [AttributeValue] = []
-            values.reserveCapacity(layout.attributes.count)
-            for attribute in layout.attributes {
-                let given = row[attribute.name] ?? attribute.defaultValue
-                guard let value = given.coerced(to: attribute.type) else {
-                    throw .typeMismatch(entity: entity, property: attribute.name, expected: attribute.type, got: given.kindName)
-                }
-                if value.isNull && !attribute.isOptional {
-                    throw .invalidFetchRequest("row \(n) of the batch insert has no value for non-optional '\(entity).\(attribute.name)'")
-                }
-                values.append(value)
-            }
-            prepared.append(values)
-        }
+        let prepared = try BatchValidation.insertRows(rows, layout: layout)
         let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + layout.storedAttributes.map { quoted(layout.attributeColumns[$0] ?? "") }
         let sql = "INSERT INTO \(quoted(layout.rootName)) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
         return try write("batch insert") { db in
@@ -63,17 +43,9 @@ extension SQLiteStore {
         guard !values.isEmpty else { return ([], nil) }
         var assignments = ["Z_OPT = Z_OPT + 1"]
         var arguments: [DatabaseValue] = []
-        for (name, value) in values.sorted(by: { $0.key < $1.key }) {
-            guard let i = layout.attributeIndex[name] else { throw .unknownProperty(entity: layout.name, property: name) }
-            let attribute = layout.attributes[i]
-            guard let coerced = value.coerced(to: attribute.type) else {
-                throw .typeMismatch(entity: layout.name, property: name, expected: attribute.type, got: value.kindName)
-            }
-            if coerced.isNull && !attribute.isOptional {
-                throw .invalidFetchRequest("batch update sets non-optional '\(layout.name).\(name)' to nil")
-            }
-            assignments.append("\(quoted(try layout.column(ofAttribute: i))) = ?")
-            arguments.append(SQLiteValues.databaseValue(coerced))
+        for (column, value) in try BatchValidation.updateAssignments(values, layout: layout) {
+            assignments.append("\(quoted(column)) = ?")
+            arguments.append(SQLiteValues.databaseValue(value))
         }
         let (select, selectArguments, _) = try select({ "\($0).Z_PK, \($0).Z_ENT" }, query)
         return try write("batch update") { db in

@@ -1,0 +1,30 @@
+import AmbarStack
+import Foundation
+
+extension StoreDescription {
+    /// A store in a PostgreSQL database, shared by processes on several hosts.
+    ///
+    /// ```swift
+    /// import AmbarPostgres
+    ///
+    /// let url = URL(string: "postgres://ambar@db.internal:5432/inventory?sslmode=verify-full")!
+    /// let coordinator = try PersistentStoreCoordinator(model: model, store: .postgres(url))
+    /// ```
+    ///
+    /// The tables are created from the model on first open (several hosts opening at once
+    /// serialise on an advisory lock). A URL that cannot be read is reported when the store
+    /// opens, as ``AmbarError/serverUnavailable(server:operation:reason:)``. See ``PostgresURL``
+    /// for the parameters.
+    public static func postgres(_ url: URL) -> StoreDescription {
+        do {
+            return .server(ServerStoreDescription(connector: PostgresConnector(url: try PostgresURL(url))))
+        } catch {
+            return .server(ServerStoreDescription(connector: UnreadableURLConnector(displayLocation: PostgresURL.redacted(url), problem: error.description)))
+        }
+    }
+
+    /// A store in the PostgreSQL database `url` names.
+    public static func postgres(_ url: PostgresURL) -> StoreDescription {
+        .server(ServerStoreDescription(connector: PostgresConnector(url: url)))
+    }
+}

@@ -1,0 +1,194 @@
+import Foundation
+
+extension PostgreSQLStore {
+    /// Applies a change set in one transaction, by the rules of ``SaveWork``.
+    func save(_ changes: ChangeSet) throws(AmbarError) -> SaveOutcome {
+        try write("save") { connection in
+            var work = SaveWork(model: model, transaction: PostgreSQLSaveTransaction(store: self, connection: connection), changes: changes)
+            try work.run()
+            return work.outcome
+        }
+    }
+
+    /// `$first…` placeholders, each cast to its column's type.
+    func placeholders(root: String, columns: [String], from first: Int) -> [String] {
+        columns.enumerated().map { i, column in
+            "$\(first + i)" + (columnTypes[root]?[column].map(PostgreSQLValues.cast) ?? "")
+        }
+    }
+}
+
+/// A save's statements on a PostgreSQL connection inside its transaction.
+///
+/// A statement the server refuses aborts the whole transaction, so nothing here may fail on
+/// purpose: inserts use `ON CONFLICT DO NOTHING` and compare what was written; an update that may
+/// hit a uniqueness constraint runs under a savepoint, so the save can still name the holder.
+struct PostgreSQLSaveTransaction: SaveTransaction {
+    let store: PostgreSQLStore
+    let connection: any SQLServerConnection
+
+    var storeIdentifier: String { store.identifier }
+    var entityIDs: [String: Int64] { store.entityIDs }
+
+    func checkModelIsCurrent() throws {
+        let hash = try connection.query("SELECT value FROM ambar_metadata WHERE key = 'model_hash'", []).rows.first.flatMap { PostgreSQLValues.text($0[0]) }
+        if let hash, hash != store.model.versionHash {
+            throw AmbarError.storeMigrated(storeHash: hash, modelHash: store.model.versionHash)
+        }
+    }
+
+    func receiptToken(_ key: String) throws -> Int64? {
+        try connection.query("SELECT token FROM ambar_receipts WHERE key = $1", [.text(key)]).rows.first.flatMap { PostgreSQLValues.integer($0[0]) }
+    }
+
+    func allocate(root: String, count: Int) throws -> [Int64] {
+        try connection.query("SELECT nextval('\(PostgreSQLSchema.sequence(of: root))') FROM generate_series(1, $1)", [.integer(Int64(count))])
+            .rows.compactMap { PostgreSQLValues.integer($0[0]) }
+    }
+
+    func rows(_ rootLayout: EntityLayout, columns: [String], matching keys: [[StoredScalar]]) throws -> [StoreRow] {
+        let spec = try store.spec(for: rootLayout)
+        let root = rootLayout.rootName
+        var result: [StoreRow] = []
+        if columns.count == 1 {
+            for start in stride(from: 0, to: keys.count, by: 500) {
+                let chunk = Array(keys[start..<min(start + 500, keys.count)])
+                let list = store.placeholders(root: root, columns: Array(repeating: columns[0], count: chunk.count), from: 1).joined(separator: ", ")
+                let rows = try connection.query(
+                    "SELECT \(spec.selectListT0) FROM \(quoted(root)) AS t0 WHERE t0.\(quoted(columns[0])) IN (\(list))",
+                    chunk.map { PostgreSQLValues.serverValue($0[0]) })
+                result += rows.rows.compactMap { store.readRow($0, spec) }
+            }
+        } else {
+            let condition = zip(columns, store.placeholders(root: root, columns: columns, from: 1)).map { "t0.\(quoted($0)) = \($1)" }.joined(separator: " AND ")
+            for key in keys {
+                let rows = try connection.query("SELECT \(spec.selectListT0) FROM \(quoted(root)) AS t0 WHERE \(condition) LIMIT 1", key.map(PostgreSQLValues.serverValue))
+                result += rows.rows.compactMap { store.readRow($0, spec) }
+            }
+        }
+        return result
+    }
+
+    func currentRow(_ layout: EntityLayout, primaryKey: Int64) throws -> StoreRow? {
+        let spec = try store.spec(for: layout)
+        return try connection.query("SELECT \(spec.selectListT0) FROM \(quoted(layout.rootName)) AS t0 WHERE t0.Z_PK = $1", [.integer(primaryKey)])
+            .rows.first.flatMap { store.readRow($0, spec) }
+    }
+
+    func deleteRow(root: String, primaryKey: Int64, expectedVersion: Int64?) throws -> Bool {
+        if let expectedVersion {
+            return try connection.query("DELETE FROM \(quoted(root)) WHERE Z_PK = $1 AND Z_OPT = $2", [.integer(primaryKey), .integer(expectedVersion)]).affectedRows > 0
+        }
+        return try connection.query("DELETE FROM \(quoted(root)) WHERE Z_PK = $1", [.integer(primaryKey)]).affectedRows > 0
+    }
+
+    func deleteJoinRows(table: String, column: String, primaryKey: Int64) throws {
+        _ = try connection.query("DELETE FROM \(quoted(table)) WHERE \(column) = $1", [.integer(primaryKey)])
+    }
+
+    func updateRow(root: String, primaryKey: Int64, version: Int64, assignments: [(column: String, value: StoredScalar)], expectedVersion: Int64?) throws -> Bool {
+        let columns = assignments.map(\.column)
+        let casts = store.placeholders(root: root, columns: columns, from: 2)
+        var sql = "UPDATE \(quoted(root)) SET Z_OPT = $1"
+        for (column, placeholder) in zip(columns, casts) { sql += ", \(quoted(column)) = \(placeholder)" }
+        var parameters: [SQLServerValue] = [.integer(version)]
+        parameters += assignments.map { PostgreSQLValues.serverValue($0.value) }
+        parameters.append(.integer(primaryKey))
+        sql += " WHERE Z_PK = $\(parameters.count)"
+        if let expectedVersion {
+            parameters.append(.integer(expectedVersion))
+            sql += " AND Z_OPT = $\(parameters.count)"
+        }
+        let unique = Set((store.model.resolved.rootUniqueness[root] ?? []).flatMap { $0 })
+        guard columns.contains(where: unique.contains) else {
+            return try connection.query(sql, parameters).affectedRows > 0
+        }
+        _ = try connection.query("SAVEPOINT ambar_update", [])
+        let outcome: Result<SQLServerResult, SQLServerError>
+        do { outcome = .success(try connection.query(sql, parameters)) } catch { outcome = .failure(error) }
+        switch outcome {
+        case .success(let result):
+            _ = try connection.query("RELEASE SAVEPOINT ambar_update", [])
+            return result.affectedRows > 0
+        case .failure(let error) where error.isUniqueViolation:
+            _ = try connection.query("ROLLBACK TO SAVEPOINT ambar_update", [])
+            throw ConstraintRefusal()
+        case .failure(let error):
+            throw error
+        }
+    }
+
+    func insertRows(_ layout: EntityLayout, _ rows: [NewRow]) throws {
+        guard let entityID = store.entityIDs[layout.name], !rows.isEmpty else { return }
+        let root = layout.rootName
+        let toOne = layout.relationships.filter { !$0.isToMany && layout.relationshipColumns[$0.index] != nil }
+        var columns = layout.storedAttributes.map { layout.attributeColumns[$0] ?? "" }
+        for rel in toOne {
+            columns.append(layout.column(ofRelationship: rel.index))
+            if let column = rel.entityColumn { columns.append(column) }
+        }
+        let perRow = columns.count + 3
+        let rowsPerStatement = max(1, 30_000 / perRow)
+        let columnList = (["Z_PK", "Z_ENT", "Z_OPT"] + columns.map(quoted)).joined(separator: ", ")
+        for start in stride(from: 0, to: rows.count, by: rowsPerStatement) {
+            let chunk = rows[start..<min(start + rowsPerStatement, rows.count)]
+            var tuples: [String] = []
+            var parameters: [SQLServerValue] = []
+            parameters.reserveCapacity(chunk.count * perRow)
+            for row in chunk {
+                let first = parameters.count + 1
+                tuples.append("($\(first), $\(first + 1), $\(first + 2), " + store.placeholders(root: root, columns: columns, from: first + 3).joined(separator: ", ") + ")")
+                parameters += [.integer(row.primaryKey), .integer(entityID), .integer(1)]
+                for i in layout.storedAttributes { parameters.append(PostgreSQLValues.serverValue(row.values[i])) }
+                for rel in toOne {
+                    let destination = row.toOne[safe: rel.index] ?? nil
+                    parameters.append(destination?.primaryKey.map { .integer($0) } ?? .null)
+                    if rel.entityColumn != nil {
+                        parameters.append(destination.flatMap { store.entityIDs[$0.entityName] }.map { .integer($0) } ?? .null)
+                    }
+                }
+            }
+            let written = try connection.query(
+                "INSERT INTO \(quoted(root)) (\(columnList)) VALUES \(tuples.joined(separator: ", ")) ON CONFLICT DO NOTHING RETURNING Z_PK", parameters)
+            if written.rows.count < chunk.count {
+                let keys = Set(written.rows.compactMap { PostgreSQLValues.integer($0[0]) })
+                let refused = chunk.first { !keys.contains($0.primaryKey) }
+                throw ConstraintRefusal(values: refused?.values ?? [])
+            }
+        }
+    }
+
+    func setJoinRow(table: String, source: Int64, destination: Int64, present: Bool) throws {
+        if present {
+            _ = try connection.query("INSERT INTO \(quoted(table)) (src, dst) VALUES ($1, $2) ON CONFLICT DO NOTHING", [.integer(source), .integer(destination)])
+        } else {
+            _ = try connection.query("DELETE FROM \(quoted(table)) WHERE src = $1 AND dst = $2", [.integer(source), .integer(destination)])
+        }
+    }
+
+    func setOrder(_ mapping: RelationshipMapping, column: String, owner: Int64, destination: Int64, position: Int) throws {
+        switch mapping {
+        case .inverseForeignKey(let root, let foreignKey):
+            _ = try connection.query("UPDATE \(quoted(root)) SET \(quoted(column)) = $1 WHERE Z_PK = $2 AND \(quoted(foreignKey)) = $3",
+                                     [.integer(Int64(position)), .integer(destination), .integer(owner)])
+        case .joinTable(let table, let own, let other):
+            _ = try connection.query("UPDATE \(quoted(table)) SET \(quoted(column)) = $1 WHERE \(own) = $2 AND \(other) = $3",
+                                     [.integer(Int64(position)), .integer(owner), .integer(destination)])
+        case .foreignKey, .transient:
+            break
+        }
+    }
+
+    func writeLedger(_ entry: LedgerEntry) throws -> Int64? {
+        try store.writeLedger(connection, entry)
+    }
+
+    func writeReceipt(_ key: String, token: Int64) throws {
+        // A concurrent save with the same key committed first: this one is refused (and rolled back).
+        let written = try connection.query("INSERT INTO ambar_receipts (key, token, saved) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                                           [.text(key), .integer(token), .real(Date().timeIntervalSince1970)])
+        if written.affectedRows == 0 {
+            throw AmbarError.alreadySaved(idempotencyKey: key, token: try receiptToken(key) ?? 0)
+        }
+    }
+}

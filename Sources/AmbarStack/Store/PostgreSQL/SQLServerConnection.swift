@@ -1,0 +1,71 @@
+import Foundation
+
+/// A value sent to or read from a database server.
+package enum SQLServerValue: Sendable, Hashable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob(Data)
+    /// An exact decimal, as its text (PostgreSQL `numeric`).
+    case numeric(String)
+    case boolean(Bool)
+    case integerArray([Int64])
+    case textArray([String])
+}
+
+/// The rows a statement returned and how many rows it changed.
+package struct SQLServerResult: Sendable {
+    /// The rows, each the values of its columns in order.
+    package var rows: [[SQLServerValue]]
+    /// The rows inserted, updated or deleted (0 for other statements).
+    package var affectedRows: Int
+
+    package init(rows: [[SQLServerValue]], affectedRows: Int) {
+        self.rows = rows
+        self.affectedRows = affectedRows
+    }
+}
+
+/// Why a statement failed.
+package struct SQLServerError: Error, Sendable, CustomStringConvertible {
+    /// The server's SQLSTATE code, when the server answered (`23505`: unique violation).
+    package var sqlState: String?
+    /// The server's message, or what went wrong with the connection. Never holds credentials.
+    package var message: String
+    /// The connection is gone (closed, reset, timed out, or the server answered nonsense): the
+    /// statement may or may not have run, and the connection cannot be used again.
+    package var connectionLost: Bool
+
+    package init(sqlState: String? = nil, message: String, connectionLost: Bool = false) {
+        self.sqlState = sqlState
+        self.message = message
+        self.connectionLost = connectionLost
+    }
+
+    package var description: String {
+        sqlState.map { "\(message) (SQLSTATE \($0))" } ?? message
+    }
+
+    /// A unique or primary-key violation.
+    package var isUniqueViolation: Bool { sqlState == "23505" }
+}
+
+/// One connection to a database server, used by one caller at a time; statements run
+/// synchronously on the caller's thread.
+package protocol SQLServerConnection: AnyObject, Sendable {
+    /// Runs one statement with positional parameters (`$1`, `$2`, …).
+    func query(_ sql: String, _ parameters: [SQLServerValue]) throws(SQLServerError) -> SQLServerResult
+    /// Whether the connection can still be used (false once it was lost or closed).
+    var isUsable: Bool { get }
+    /// Closes the connection.
+    func close()
+}
+
+/// Opens connections to one database on a server.
+package protocol SQLServerConnector: Sendable {
+    /// The server and database, for logs, `status` and errors: never the password.
+    var displayLocation: String { get }
+    /// Opens a new connection.
+    func connect() throws(SQLServerError) -> any SQLServerConnection
+}

@@ -1,0 +1,104 @@
+import AmbarPostgres
+import AmbarStack
+import Foundation
+import Synchronization
+
+/// The private PostgreSQL server of a test process, started once by `scripts/postgres-server`
+/// in a temporary directory and stopped (the directory removed) when the process ends, however
+/// it ends. Each store a test asks for is a database of its own.
+public final class PostgresTestServer: Sendable {
+    /// Why no server could be started (the tests that need one skip, saying this), unless
+    /// `AMBAR_REQUIRE_POSTGRES` is set, when they fail.
+    public struct Unavailable: Error, CustomStringConvertible {
+        public let description: String
+        public init(description: String) { self.description = description }
+    }
+
+    public let directory: String
+    public let port: Int
+    private let databases = Mutex<Set<String>>([])
+
+    private static let started = Mutex<Result<PostgresTestServer, Unavailable>?>(nil)
+
+    /// The process's server, started on first use.
+    public static func shared() throws(Unavailable) -> PostgresTestServer {
+        try started.withLock { state -> Result<PostgresTestServer, Unavailable> in
+            if let state { return state }
+            let result = start()
+            state = result
+            return result
+        }.get()
+    }
+
+    /// Whether the tests must fail (not skip) when no server can be started.
+    public static var isRequired: Bool { ProcessInfo.processInfo.environment["AMBAR_REQUIRE_POSTGRES"] != nil }
+
+    static var script: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("scripts/postgres-server")
+    }
+
+    private static func start() -> Result<PostgresTestServer, Unavailable> {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ambar-pg-\(getpid())-\(UUID().uuidString.prefix(8))").path
+        do {
+            let run = try ProcessRunner.run(script, ["start", directory, "--watch", String(getpid())], timeout: 300)
+            guard run.status == 0, let url = URLComponents(string: run.output.trimmingCharacters(in: .whitespacesAndNewlines)), let port = url.port else {
+                return .failure(Unavailable(description: "scripts/postgres-server could not start a server (exit \(run.status)): \(run.error.suffix(400))"))
+            }
+            return .success(PostgresTestServer(directory: directory, port: port))
+        } catch {
+            return .failure(Unavailable(description: "scripts/postgres-server could not run: \(error)"))
+        }
+    }
+
+    private init(directory: String, port: Int) {
+        self.directory = directory
+        self.port = port
+    }
+
+    /// The URL of database `name` (made on first use).
+    public func url(database name: String) throws -> URL {
+        let database = Self.databaseName(name)
+        let created = try databases.withLock { known -> Bool in
+            if known.contains(database) { return true }
+            let result = try psql(["-d", "postgres", "-c", "CREATE DATABASE \"\(database)\""])
+            guard result.status == 0 else { throw Unavailable(description: "CREATE DATABASE \(database) failed: \(result.error)") }
+            known.insert(database)
+            return true
+        }
+        precondition(created)
+        return URL(string: "postgres://postgres@127.0.0.1:\(port)/\(database)?sslmode=disable")!
+    }
+
+    /// A store description for database `name`.
+    public func store(_ name: String) throws -> StoreDescription {
+        .postgres(try url(database: name))
+    }
+
+    /// Runs psql against the server (as the server's owner).
+    @discardableResult
+    public func psql(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
+        try ProcessRunner.run(Self.script, ["psql", directory] + arguments, timeout: 60)
+    }
+
+    /// Stops the server as a crash would (`pg_ctl stop -m immediate`).
+    public func crash() throws {
+        let result = try ProcessRunner.run(Self.script, ["crash", directory], timeout: 60)
+        guard result.status == 0 else { throw Unavailable(description: "crash failed: \(result.error)") }
+    }
+
+    /// Starts the server again after ``crash()``.
+    public func restart() throws {
+        let result = try ProcessRunner.run(Self.script, ["restart", directory], timeout: 120)
+        guard result.status == 0 else { throw Unavailable(description: "restart failed: \(result.error)") }
+    }
+
+    /// A PostgreSQL database name for `name` (at most 63 bytes, letters, digits and `_`).
+    public static func databaseName(_ name: String) -> String {
+        var cleaned = String(name.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "_" }.prefix(40))
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        cleaned += "_" + String(hash, radix: 36)
+        return cleaned
+    }
+}
