@@ -31,7 +31,9 @@ final class PostgresServerConnection: SQLServerConnection, Sendable {
     }
 
     /// Opens a connection for `url`.
-    static func connect(_ url: PostgresURL) throws(SQLServerError) -> PostgresServerConnection {
+    /// The server shows the URL's `application_name` ("ambar" by default) in
+    /// `pg_stat_activity.application_name`, with "-listen" appended for a doorbell's connection.
+    static func connect(_ url: PostgresURL, listening: Bool = false) throws(SQLServerError) -> PostgresServerConnection {
         var configuration: PostgresConnection.Configuration
         if let directory = url.socketDirectory {
             configuration = .init(unixSocketPath: "\(directory)/.s.PGSQL.\(url.port)", username: url.user, password: url.password, database: url.database)
@@ -39,6 +41,7 @@ final class PostgresServerConnection: SQLServerConnection, Sendable {
             configuration = .init(host: url.host, port: url.port, username: url.user, password: url.password, database: url.database, tls: try tls(url))
         }
         configuration.options.connectTimeout = .milliseconds(Int64(url.connectTimeout * 1000))
+        configuration.options.additionalStartupParameters = [("application_name", (url.applicationName ?? "ambar") + (listening ? "-listen" : ""))]
         let future = PostgresConnection.connect(on: eventLoopGroup.next(), configuration: configuration, id: nextID(), logger: logger)
         let connection = try wait(future, timeout: url.connectTimeout + 1, location: url.description) {}
         return PostgresServerConnection(connection: connection, location: url.description, statementTimeout: url.statementTimeout)

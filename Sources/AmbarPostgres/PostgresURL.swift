@@ -8,7 +8,7 @@ import Foundation
 /// `verify-ca`, `verify-full`), `sslrootcert` (a PEM file of trusted roots for the `verify-`
 /// modes), `host` (a directory holding the server's Unix socket, instead of TCP),
 /// `connect_timeout` and `statement_timeout` (seconds; how long a connection attempt, and a
-/// statement's answer, may take before the server counts as unreachable). The password may also
+/// statement's answer, may take before the server counts as unreachable), `application_name`. The password may also
 /// come from `$PGPASSWORD`, or from a file named by `password_file` (systemd's
 /// `LoadCredential=` puts credentials in such files).
 public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
@@ -37,6 +37,9 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
     public var socketDirectory: String?
     public var connectTimeout: TimeInterval
     public var statementTimeout: TimeInterval
+    /// The name the server shows for the connections (`pg_stat_activity.application_name`);
+    /// "ambar" (and "ambar-listen" for the doorbell's) by default.
+    public var applicationName: String?
 
     /// Reads a URL (`postgres://` or `postgresql://`).
     ///
@@ -80,6 +83,7 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
             }
             return value
         }
+        self.applicationName = query["application_name"]
         self.connectTimeout = try seconds("connect_timeout", 10)
         self.statementTimeout = try seconds("statement_timeout", 60)
     }

@@ -16,15 +16,33 @@ extension StoreDescription {
     /// opens, as ``AmbarError/serverUnavailable(server:operation:reason:)``. See ``PostgresURL``
     /// for the parameters.
     public static func postgres(_ url: URL) -> StoreDescription {
-        do {
-            return .server(ServerStoreDescription(connector: PostgresConnector(url: try PostgresURL(url))))
-        } catch {
-            return .server(ServerStoreDescription(connector: UnreadableURLConnector(displayLocation: PostgresURL.redacted(url), problem: error.description)))
-        }
+        .server(ServerStoreDescription(postgres: url))
     }
 
     /// A store in the PostgreSQL database `url` names.
     public static func postgres(_ url: PostgresURL) -> StoreDescription {
         .server(ServerStoreDescription(connector: PostgresConnector(url: url)))
+    }
+}
+
+extension DataStack.StoreType {
+    /// A stack on the PostgreSQL database `url` names: its processes, on any host, share it.
+    ///
+    /// ```swift
+    /// let stack = try DataStack.open(storeType: .postgres(url), model: .model(model))
+    /// ```
+    public static func postgres(_ url: URL) -> DataStack.StoreType {
+        .server(ServerStoreDescription(postgres: url))
+    }
+}
+
+extension ServerStoreDescription {
+    /// The database `url` names; a URL that cannot be read fails when the store opens, saying why.
+    init(postgres url: URL) {
+        do {
+            self.init(connector: PostgresConnector(url: try PostgresURL(url)))
+        } catch {
+            self.init(connector: UnreadableURLConnector(displayLocation: PostgresURL.redacted(url), problem: error.description))
+        }
     }
 }

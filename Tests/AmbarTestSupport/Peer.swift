@@ -35,10 +35,16 @@ public final class Peer {
     /// What the peer wrote to standard error.
     public var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 
-    public init(_ name: String, directory: SharedDirectory, store: URL? = nil) throws {
+    /// A peer on the store file `store` (by default the directory's).
+    public convenience init(_ name: String, directory: SharedDirectory, store: URL? = nil) throws {
+        try self.init(name, directory: directory, storeArgument: (store ?? directory.store).path)
+    }
+
+    /// A peer on the store `storeArgument` names: a file's path, or a `postgres://` URL.
+    public init(_ name: String, directory: SharedDirectory, storeArgument: String) throws {
         self.name = name
         process.executableURL = BuiltProducts.url("ambar-test-helper")
-        process.arguments = ["peer", directory.url.path, (store ?? directory.store).path]
+        process.arguments = ["peer", directory.url.path, storeArgument]
         process.standardInput = input
         process.standardOutput = output
         logFile = directory.url.appendingPathComponent("\(name).log")

@@ -25,12 +25,24 @@ public final class DataStack: Sendable {
         case sqlite
         /// A store in memory (one coordinator, nothing on disk).
         case inMemory
+        /// A store in a database on a server, for processes on several hosts
+        /// (`import AmbarPostgres`, then `.postgres(url)`).
+        case server(ServerStoreDescription)
     }
 
     /// The store type.
     public let storeType: StoreType
-    /// The store file; `nil` for an in-memory store.
+    /// The store file; `nil` for an in-memory store or a store on a server.
     public let storeURL: URL?
+
+    /// Where the store is, as its coordinators open it.
+    public var storeDescription: StoreDescription {
+        switch storeType {
+        case .sqlite: return storeURL.map { .sqlite($0) } ?? .inMemory
+        case .inMemory: return .inMemory
+        case .server(let server): return .server(server)
+        }
+    }
     /// The stack's name (the default store name and directory).
     public let name: String
     /// Whether the main and writer coordinators are separate (always false in memory).
@@ -68,7 +80,8 @@ public final class DataStack: Sendable {
     /// Creates a stack and sets it up in the background; returns at once.
     ///
     /// - Parameters:
-    ///   - storeType: SQLite (default) or in-memory.
+    ///   - storeType: SQLite (default), in-memory, or a database server (`.postgres(url)` from
+    ///     `AmbarPostgres`; `storeURL` is then ignored).
     ///   - model: the model, or the name of a model file.
     ///   - classes: managed-object subclasses for the model's entities.
     ///   - storeURL: a directory (the file is `<name>.sqlite` in it) or a full file path; missing
@@ -100,7 +113,10 @@ public final class DataStack: Sendable {
         self.relocationSource = relocatingFrom.map { StoreLocation.storeFile(for: $0, name: resolvedName) }
         self.storeType = storeType
         self.name = resolvedName
-        self.storeURL = storeType == .inMemory ? nil : StoreLocation.storeFile(for: storeURL, name: resolvedName)
+        switch storeType {
+        case .sqlite: self.storeURL = StoreLocation.storeFile(for: storeURL, name: resolvedName)
+        case .inMemory, .server: self.storeURL = nil
+        }
         self.isUsingSeparateCoordinators = storeType == .inMemory ? false : usingSeparateCoordinators
         self.modelSource = model
         self.classes = classes
@@ -128,7 +144,15 @@ public final class DataStack: Sendable {
             let model = try modelSource.load(classes: classes)
             let main: PersistentStoreCoordinator
             let writer: PersistentStoreCoordinator
-            if let storeURL {
+            if case .server(let server) = storeType {
+                if let relocationSource {
+                    throw AmbarError.invalidArgument("a stack on a database server cannot take over the store file at \(relocationSource.path); copy it with `sync-agent` (import) instead")
+                }
+                main = try PersistentStoreCoordinator(model: model, store: .server(server), name: "\(name).main")
+                writer = isUsingSeparateCoordinators
+                    ? try PersistentStoreCoordinator(model: model, store: .server(server), name: "\(name).writer")
+                    : main
+            } else if let storeURL {
                 if let relocationSource { _ = try SQLiteStoreRelocation.relocate(from: relocationSource, to: storeURL) }
                 try StoreLocation.prepare(storeURL)
                 main = try PersistentStoreCoordinator(model: model, store: .sqlite(storeURL), name: "\(name).main", recovery: damagedStoreRecovery)

@@ -14,6 +14,8 @@ final class HubConnection: Sendable {
     private struct State {
         var client: SyncClient?
         var hub: SyncHub?
+        /// The database server's doorbell, while this process serves the hub of a server store.
+        var serverDoorbell: ServerDoorbell?
         var lock: HubElectionLock?
         var stopped = false
         var connectTask: Task<Void, Never>?
@@ -23,7 +25,10 @@ final class HubConnection: Sendable {
 
     private let configuration: SharingConfiguration
     private let storeUUID: UUID
-    private let storeFile: URL
+    /// The store file (its owner and group may use the hub); `nil` for a store on a server, whose
+    /// hub admits the owner and group of the socket's directory.
+    private let storeFile: URL?
+    private let makeServerDoorbell: (@Sendable (SyncHub) -> ServerDoorbell?)?
     private let cursor: @Sendable () -> Int64
     private let onFrame: @Sendable (Frame) -> Void
     private let onConnected: @Sendable () -> Void
@@ -34,12 +39,15 @@ final class HubConnection: Sendable {
 
     /// A connection for the store `storeUUID` (file `storeFile`); `cursor` gives the ledger
     /// position announced in `hello`.
-    init(configuration: SharingConfiguration, storeUUID: UUID, storeFile: URL, cursor: @escaping @Sendable () -> Int64,
+    /// `makeServerDoorbell` starts the database server's doorbell when this process serves the hub.
+    init(configuration: SharingConfiguration, storeUUID: UUID, storeFile: URL?, cursor: @escaping @Sendable () -> Int64,
+         makeServerDoorbell: (@Sendable (SyncHub) -> ServerDoorbell?)? = nil,
          onFrame: @escaping @Sendable (Frame) -> Void, onConnected: @escaping @Sendable () -> Void,
          onDisconnected: @escaping @Sendable () -> Void) {
         self.configuration = configuration
         self.storeUUID = storeUUID
         self.storeFile = storeFile
+        self.makeServerDoorbell = makeServerDoorbell
         self.cursor = cursor
         self.onFrame = onFrame
         self.onConnected = onConnected
@@ -50,6 +58,8 @@ final class HubConnection: Sendable {
     var isConnected: Bool { state.withLock { $0.client?.isActive ?? false } }
     /// Whether this process serves the hub.
     var servesHub: Bool { state.withLock { $0.hub != nil } }
+    /// The database server's doorbell's state, when this process serves the hub of a server store.
+    var serverDoorbellState: ServerDoorbell.ListenState? { state.withLock { $0.serverDoorbell?.state } }
 
     /// Starts connecting (in the background).
     func start() { startConnecting() }
@@ -66,16 +76,17 @@ final class HubConnection: Sendable {
     /// Closes the connection, stops serving the hub if this process did, and releases the
     /// election lock. Never waits on a hub that does not answer: a connect in flight is cancelled.
     func stop() async {
-        let (client, hub, task) = state.withLock { s -> (SyncClient?, SyncHub?, Task<Void, Never>?) in
+        let (client, hub, doorbell, task) = state.withLock { s -> (SyncClient?, SyncHub?, ServerDoorbell?, Task<Void, Never>?) in
             s.stopped = true
-            defer { s.client = nil; s.hub = nil }
-            return (s.client, s.hub, s.connectTask)
+            defer { s.client = nil; s.hub = nil; s.serverDoorbell = nil }
+            return (s.client, s.hub, s.serverDoorbell, s.connectTask)
         }
         // A connect in flight must end before the event loop goes (a promise made on a loop that
         // has shut down never completes); cancelling it ends its wait for `welcome` at once.
         task?.cancel()
         await task?.value
         await client?.close()
+        await doorbell?.stop()
         await hub?.stop()
         state.withLock { $0.lock = nil }  // released only once the hub has stopped
         do {
@@ -157,15 +168,21 @@ final class HubConnection: Sendable {
         if state.withLock({ $0.hub != nil || $0.stopped }) { return false }
         guard let lock = HubElectionLock.take(forSocket: configuration.resolvedSocketPath) else { return false }
         do {
-            let hubConfiguration = try SyncHub.Configuration(socketPath: configuration.resolvedSocketPath, storeUUID: storeUUID, storeFile: storeFile)
+            let socketPath = configuration.resolvedSocketPath
+            let hubConfiguration = try storeFile.map { try SyncHub.Configuration(socketPath: socketPath, storeUUID: storeUUID, storeFile: $0) }
+                ?? SyncHub.Configuration(socketPath: socketPath, storeUUID: storeUUID,
+                                         storeFile: URL(fileURLWithPath: socketPath).deletingLastPathComponent())
             let hub = try await SyncHub.start(hubConfiguration)
+            let doorbell = makeServerDoorbell?(hub)
             let keep = state.withLock { s -> Bool in
                 guard !s.stopped else { return false }
                 s.hub = hub
+                s.serverDoorbell = doorbell
                 s.lock = lock
                 return true
             }
             if !keep {
+                await doorbell?.stop()
                 await hub.stop()
                 return false
             }

@@ -54,7 +54,8 @@ public final class SharedStoreSync: Sendable {
     static let logger = Logger(label: "ambar.sync")
 
     private init(stack: DataStack, configuration: SharingConfiguration) throws {
-        guard let storeURL = stack.storeURL else {
+        let storeDescription = stack.storeDescription
+        if case .inMemory = storeDescription {
             throw SharingError.notShareable("an in-memory store cannot be shared between processes")
         }
         try configuration.retention.validate()
@@ -68,7 +69,7 @@ public final class SharedStoreSync: Sendable {
             throw SharingError.notShareable("the store's UUID \(coordinator.storeIdentifier) is not valid")
         }
         self.storeUUID = uuid
-        self.watchdog = try ForeignWriteWatchdog(coordinator: coordinator)
+        self.watchdog = try ForeignWriteWatchdog(coordinator: coordinator)  // nil for a store on a server
         self.maintenance = StoreMaintenance(coordinator: coordinator, retention: configuration.retention)
         let follower = LedgerFollower(
             coordinator: coordinator, main: main, consumerName: configuration.resolvedConsumerName,
@@ -76,9 +77,19 @@ public final class SharedStoreSync: Sendable {
             heartbeat: .seconds(min(60, configuration.retention.consumerLease / 4)), events: events)
         self.follower = follower
         let storeIdentifier = coordinator.storeIdentifier
+        var storeFile: URL? = nil
+        if case .sqlite(let url) = storeDescription { storeFile = url }
+        let refreshAll: @Sendable () -> Void = {
+            Self.logger.info("the store changed outside Ambar; refreshing every object")
+            main.enqueue { LedgerFollower.refreshAll(main) }
+        }
         self.connection = HubConnection(
-            configuration: configuration, storeUUID: uuid, storeFile: storeURL,
+            configuration: configuration, storeUUID: uuid, storeFile: storeFile,
             cursor: { follower.cursor },
+            makeServerDoorbell: { hub in
+                ServerDoorbell(store: storeDescription, storeUUID: uuid, storeIdentifier: storeIdentifier, hub: hub,
+                               head: { try coordinator.currentHistoryToken() }, foreignWrite: refreshAll)
+            },
             onFrame: { frame in
                 guard let doorbell = Self.doorbell(from: frame, storeUUID: uuid, storeIdentifier: storeIdentifier) else { return }
                 follower.ring(doorbell)
@@ -156,6 +167,9 @@ public final class SharedStoreSync: Sendable {
     public var isConnected: Bool { connection.isConnected }
     /// Whether this process serves the hub.
     public var servesHub: Bool { connection.servesHub }
+    /// Whether this process holds its host's `LISTEN` on the database server (it serves the hub
+    /// of a store on a server, and the listening connection is up).
+    public var isListeningToServer: Bool { connection.serverDoorbellState == .listening }
     /// How many hub messages disagreed with the ledger (forged, stale or replayed) and were
     /// ignored since sharing started. The ledger's transactions were merged regardless.
     public var rejectedMessages: Int { follower.rejectedDoorbells }

@@ -37,7 +37,8 @@ public final class SyncHub: Sendable {
         /// the .socket unit owns it.
         public var inheritedSocket: Int32?
 
-        /// A configuration for the store at `storeFile`, taking its owner and group.
+        /// A configuration for the store at `storeFile`, taking its owner and group (for a store
+        /// on a database server: the shared directory's).
         public init(socketPath: String, storeUUID: UUID, storeFile: URL) throws {
             let attributes = try FileManager.default.attributesOfItem(atPath: storeFile.path)
             self.socketPath = socketPath
@@ -131,6 +132,37 @@ public final class SyncHub: Sendable {
         try? await group.shutdownGracefully()
     }
 
+    /// Relays `frame` from the database server's doorbell to every connected process (a store on
+    /// a server: the hub is its host's one listener).
+    public func relayFromServer(_ frame: Frame) {
+        let token: Int64, fallback: Frame
+        switch frame {
+        case .didSave(let save):
+            token = save.token
+            fallback = .tokenOnly(storeUUID: save.storeUUID, token: save.token, processID: save.processID, instanceID: save.instanceID)
+        case .tokenOnly(_, let t, _, _):
+            token = t
+            fallback = frame
+        default:
+            return
+        }
+        let bytes: [UInt8]
+        do {
+            bytes = try WireFormat.encode(frame, maximumFrameSize: configuration.maximumFrameSize)
+        } catch {
+            // Larger than the peers accept: the token alone rings the same bell.
+            do { bytes = try WireFormat.encode(fallback) } catch {
+                Self.logger.error("could not relay token \(token) from the database server: \(error)")
+                return
+            }
+        }
+        let state = self.state
+        state.eventLoop.execute {
+            state.relay(ByteBuffer(bytes: bytes), token: token, from: nil)
+            state.flushRelayed()
+        }
+    }
+
     /// The processes connected now.
     public func peers() async -> [PeerInfo] {
         (try? await state.eventLoop.submit { self.state.peerInfos() }.get()) ?? []
@@ -187,6 +219,42 @@ final class HubState: @unchecked Sendable {
         self.configuration = configuration
         self.eventLoop = eventLoop
         self.maximumPeers = configuration.maximumPeers
+    }
+
+    /// Forwards a frame to every admitted peer but its sender (`nil`: a frame from the database
+    /// server's doorbell, for every peer). A peer that does not take writes (more than
+    /// ``SyncHub/Configuration/maximumBacklogBytes`` queued for it) is not sent the frame: the
+    /// hub never queues without bound for a stalled or frozen process. That peer gets one
+    /// `tokenOnly` when it drains, and reads what it missed from the ledger.
+    func relay(_ bytes: ByteBuffer, token: Int64, from sender: ObjectIdentifier?) {
+        // (Computed first: an optional-chained assignment begins its write access before the
+        // right-hand side is evaluated.)
+        if let sender {
+            let senderToken = max(peers[sender]?.lastToken ?? 0, token)
+            peers[sender]?.lastToken = senderToken
+        }
+        newestToken = max(newestToken, token)
+        for (key, peer) in peers where key != sender && peer.hello != nil {
+            guard peer.channel.isWritable else {
+                if !peer.fellBehind {
+                    SyncHub.logger.warning("a peer is not keeping up; dropping its frames until it drains (it will catch up from the ledger)",
+                                           metadata: ["pid": "\(peer.hello?.processID ?? 0)"])
+                }
+                peers[key]?.fellBehind = true
+                droppedFrames += 1
+                continue
+            }
+            peer.channel.write(bytes, promise: nil)
+            unflushed.insert(key)
+            let peerToken = max(peer.lastToken, token)
+            peers[key]?.lastToken = peerToken
+        }
+    }
+
+    /// Flushes the peers written to since the last flush.
+    func flushRelayed() {
+        for key in unflushed { peers[key]?.channel.flush() }
+        unflushed.removeAll(keepingCapacity: true)
     }
 
     /// Connections admitted by their hello.
@@ -296,9 +364,10 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         context.fireChannelReadComplete()
     }
 
-    private func flushRelayed() {
-        for key in state.unflushed { state.peers[key]?.channel.flush() }
-        state.unflushed.removeAll(keepingCapacity: true)
+    private func flushRelayed() { state.flushRelayed() }
+
+    private func relay(_ bytes: ByteBuffer, token: Int64, from sender: ObjectIdentifier) {
+        state.relay(bytes, token: token, from: sender)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -337,33 +406,6 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
             break
         case .hello, .welcome, .error, .peers:
             refuse(context, .malformed, "unexpected frame after the handshake")
-        }
-    }
-
-    /// Forwards a frame to every other admitted peer. A peer that does not take writes (more than
-    /// ``SyncHub/Configuration/maximumBacklogBytes`` queued for it) is not sent the frame: the
-    /// hub never queues without bound for a stalled or frozen process. That peer gets one
-    /// `tokenOnly` when it drains, and reads what it missed from the ledger.
-    private func relay(_ bytes: ByteBuffer, token: Int64, from sender: ObjectIdentifier) {
-        // (Computed first: an optional-chained assignment begins its write access before the
-        // right-hand side is evaluated.)
-        let senderToken = max(state.peers[sender]?.lastToken ?? 0, token)
-        state.peers[sender]?.lastToken = senderToken
-        state.newestToken = max(state.newestToken, token)
-        for (key, peer) in state.peers where key != sender && peer.hello != nil {
-            guard peer.channel.isWritable else {
-                if !peer.fellBehind {
-                    SyncHub.logger.warning("a peer is not keeping up; dropping its frames until it drains (it will catch up from the ledger)",
-                                           metadata: ["pid": "\(peer.hello?.processID ?? 0)"])
-                }
-                state.peers[key]?.fellBehind = true
-                state.droppedFrames += 1
-                continue
-            }
-            peer.channel.write(bytes, promise: nil)
-            state.unflushed.insert(key)
-            let peerToken = max(peer.lastToken, token)
-            state.peers[key]?.lastToken = peerToken
         }
     }
 

@@ -88,9 +88,15 @@ let remoteTokens = Locked<[Int64]>([])
 let observationBox = Locked<ContextObservation?>(nil)
 let expiredCount = Locked<Int>(0)
 
-func runPeer(directory: URL, store: URL) throws {
-    let model = try PersistentStoreCoordinator.storedModel(at: store)
-    let stack = try DataStack.open(model: .model(model), storeURL: store, name: "peer")
+func runPeer(directory: URL, store argument: String) throws {
+    let store = storeDescription(argument)
+    let model = try PersistentStoreCoordinator.storedModel(in: store)
+    let stack: DataStack
+    if case .sqlite(let url) = store {
+        stack = try DataStack.open(model: .model(model), storeURL: url, name: "peer")
+    } else {
+        stack = try DataStack.open(storeType: .postgres(URL(string: argument)!), model: .model(model), name: "peer")
+    }
     let ready = DispatchSemaphore(value: 0)
     let syncBox = Locked<SharedStoreSync?>(nil)
     Task {
@@ -208,7 +214,7 @@ func runPeer(directory: URL, store: URL) throws {
                     reply("digest \(digest)")
                 case "status":
                     let sync = syncBox.withLock { $0 }
-                    reply("status connected=\(sync?.isConnected ?? false) hub=\(sync?.servesHub ?? false) merged=\(sync?.mergedThrough ?? -1) expired=\(expiredCount.withLock { $0 }) checks=\(sync?.ledgerChecks ?? 0)")
+                    reply("status connected=\(sync?.isConnected ?? false) hub=\(sync?.servesHub ?? false) listening=\(sync?.isListeningToServer ?? false) merged=\(sync?.mergedThrough ?? -1) expired=\(expiredCount.withLock { $0 }) checks=\(sync?.ledgerChecks ?? 0)")
                 case "bigsaves":
                     let saves = words.count > 1 ? Int(words[1]) ?? 0 : 0
                     let size = words.count > 2 ? Int(words[2]) ?? 0 : 0
@@ -342,7 +348,7 @@ do {
     case "readonly":
         try runReadOnly(directory: URL(fileURLWithPath: arguments[2]))
     case "peer" where arguments.count >= 4:
-        try runPeer(directory: URL(fileURLWithPath: arguments[2]), store: URL(fileURLWithPath: arguments[3]))
+        try runPeer(directory: URL(fileURLWithPath: arguments[2]), store: arguments[3])
     default:
         fail("unknown command \(arguments[1])")
     }

@@ -26,8 +26,31 @@ extension PostgreSQLStore {
             parameters += [.text(group.entity), .integer(Int64(group.kind.rawValue)), group.properties.map { .text($0) } ?? .null, .blob(SQLiteStore.pack(pks))]
         }
         _ = try connection.query("INSERT INTO ambar_changes (token, position, entity, kind, attributes, pks) VALUES \(tuples.joined(separator: ", "))", parameters)
+        try notify(connection, token: token, entry)
         return token
     }
+
+    /// Rings the store's doorbell inside the saving transaction: PostgreSQL delivers it at
+    /// commit, in commit order, and drops it on rollback.
+    private func notify(_ connection: any SQLServerConnection, token: Int64, _ entry: LedgerEntry?) throws {
+        var changes: [String: StoreChangeNotice.EntityKeys]? = nil
+        if let entry {
+            var keys: [String: StoreChangeNotice.EntityKeys] = [:]
+            for (group, pks) in entry.groups {
+                switch group.kind {
+                case .insert: keys[group.entity, default: .init()].inserted += pks
+                case .update: keys[group.entity, default: .init()].updated += pks
+                case .delete: keys[group.entity, default: .init()].deleted += pks
+                }
+            }
+            changes = keys
+        }
+        let notice = StoreChangeNotice(token: token, instanceID: ProcessInstance.id, processID: getpid(), changes: changes)
+        _ = try connection.query("SELECT pg_notify($1, $2)", [.text(changeChannel), .text(notice.payload)])
+    }
+
+    /// The store's notification channel.
+    var changeChannel: String { StoreChangeNotice.channel(storeIdentifier: identifier) }
 
     /// Takes the next token; the row lock is held until the transaction ends.
     private func nextToken(_ connection: any SQLServerConnection) throws -> Int64 {
@@ -48,6 +71,7 @@ extension PostgreSQLStore {
             _ = try connection.query(
                 "INSERT INTO ambar_transactions (token, timestamp, author, pid, context_name, instance) VALUES ($1, $2, NULL, $3, $4, $5)",
                 [.integer(token), .real(Date().timeIntervalSince1970), .integer(Int64(getpid())), .text(contextName), .integer(ProcessInstance.storedID)])
+            try notify(connection, token: token, nil)
             return token
         }
     }

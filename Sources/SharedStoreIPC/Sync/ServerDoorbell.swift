@@ -1,0 +1,80 @@
+import AmbarStack
+import Foundation
+import Logging
+
+/// The database server's doorbell for a host: one `LISTEN` on the store's channel, held by the
+/// process that serves the host's hub, each notification relayed to every process of the host
+/// through the hub. So the server sees one listener per host, however many processes run there;
+/// when the hub's process dies, the process elected in its place listens instead.
+///
+/// After each (re)connection it relays the ledger's head as a `tokenOnly`: whatever committed
+/// while nobody listened is read from the ledger, never missed. Notifications that are not
+/// Ambar's are logged and ignored; a write made outside Ambar (reported by the store's trigger,
+/// when one is installed) makes every process re-read its objects.
+final class ServerDoorbell: Sendable {
+    private let listener: any ServerListening
+    static let logger = Logger(label: "ambar.sync.server-doorbell")
+
+    /// The state of the listening connection, for `status`.
+    enum ListenState: Sendable, Equatable {
+        case connecting
+        case listening
+        case lost(String)
+    }
+
+    private let listenState = Locked<ListenState>(.connecting)
+
+    /// Starts listening on the channel of the store `storeUUID` (spelled `storeIdentifier` in the
+    /// store) and relaying to `hub`; `head` reads the ledger's head token.
+    init?(store: StoreDescription, storeUUID: UUID, storeIdentifier: String, hub: SyncHub,
+          head: @escaping @Sendable () throws -> Int64, foreignWrite: @escaping @Sendable () -> Void) {
+        guard case .server(let server) = store, let connector = server.connector as? any SQLServerListenConnector else { return nil }
+        let state = listenState
+        let channel = StoreChangeNotice.channel(storeIdentifier: storeIdentifier)
+        listener = connector.listen(channel: channel) { event in
+            switch event {
+            case .listening:
+                state.withLock { $0 = .listening }
+                do {
+                    let token = try head()
+                    hub.relayFromServer(.tokenOnly(storeUUID: storeUUID, token: token, processID: 0, instanceID: 0))
+                } catch {
+                    Self.logger.warning("listening again, but the ledger head could not be read (\(error)); processes catch up at their next ledger check")
+                }
+            case .notification(let payload):
+                if payload == StoreChangeNotice.foreignWritePayload {
+                    foreignWrite()
+                } else if let notice = StoreChangeNotice(payload: payload) {
+                    hub.relayFromServer(Self.frame(notice, storeUUID: storeUUID))
+                } else {
+                    Self.logger.notice("ignoring a notification on \(channel) that is not Ambar's", metadata: ["payload": "\(payload.prefix(80))"])
+                }
+            case .lost(let reason):
+                let changed = state.withLock { s -> Bool in
+                    defer { s = .lost(reason) }
+                    return s != .lost(reason)
+                }
+                if changed { Self.logger.warning("the database server's doorbell is down (\(reason)); reconnecting with backoff, processes follow the ledger meanwhile") }
+            }
+        }
+    }
+
+    /// The state of the listening connection.
+    var state: ListenState { listenState.withLock { $0 } }
+
+    func stop() async {
+        await listener.stop()
+    }
+
+    /// The hub frame for a notice: the keys when it carries them, else the token alone.
+    static func frame(_ notice: StoreChangeNotice, storeUUID: UUID) -> Frame {
+        guard let changes = notice.changes else {
+            return .tokenOnly(storeUUID: storeUUID, token: notice.token, processID: notice.processID, instanceID: notice.instanceID)
+        }
+        var entities: [String: Frame.EntityChanges] = [:]
+        for (entity, keys) in changes {
+            entities[entity] = Frame.EntityChanges(inserted: keys.inserted, updated: keys.updated, deleted: keys.deleted)
+        }
+        return .didSave(Frame.DidSave(storeUUID: storeUUID, token: notice.token, processID: notice.processID, instanceID: notice.instanceID, author: nil, changes: entities))
+    }
+}

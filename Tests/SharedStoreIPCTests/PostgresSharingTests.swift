@@ -1,0 +1,98 @@
+import AmbarPostgres
+import AmbarStack
+import AmbarTestSupport
+import Foundation
+import SharedStoreIPC
+import XCTest
+
+/// Processes on two "hosts" (two shared directories, each with its own hub) around one
+/// PostgreSQL store: the server's doorbell reaches every process through one LISTEN per host.
+final class PostgresSharingTests: XCTestCase {
+    var server: PostgresTestServer!
+    var database: String!
+    var store: String!
+    var hostA: SharedDirectory!
+    var hostB: SharedDirectory!
+
+    override func setUpWithError() throws {
+        signal(SIGPIPE, SIG_IGN)
+        switch Result(catching: { () throws(PostgresTestServer.Unavailable) in try PostgresTestServer.shared() }) {
+        case .success(let shared): server = shared
+        case .failure(let unavailable) where !PostgresTestServer.isRequired: throw XCTSkip("no PostgreSQL server on this machine: \(unavailable)")
+        case .failure(let unavailable): throw unavailable
+        }
+        let name = "sharing_\(UUID().uuidString.prefix(8))"
+        let url = try server.url(database: name)
+        database = PostgresTestServer.databaseName(name)
+        _ = try PersistentStoreCoordinator(model: try itemModel(), store: .postgres(url))
+        store = url.absoluteString
+        hostA = try SharedDirectory()
+        hostB = try SharedDirectory()
+    }
+
+    override func tearDown() {
+        hostA = nil
+        hostB = nil
+    }
+
+    /// The connections that LISTEN for the store, as the server counts them.
+    func listeners() throws -> Int {
+        let result = try server.psql(["-d", "postgres", "-At", "-c",
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database!)' AND application_name = 'ambar-listen'"])
+        return Int(result.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+
+    /// Polls `listeners()` until it is `expected`; fails (naming the last count) at the deadline.
+    func awaitListeners(_ expected: Int, timeout: TimeInterval = 20, _ message: String) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        var last = -1
+        while Date() < deadline {
+            last = try listeners()
+            if last == expected { return }
+            usleep(100_000)
+        }
+        XCTFail("\(message): \(last) listening connections, expected \(expected)")
+    }
+
+    func testTwoHostsConvergeThroughOneListenerPerHostAndAHubsDeathMovesItsListener() throws {
+        let a = try (1...3).map { try Peer("a\($0)", directory: hostA, storeArgument: store) }
+        let b = try (1...2).map { try Peer("b\($0)", directory: hostB, storeArgument: store) }
+        let everyone = a + b
+        defer { everyone.forEach { $0.kill() } }
+        for peer in everyone { XCTAssertEqual(try peer.send("watch"), "ok 0") }
+        try awaitListeners(2, "five processes on two hosts")
+
+        XCTAssertTrue(try a[1].send("insert u1 1").hasPrefix("ok "))
+        XCTAssertTrue(try b[1].send("insert u2 2").hasPrefix("ok "))
+        XCTAssertTrue(try a[2].send("update u2 3").hasPrefix("ok "))
+        let expected = "digest \"u1\"=1,\"u2\"=3"
+        for peer in everyone {
+            XCTAssertEqual(try peer.await("digest") { $0 == expected }, expected, peer.name)
+        }
+
+        // Host A's hub dies: a survivor there takes over the hub and its LISTEN.
+        guard let hubIndex = try a.firstIndex(where: { try $0.send("status").contains("hub=true") }) else {
+            return XCTFail("no process on host A serves its hub")
+        }
+        a[hubIndex].kill()
+        let survivors = a.enumerated().filter { $0.offset != hubIndex }.map(\.element)
+        _ = try survivors[0].await("status", timeout: 20) { _ in
+            (try? survivors.contains { try $0.send("status").contains("listening=true") }) == true
+        }
+        try awaitListeners(2, "after host A's hub was killed")
+        XCTAssertTrue(try b[0].send("insert u3 4").hasPrefix("ok "))
+        XCTAssertTrue(try survivors[0].send("delete u1").hasPrefix("ok "))
+        let final = "digest \"u2\"=3,\"u3\"=4"
+        for peer in survivors + b {
+            XCTAssertEqual(try peer.await("digest") { $0 == final }, final, peer.name)
+        }
+        // Five transactions: each process merged every other process's, once, in order.
+        let mine: [String: [Int]] = ["a2": [1], "b2": [2], "a3": [3], "b1": [4]]
+        for peer in survivors + b {
+            let tokens = try peer.send("tokens").dropFirst("tokens ".count).split(separator: ",").compactMap { Int($0) }
+            var own = mine[peer.name] ?? []
+            if peer === survivors[0] { own.append(5) }
+            XCTAssertEqual(tokens, (1...5).filter { !own.contains($0) }, "\(peer.name): every other token exactly once, in order")
+        }
+    }
+}
