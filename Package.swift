@@ -75,6 +75,7 @@ let package = Package(
             name: "SyncAgent",
             dependencies: [
                 "AmbarStack",
+                "AmbarPostgres",
                 "SharedStoreIPC",
                 "RecordImport",
                 "SystemdIntegration",

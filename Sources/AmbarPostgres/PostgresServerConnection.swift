@@ -129,7 +129,7 @@ final class PostgresServerConnection: SQLServerConnection, Sendable {
         } catch {
             // The server sent something its type does not allow: not a PostgreSQL answer.
             close()
-            throw SQLServerError(message: "\(location) sent a value of type \(cell.dataType) in column \(cell.columnName) that cannot be read", connectionLost: true)
+            throw SQLServerError(message: "the server sent a value of type \(cell.dataType) in column \(cell.columnName) that cannot be read", connectionLost: true)
         }
     }
 
@@ -144,12 +144,12 @@ final class PostgresServerConnection: SQLServerConnection, Sendable {
         }
         if done.wait(timeout: .now() + timeout) == .timedOut {
             onTimeout()
-            throw SQLServerError(message: "\(location) did not answer within \(Int(timeout)) s (statement_timeout)", connectionLost: true)
+            throw SQLServerError(message: "no answer within \(Int(timeout)) s (statement_timeout)", connectionLost: true)
         }
         switch box.withLock({ $0 }) {
         case .success(let value)?: return value
         case .failure(let error)?: throw map(error, location: location)
-        case nil: throw SQLServerError(message: "no answer from \(location)", connectionLost: true)
+        case nil: throw SQLServerError(message: "no answer", connectionLost: true)
         }
     }
 
@@ -157,25 +157,36 @@ final class PostgresServerConnection: SQLServerConnection, Sendable {
     /// answered, else a lost connection with what happened (never the password).
     static func map(_ error: any Error, location: String) -> SQLServerError {
         guard let error = error as? PSQLError else {
-            return SQLServerError(message: "cannot reach \(location): \(error)", connectionLost: true)
+            return SQLServerError(message: "cannot reach it: \(error)", connectionLost: true)
         }
         if let info = error.serverInfo, let state = info[.sqlState] {
             let message = [info[.message], info[.detail], info[.hint]].compactMap { $0 }.joined(separator: " — ")
             // 28xxx: the credentials were refused; 57P01–57P03: the server is shutting down or starting.
             let lost = state.hasPrefix("28") || state.hasPrefix("57P") || state.hasPrefix("08")
-            return SQLServerError(sqlState: state, message: lost ? "\(location) refused the connection: \(message)" : message, connectionLost: lost)
+            return SQLServerError(sqlState: state, message: lost ? "the server refused the connection: \(message)" : message, connectionLost: lost)
         }
         let what: String
         switch error.code {
         case .serverClosedConnection, .uncleanShutdown: what = "the server closed the connection"
-        case .connectionError: what = "cannot connect: \(error.underlying.map { "\($0)" } ?? "connection failed")"
+        case .connectionError: what = "cannot connect (\(Self.connectionProblem(error.underlying)))"
         case .messageDecodingFailure, .unexpectedBackendMessage, .invalidCommandTag: what = "the server answered something that is not the PostgreSQL protocol"
         case .sslUnsupported: what = "the server does not offer TLS, which sslmode requires"
         case .unsupportedAuthMechanism, .authMechanismRequiresPassword, .saslError: what = "authentication failed (\(error.code)); check the user and password"
         case .failedToAddSSLHandler, .receivedUnencryptedDataAfterSSLRequest: what = "TLS failed (\(error.code))"
         default: what = "\(error.code)"
         }
-        return SQLServerError(message: "\(location): \(what)", connectionLost: true)
+        return SQLServerError(message: what, connectionLost: true)
+    }
+
+    /// The system's words for a failed connection (`Connection refused`), without NIO's wrapping.
+    private static func connectionProblem(_ error: (any Error)?) -> String {
+        guard let error else { return "connection failed" }
+        let text = "\(error)"
+        for known in ["Connection refused", "No route to host", "Network is unreachable", "Connection timed out", "timed out", "No such file or directory"]
+        where text.contains(known) {
+            return known
+        }
+        return text
     }
 }
 

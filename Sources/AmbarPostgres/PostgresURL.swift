@@ -54,7 +54,8 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
         for item in components.queryItems ?? [] { query[item.name] = item.value ?? "" }
         let known: Set<String> = ["sslmode", "sslrootcert", "host", "connect_timeout", "statement_timeout", "password_file", "application_name"]
         if let unknown = query.keys.sorted().first(where: { !known.contains($0) }) {
-            throw .invalidArgument("\(Self.redacted(url)): unknown parameter '\(unknown)' (known: \(known.sorted().joined(separator: ", ")))")
+            let name = unknown.count <= 32 && unknown.allSatisfy({ $0.isLetter || $0 == "_" }) ? "'\(unknown)'" : "(a malformed one)"
+            throw .invalidArgument("\(Self.redacted(url)): unknown parameter \(name) (known: \(known.sorted().joined(separator: ", ")))")
         }
         self.socketDirectory = query["host"].flatMap { $0.hasPrefix("/") ? $0 : nil }
         self.host = components.host.flatMap { $0.isEmpty ? nil : $0 } ?? (socketDirectory == nil ? "localhost" : "")
@@ -94,12 +95,20 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
         return "postgres://\(user)@\(place)/\(database)"
     }
 
-    /// `url` with any password replaced by `***`.
+    /// `url` for messages: scheme, user, host, port and database only — never a password, never
+    /// the query (which may hold one), and nothing of a user part that is not a plain name (a
+    /// malformed URL may hide its password there).
     public static func redacted(_ url: URL) -> String {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "(unreadable URL)" }
-        if components.password != nil { components.password = "***" }
-        components.queryItems = components.queryItems?.map { $0.name == "password" ? URLQueryItem(name: $0.name, value: "***") : $0 }
-        return components.string ?? "(unreadable URL)"
+        let text = url.absoluteString
+        guard let schemeEnd = text.range(of: "://") else { return "(a URL that cannot be read)" }
+        var rest = text[schemeEnd.upperBound...]
+        var user = ""
+        if let at = rest.lastIndex(of: "@") {
+            let name = rest[..<at].prefix(while: { $0 != ":" })
+            user = (!name.isEmpty && name.allSatisfy { $0.isLetter || $0.isNumber || "_.-".contains($0) } ? String(name) : "***") + "@"
+            rest = rest[rest.index(after: at)...]
+        }
+        return text[..<schemeEnd.upperBound] + user + rest.prefix(while: { $0 != "?" && $0 != "#" })
     }
 
     /// Whether `text` looks like a PostgreSQL URL (`postgres://` or `postgresql://`).

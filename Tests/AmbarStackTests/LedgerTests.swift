@@ -104,3 +104,57 @@ final class LedgerTests: StoreTestCase {
         }
     }
 }
+
+extension LedgerTests {
+    /// Tokens are visible in commit order: writers on several connections save at once while a
+    /// follower reads "everything after my cursor" again and again. If a transaction holding a
+    /// lower token could commit after one holding a higher token, the follower would pass it and
+    /// never see it. Each token must be seen exactly once, in order.
+    func testAFollowerNeverSkipsATokenWhileWritersOnSeveralConnectionsCommit() throws {
+        let writers = 6, savesEach = 60
+        let coordinators = try (0..<writers).map { _ in try PersistentStoreCoordinator(model: model, store: try store()) }
+        let seen = Locked<[Int64]>([])
+        let readErrors = Locked<[String]>([])
+        let writing = Locked(true)
+        let followed = DispatchSemaphore(value: 0)
+        let reader: PersistentStoreCoordinator = coordinator
+        let follower = Thread {
+            var cursor: Int64 = 0
+            let deadline = Date().addingTimeInterval(300)
+            while Date() < deadline {
+                let finished = !writing.withLock { $0 }
+                do {
+                    let page = try reader.history(after: cursor)
+                    seen.withLock { $0 += page.map(\.token) }
+                    cursor = page.last?.token ?? cursor
+                    if finished && page.isEmpty { break }
+                } catch {
+                    readErrors.withLock { $0.append("\(error)") }
+                    break
+                }
+            }
+            followed.signal()
+        }
+        follower.start()
+        let errors = Locked<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: writers) { w in
+            let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinators[w], name: "writer\(w)")
+            for n in 0..<savesEach {
+                do {
+                    try context.performAndWait { () throws(AmbarError) in
+                        let employee = try context.insert(Employee.self)
+                        employee.name = "w\(w)-\(n)"
+                        try context.save()
+                    }
+                } catch {
+                    errors.withLock { $0.append("writer \(w), save \(n): \(error)") }
+                }
+            }
+        }
+        writing.withLock { $0 = false }
+        XCTAssertEqual(followed.wait(timeout: .now() + 300), .success, "the follower read past the last commit")
+        XCTAssertEqual(readErrors.withLock { $0 }, [], "no ledger read failed")
+        XCTAssertEqual(errors.withLock { $0 }, [], "no save failed")
+        XCTAssertEqual(seen.withLock { $0 }, Array(1...Int64(writers * savesEach)), "every token exactly once, in order")
+    }
+}

@@ -3,12 +3,13 @@ import Foundation
 /// Runs executables for multi-process tests, always within a time limit.
 public enum ProcessRunner {
     /// Runs `executable` to completion (killing it after `timeout` seconds) and returns its exit
-    /// status, standard output and standard error.
+    /// status, standard output and standard error; `environment` replaces the inherited one.
     @discardableResult
-    public static func run(_ executable: URL, _ arguments: [String], timeout: TimeInterval = 30) throws -> (status: Int32, output: String, error: String) {
+    public static func run(_ executable: URL, _ arguments: [String], timeout: TimeInterval = 30, environment: [String: String]? = nil) throws -> (status: Int32, output: String, error: String) {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if let environment { process.environment = environment }
         let output = Pipe(), error = Pipe()
         process.standardOutput = output
         process.standardError = error

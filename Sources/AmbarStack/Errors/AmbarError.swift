@@ -152,7 +152,7 @@ extension AmbarError: CustomStringConvertible, LocalizedError {
         case .storage(let operation, let code, let message):
             return "The store failed during \(operation) (code \(code)): \(message). The transaction was rolled back; the context keeps its changes."
         case .serverUnavailable(let server, let operation, let reason):
-            return "The database server \(server) failed during \(operation): \(reason). A save under way may or may not have committed: the context keeps its changes, the ledger tells which transactions committed, and a save with an idempotency key is safe to retry. Check that the server runs and is reachable, then retry."
+            return "The database server \(server) failed during \(operation): \(reason). Check that the server runs and is reachable, then retry. Nothing is lost: a context keeps its unsaved changes; if this was a save, it may or may not have committed (the ledger tells, and a save with an idempotency key is safe to retry)."
         }
     }
 

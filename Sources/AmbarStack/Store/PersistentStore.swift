@@ -71,6 +71,13 @@ protocol PersistentStore: AnyObject, Sendable {
 
     /// The token of the save committed with idempotency key `key`, or `nil` if none was.
     func savedToken(forIdempotencyKey key: String) throws(AmbarError) -> Int64?
+
+    /// The database server's state, for a store on a server (`nil` for a file).
+    func serverStatus() throws(AmbarError) -> StoreServerStatus?
+}
+
+extension PersistentStore {
+    func serverStatus() throws(AmbarError) -> StoreServerStatus? { nil }
 }
 
 /// What to read: an entity, a predicate, an order and a window.

@@ -208,6 +208,12 @@ public final class PersistentStoreCoordinator: Sendable {
         return try store.historySummary()
     }
 
+    /// The database server's state, for a store on a server; `nil` for an SQLite file.
+    public func serverStatus() throws(AmbarError) -> StoreServerStatus? {
+        try checkUsable()
+        return try store.serverStatus()
+    }
+
     /// The managed-object ID for a URI of this store.
     ///
     /// - Throws: ``AmbarError/invalidObjectID(_:)`` when the URI is malformed, names another store

@@ -11,15 +11,35 @@ import Logging
 /// while nobody listened is read from the ledger, never missed. Notifications that are not
 /// Ambar's are logged and ignored; a write made outside Ambar (reported by the store's trigger,
 /// when one is installed) makes every process re-read its objects.
-final class ServerDoorbell: Sendable {
+public final class ServerDoorbell: Sendable {
     private let listener: any ServerListening
     static let logger = Logger(label: "ambar.sync.server-doorbell")
 
     /// The state of the listening connection, for `status`.
-    enum ListenState: Sendable, Equatable {
+    public enum ListenState: Sendable, Equatable, CustomStringConvertible {
+        /// Connecting for the first time.
         case connecting
+        /// `LISTEN` is in place.
         case listening
+        /// The connection was lost, for the reason given; reconnecting with backoff.
         case lost(String)
+
+        public var description: String {
+            switch self {
+            case .connecting: return "connecting"
+            case .listening: return "listening"
+            case .lost(let reason): return "lost (\(reason))"
+            }
+        }
+    }
+
+    /// Starts the server's doorbell for the store of `coordinator`, relayed by `hub` (the
+    /// `sync-agent hub` daemon of a host); `nil` when the store is not on a server.
+    public static func start(coordinator: PersistentStoreCoordinator, hub: SyncHub) -> ServerDoorbell? {
+        guard let uuid = UUID(uuidString: coordinator.storeIdentifier) else { return nil }
+        return ServerDoorbell(store: coordinator.storeDescription, storeUUID: uuid, storeIdentifier: coordinator.storeIdentifier, hub: hub,
+                              head: { try coordinator.currentHistoryToken() },
+                              foreignWrite: { logger.info("the store changed outside Ambar; the host's processes re-read at their next ledger check") })
     }
 
     private let listenState = Locked<ListenState>(.connecting)
@@ -60,9 +80,10 @@ final class ServerDoorbell: Sendable {
     }
 
     /// The state of the listening connection.
-    var state: ListenState { listenState.withLock { $0 } }
+    public var state: ListenState { listenState.withLock { $0 } }
 
-    func stop() async {
+    /// Stops listening.
+    public func stop() async {
         await listener.stop()
     }
 

@@ -25,12 +25,8 @@ struct HubCommand: AsyncParsableCommand {
         let settings = try service.settings()
         bootstrapLogging(level: settings.value.logLevel)
         let logger = Logger(label: "ambar.agent.hub")
-        let file = directory.storeFile
-        guard FileManager.default.fileExists(atPath: file.path) else {
-            throw ValidationError("No store at \(file.path). Create it with `sync-agent init --model FILE --directory \(directory.url.path)`.")
-        }
-        let model = try PersistentStoreCoordinator.storedModel(at: file)
-        let coordinator = try PersistentStoreCoordinator(model: model, store: .sqlite(file))
+        let model = try existingModel(directory)
+        let coordinator = try PersistentStoreCoordinator(model: model, store: directory.storeDescription, name: "ambar.hub")
         guard let uuid = UUID(uuidString: coordinator.storeIdentifier) else { throw ValidationError("The store has no valid UUID.") }
         let socketPath = socket.path(in: directory.url)
         let inherited = try SocketActivation.listeningSocket(named: "hub")
@@ -45,10 +41,15 @@ struct HubCommand: AsyncParsableCommand {
         }
         defer { withExtendedLifetime(lock) {} }  // held until the hub has stopped
 
-        var hubConfiguration = try SyncHub.Configuration(socketPath: socketPath, storeUUID: uuid, storeFile: file)
+        // Peers must be the store file's owner or in its group; for a store on a server, the
+        // shared directory's.
+        let ownerSource = directory.serverURL == nil ? directory.storeFile : directory.url
+        var hubConfiguration = try SyncHub.Configuration(socketPath: socketPath, storeUUID: uuid, storeFile: ownerSource)
         hubConfiguration.inheritedSocket = inherited
         hubConfiguration.maximumPeers = settings.value.maximumPeers
         let hub = try await SyncHub.start(hubConfiguration)
+        // For a store on a server, this hub is the host's one listener for the server's doorbell.
+        let doorbell = ServerDoorbell.start(coordinator: coordinator, hub: hub)
         // The hub's process keeps the store's upkeep: ledger retention and WAL checkpoints.
         let maintenance = StoreMaintenance(coordinator: coordinator, retention: settings.value.retention)
         let upkeep = Task.detached {
@@ -64,7 +65,8 @@ struct HubCommand: AsyncParsableCommand {
                 status: {
                     let peers = await hub.peers().count
                     let history = (try? coordinator.historySummary()).map { "head token \($0.headToken), \($0.transactions) in the ledger" } ?? "ledger unreadable"
-                    return "serving \(peers) peer\(peers == 1 ? "" : "s"), \(history)"
+                    let listening = doorbell.map { ", server doorbell \($0.state)" } ?? ""
+                    return "serving \(peers) peer\(peers == 1 ? "" : "s"), \(history)\(listening)"
                 },
                 afterReady: {
                     // Keep-alives come from the loop that serves the peers: if it hangs, they stop.
@@ -78,6 +80,7 @@ struct HubCommand: AsyncParsableCommand {
                     try maintenance.setRetention(reloaded.retention)
                     await hub.setMaximumPeers(reloaded.maximumPeers)
                 })
+            await doorbell?.stop()
             await hub.stop()
         }
     }

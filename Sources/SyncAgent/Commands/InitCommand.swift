@@ -1,3 +1,4 @@
+import AmbarPostgres
 import AmbarStack
 import ArgumentParser
 import Foundation
@@ -19,12 +20,16 @@ struct InitCommand: ParsableCommand {
     func run() throws {
         bootstrapLogging(level: .warning)
         let loaded = try ModelFile.load(URL(fileURLWithPath: model))
-        let stack = try DataStack.open(model: .model(loaded), storeURL: directory.storeFile, name: "ambar")
-        let uuid = try stack.mainCoordinator.storeIdentifier
-        if json {
-            JSONLine.print(["store": directory.storeFile.path, "uuid": uuid, "model_hash": loaded.versionHash, "entities": loaded.entityNames])
+        let uuid: String
+        if let serverURL = directory.serverURL {
+            uuid = try PersistentStoreCoordinator(model: loaded, store: .postgres(serverURL), name: "ambar.init").storeIdentifier
         } else {
-            print("store \(directory.storeFile.path) (uuid \(uuid), model \(loaded.versionHash), entities: \(loaded.entityNames.joined(separator: ", ")))")
+            uuid = try DataStack.open(model: .model(loaded), storeURL: directory.storeFile, name: "ambar").mainCoordinator.storeIdentifier
+        }
+        if json {
+            JSONLine.print(["store": directory.storeDisplay, "uuid": uuid, "model_hash": loaded.versionHash, "entities": loaded.entityNames])
+        } else {
+            print("store \(directory.storeDisplay) (uuid \(uuid), model \(loaded.versionHash), entities: \(loaded.entityNames.joined(separator: ", ")))")
         }
     }
 }

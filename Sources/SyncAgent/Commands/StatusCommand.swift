@@ -19,6 +19,7 @@ struct StatusCommand: AsyncParsableCommand {
         let stack = try openExistingStack(directory)
         let coordinator = try stack.mainCoordinator
         let file = directory.storeFile
+        let server = try coordinator.serverStatus()
         func size(_ path: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.intValue ?? 0 }
         let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator, name: "status")
         let entities = try stack.model.entityNames
@@ -65,18 +66,30 @@ struct StatusCommand: AsyncParsableCommand {
              "age_seconds": max(0, now.timeIntervalSince($0.lastSeen))] as [String: Any]
         }
         if json {
-            JSONLine.print([
-                "store": file.path, "size": size(file.path), "wal_size": size(file.path + "-wal"),
+            var storeFields: [String: Any] = ["store": directory.storeDisplay, "backend": server?.backend ?? "sqlite"]
+            if let server {
+                storeFields["server"] = ["location": server.location, "version": server.version, "listeners": server.listeners] as [String: Any]
+            } else {
+                storeFields["size"] = size(file.path)
+                storeFields["wal_size"] = size(file.path + "-wal")
+            }
+            JSONLine.print(storeFields.merging([
                 "uuid": coordinator.storeIdentifier, "head_token": head, "objects": counts, "hub": hub, "cursors": consumers,
                 "history": [
                     "oldest_token": history.oldestToken.map { $0 as Any } ?? NSNull(), "head_token": history.headToken,
                     "transactions": history.transactions, "purged_through": history.purgedThrough,
                 ] as [String: Any],
-            ])
+            ]) { a, _ in a })
             return
         }
-        print("store      \(file.path)")
-        print("size       \(size(file.path)) bytes (WAL \(size(file.path + "-wal")) bytes)")
+        print("store      \(directory.storeDisplay)")
+        if let server {
+            print("backend    PostgreSQL \(server.version)")
+            print("listeners  \(server.listeners) (one per host whose processes share the store)")
+        } else {
+            print("backend    SQLite")
+            print("size       \(size(file.path)) bytes (WAL \(size(file.path + "-wal")) bytes)")
+        }
         print("uuid       \(coordinator.storeIdentifier)")
         print("head token \(head)")
         print("ledger     \(history.transactions) transaction(s)\(history.oldestToken.map { ", oldest token \($0)" } ?? ""), purged through \(history.purgedThrough)")

@@ -1,3 +1,4 @@
+import AmbarPostgres
 import AmbarStack
 import ArgumentParser
 import Foundation
@@ -5,10 +6,44 @@ import Logging
 import SharedStoreIPC
 import SystemdIntegration
 
-/// Options every command shares: where the shared directory is.
+/// Options every command shares: where the shared directory and the store are.
 struct DirectoryOptions: ParsableArguments {
-    @Option(name: .long, help: "The shared directory (default: $AMBAR_DIRECTORY, else $STATE_DIRECTORY, else ~/.local/share/ambar).")
+    @Option(name: .long, help: "The shared directory: the hub's socket, and the store unless --store names one (default: $AMBAR_DIRECTORY, else $STATE_DIRECTORY, else ~/.local/share/ambar).")
     var directory: String?
+
+    @Option(name: .long, help: ArgumentHelp("The store: a postgres:// or postgresql:// URL for a database on a PostgreSQL server that several hosts share (sslmode=, sslrootcert=, password_file=; the password may also come from $PGPASSWORD), or an SQLite file (default: $AMBAR_STORE, else <directory>/ambar.sqlite).", valueName: "url-or-file"))
+    var store: String?
+
+    /// The store as given (`--store`, else `$AMBAR_STORE`), if it was.
+    private var storeArgument: String? {
+        if let store, !store.isEmpty { return store }
+        if let store = ProcessInfo.processInfo.environment["AMBAR_STORE"], !store.isEmpty { return store }
+        return nil
+    }
+
+    /// The PostgreSQL URL of the store, when it is on a server.
+    var serverURL: URL? {
+        guard let argument = storeArgument, PostgresURL.isPostgresURL(argument) else { return nil }
+        return URL(string: argument)
+    }
+
+    /// Where the store is, for the coordinators.
+    var storeDescription: StoreDescription {
+        serverURL.map { .postgres($0) } ?? .sqlite(storeFile)
+    }
+
+    /// The store for people: its file, or its server and database (never the password).
+    var storeDisplay: String {
+        if let serverURL { return (try? PostgresURL(serverURL).description) ?? PostgresURL.redacted(serverURL) }
+        return storeFile.path
+    }
+
+    func validate() throws {
+        if let argument = storeArgument, argument.contains("://"), !PostgresURL.isPostgresURL(argument) {
+            throw ValidationError("--store takes a postgres:// or postgresql:// URL, or a file path (got \(argument.prefix(while: { $0 != ":" }))://…).")
+        }
+        if let serverURL { _ = try PostgresURL(serverURL) }
+    }
 
     /// The shared directory, resolved.
     var url: URL {
@@ -18,8 +53,11 @@ struct DirectoryOptions: ParsableArguments {
         return StoreLocation.defaultDirectory(name: "ambar", environment: environment)
     }
 
-    /// The store file in the shared directory.
-    var storeFile: URL { url.appendingPathComponent("ambar.sqlite") }
+    /// The SQLite store file: `--store`'s path, else `ambar.sqlite` in the shared directory.
+    var storeFile: URL {
+        if let argument = storeArgument, !PostgresURL.isPostgresURL(argument) { return URL(fileURLWithPath: argument) }
+        return url.appendingPathComponent("ambar.sqlite")
+    }
 }
 
 /// Options of commands that talk to the hub.
@@ -69,12 +107,23 @@ enum JSONLine {
 
 /// Opens the stack of an existing store (whose model the store keeps).
 func openExistingStack(_ options: DirectoryOptions) throws -> DataStack {
-    let file = options.storeFile
-    guard FileManager.default.fileExists(atPath: file.path) else {
-        throw ValidationError("No store at \(file.path). Create it with `sync-agent init --model FILE --directory \(options.url.path)`.")
+    let model = try existingModel(options)
+    if let serverURL = options.serverURL {
+        return try DataStack.open(storeType: .postgres(serverURL), model: .model(model), name: "ambar")
     }
-    let model = try PersistentStoreCoordinator.storedModel(at: file)
-    return try DataStack.open(model: .model(model), storeURL: file, name: "ambar")
+    return try DataStack.open(model: .model(model), storeURL: options.storeFile, name: "ambar")
+}
+
+/// The model an existing store keeps; a missing store is a usage error that says how to make it.
+func existingModel(_ options: DirectoryOptions) throws -> ManagedObjectModel {
+    if options.serverURL == nil, !FileManager.default.fileExists(atPath: options.storeFile.path) {
+        throw ValidationError("No store at \(options.storeFile.path). Create it with `sync-agent init --model FILE --directory \(options.url.path)`.")
+    }
+    let result = Result { () throws(AmbarError) in try PersistentStoreCoordinator.storedModel(in: options.storeDescription) }
+    if case .failure(let error) = result, case .storeCannotOpen(_, let reason) = error, options.serverURL != nil {
+        throw ValidationError("No store at \(options.storeDisplay): \(reason)")
+    }
+    return try result.get()
 }
 
 /// Options of the long-running commands: logging and the configuration file.

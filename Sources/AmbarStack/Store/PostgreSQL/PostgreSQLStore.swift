@@ -147,6 +147,16 @@ final class PostgreSQLStore: PersistentStore {
         }
     }
 
+    func serverStatus() throws(AmbarError) -> StoreServerStatus? {
+        try pool.withConnection("read the server's state") { connection in
+            let version = try connection.query("SHOW server_version", []).rows.first.flatMap { PostgreSQLValues.text($0[0]) } ?? "?"
+            let listeners = try connection.query(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE '%-listen'", []).rows.first
+                .flatMap { PostgreSQLValues.integer($0[0]) } ?? 0
+            return StoreServerStatus(backend: "postgresql", location: location, version: version, listeners: Int(listeners))
+        }
+    }
+
     func backup(to url: URL) throws(AmbarError) {
         throw .invalidArgument("a PostgreSQL store is backed up by the server's own tools (pg_dump --snapshot, or pg_basebackup for the whole cluster); see docs/deployment.md")
     }

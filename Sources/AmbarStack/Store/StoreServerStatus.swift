@@ -1,0 +1,21 @@
+import Foundation
+
+/// A database server holding a store, as `sync-agent status` shows it.
+public struct StoreServerStatus: Sendable, Equatable {
+    /// The backend: "postgresql".
+    public var backend: String
+    /// The server and database, without credentials.
+    public var location: String
+    /// The server's version (`server_version`).
+    public var version: String
+    /// The connections listening for the store's doorbell: one per host whose processes share
+    /// the store (each host's hub holds one).
+    public var listeners: Int
+
+    public init(backend: String, location: String, version: String, listeners: Int) {
+        self.backend = backend
+        self.location = location
+        self.version = version
+        self.listeners = listeners
+    }
+}
