@@ -96,3 +96,37 @@ final class PostgresSharingTests: XCTestCase {
         }
     }
 }
+
+extension PostgresSharingTests {
+    /// The server crashes (`pg_ctl stop -m immediate`) and comes back in the middle of a stream of
+    /// saves: the writer retries what failed (idempotency keys make a retry of a save that did
+    /// commit harmless), the listeners reconnect and catch up from the ledger, and every watcher
+    /// ends with the store's data, having merged every transaction exactly once, in order.
+    func testServerCrashAndRestartInTheMiddleOfAStreamOfSaves() throws {
+        let writer = try Peer("writer", directory: hostA, storeArgument: store)
+        let near = try Peer("near", directory: hostA, storeArgument: store)
+        let far = try Peer("far", directory: hostB, storeArgument: store)
+        let everyone = [writer, near, far]
+        defer { everyone.forEach { $0.kill() } }
+        for peer in everyone { XCTAssertEqual(try peer.send("watch"), "ok 0") }
+        try awaitListeners(2, "two hosts")
+
+        try writer.post("burstretry 1500 s")
+        _ = try far.await("status", timeout: 60) { statusField($0, "merged") >= 100 }
+        try server.crash()
+        try server.restart()
+        let done = try writer.receive(timeout: 180)
+        XCTAssertTrue(done.hasPrefix("ok 1500"), done)
+        XCTAssertGreaterThan(statusField(done, "retries"), 0, "the crash came while the writer was saving: \(done)")
+        try awaitListeners(2, "both hosts listen again after the restart")
+
+        let stored = try writer.send("storedigest")
+        XCTAssertEqual(stored.split(separator: ",").count, 1500)
+        for peer in [near, far] {
+            XCTAssertEqual(try peer.await("digest", timeout: 60) { $0 == stored }, stored, "\(peer.name) converged")
+            let tokens = try peer.send("tokens").dropFirst("tokens ".count).split(separator: ",").compactMap { Int64($0) }
+            XCTAssertEqual(tokens, Array(Set(tokens)).sorted(), "\(peer.name): each token once, in order")
+            XCTAssertGreaterThanOrEqual(tokens.count, 1500, "\(peer.name): every one of the writer's 1,500 transactions")
+        }
+    }
+}

@@ -187,6 +187,35 @@ func runPeer(directory: URL, store argument: String) throws {
                         }
                     }
                     reply("ok \(last.withLock { $0 })")
+                case "burstretry":
+                    // Like burst, but each save carries an idempotency key and is retried (for up
+                    // to 60 s) while the server is unreachable: "ok <saves> retries=<n>".
+                    let count = words.count > 1 ? Int(words[1]) ?? 0 : 0
+                    let prefix = words.count > 2 ? words[2] : "r"
+                    let importer = try stack.importerContext()
+                    var retries = 0
+                    for i in 0..<count {
+                        let deadline = Date().addingTimeInterval(60)
+                        while true {
+                            do {
+                                try importer.performAndWait { () throws(AmbarError) in
+                                    try importer.reset()
+                                    let item = try importer.insertObject(entityName: "Item")
+                                    try item.setValue(.string("\(prefix)\(i)"), forKey: "uid")
+                                    try item.setValue(.integer(Int64(i)), forKey: "value")
+                                    try importer.save(idempotencyKey: "\(prefix)\(i)")
+                                }
+                                break
+                            } catch let error as AmbarError {
+                                if case .alreadySaved = error { break }  // committed, though its answer was lost
+                                guard case .serverUnavailable = error, Date() < deadline else { throw error }
+                                retries += 1
+                                usleep(50_000)  // a pause between attempts, not a synchronisation
+                            }
+                        }
+                    }
+                    try importer.performAndWait { () throws(AmbarError) in try importer.reset() }
+                    reply("ok \(count) retries=\(retries)")
                 case "readloop":
                     // Counts the items again and again for N seconds, on a context of its own:
                     // "readloop reads=<n> errors=<n> counts=<distinct counts, sorted>".
