@@ -40,11 +40,18 @@ public final class Peer {
         try self.init(name, directory: directory, storeArgument: (store ?? directory.store).path)
     }
 
-    /// A peer on the store `storeArgument` names: a file's path, or a `postgres://` URL.
-    public init(_ name: String, directory: SharedDirectory, storeArgument: String) throws {
+    /// A peer on the store `storeArgument` names: a file's path, or a `postgres://` URL; run
+    /// under `launcher` when given (`ip netns exec HOST`: a process on another test host).
+    public init(_ name: String, directory: SharedDirectory, storeArgument: String, launcher: [String] = []) throws {
         self.name = name
-        process.executableURL = BuiltProducts.url("ambar-test-helper")
-        process.arguments = ["peer", directory.url.path, storeArgument]
+        let arguments = ["peer", directory.url.path, storeArgument]
+        if let program = launcher.first {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = Array(launcher.dropFirst()) + [BuiltProducts.url("ambar-test-helper").path] + arguments
+        } else {
+            process.executableURL = BuiltProducts.url("ambar-test-helper")
+            process.arguments = arguments
+        }
         process.standardInput = input
         process.standardOutput = output
         logFile = directory.url.appendingPathComponent("\(name).log")

@@ -16,6 +16,10 @@ public final class PostgresTestServer: Sendable {
 
     public let directory: String
     public let port: Int
+    /// The command prefix the server runs under (`ip netns exec NAME` for a server in a test
+    /// network's namespace; empty for the shared one).
+    public let launcher: [String]
+    private let isPrivate: Bool
     private let databases = Mutex<Set<String>>([])
 
     private static let started = Mutex<Result<PostgresTestServer, Unavailable>?>(nil)
@@ -45,15 +49,44 @@ public final class PostgresTestServer: Sendable {
             guard run.status == 0, let url = URLComponents(string: run.output.trimmingCharacters(in: .whitespacesAndNewlines)), let port = url.port else {
                 return .failure(Unavailable(description: "scripts/postgres-server could not start a server (exit \(run.status)): \(run.error.suffix(400))"))
             }
-            return .success(PostgresTestServer(directory: directory, port: port))
+            return .success(PostgresTestServer(directory: directory, port: port, launcher: [], isPrivate: false))
         } catch {
             return .failure(Unavailable(description: "scripts/postgres-server could not run: \(error)"))
         }
     }
 
-    private init(directory: String, port: Int) {
+    /// A server of the caller's own, run under `launcher` (in a network namespace) and listening
+    /// on `addresses`; stopped and removed when released (or when this process ends).
+    public static func startPrivate(launcher: [String], listen addresses: String, port: Int = 5432) throws -> PostgresTestServer {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ambar-pg-\(getpid())-\(UUID().uuidString.prefix(8))").path
+        let run = try ProcessRunner.run(URL(fileURLWithPath: launcher[0]),
+                                        Array(launcher.dropFirst()) + [script.path, "start", directory, String(port), "--listen", addresses, "--watch", String(getpid())],
+                                        timeout: 300)
+        guard run.status == 0 else { throw Unavailable(description: "a private server could not start (exit \(run.status)): \(run.error.suffix(400))") }
+        return PostgresTestServer(directory: directory, port: port, launcher: launcher, isPrivate: true)
+    }
+
+    private init(directory: String, port: Int, launcher: [String], isPrivate: Bool) {
         self.directory = directory
         self.port = port
+        self.launcher = launcher
+        self.isPrivate = isPrivate
+    }
+
+    deinit {
+        if isPrivate { _ = try? ProcessRunner.run(Self.script, ["stop", directory], timeout: 60) }
+    }
+
+    /// The URL of database `name` through the server's Unix socket (from any namespace).
+    public func socketURL(database name: String) throws -> URL {
+        _ = try url(database: name)
+        return URL(string: "postgres://postgres@localhost:\(port)/\(Self.databaseName(name))?host=\(directory)")!
+    }
+
+    /// Runs the script under the server's launcher.
+    private func script(_ arguments: [String], timeout: TimeInterval) throws -> (status: Int32, output: String, error: String) {
+        guard let program = launcher.first else { return try ProcessRunner.run(Self.script, arguments, timeout: timeout) }
+        return try ProcessRunner.run(URL(fileURLWithPath: program), Array(launcher.dropFirst()) + [Self.script.path] + arguments, timeout: timeout)
     }
 
     /// The URL of database `name` (made on first use).
@@ -83,13 +116,13 @@ public final class PostgresTestServer: Sendable {
 
     /// Stops the server as a crash would (`pg_ctl stop -m immediate`).
     public func crash() throws {
-        let result = try ProcessRunner.run(Self.script, ["crash", directory], timeout: 60)
+        let result = try script(["crash", directory], timeout: 60)
         guard result.status == 0 else { throw Unavailable(description: "crash failed: \(result.error)") }
     }
 
     /// Starts the server again after ``crash()``.
     public func restart() throws {
-        let result = try ProcessRunner.run(Self.script, ["restart", directory], timeout: 120)
+        let result = try script(["restart", directory], timeout: 120)
         guard result.status == 0 else { throw Unavailable(description: "restart failed: \(result.error)") }
     }
 

@@ -1,0 +1,151 @@
+import AmbarPostgres
+import AmbarStack
+import AmbarTestSupport
+import Foundation
+import SharedStoreIPC
+import XCTest
+
+/// Several hosts for real: PostgreSQL in one network namespace, writers and watchers in others,
+/// talking over TCP on veth links of the test's own.
+final class MultiHostTests: XCTestCase {
+    var network: TestNetwork!
+    var server: PostgresTestServer!
+    var database = ""
+    var hostDirectories: [SharedDirectory] = []
+
+    /// Builds `hosts` host namespaces around a server namespace running PostgreSQL.
+    func setUpNetwork(hosts: Int) throws {
+        signal(SIGPIPE, SIG_IGN)
+        do {
+            network = try TestNetwork(hostCount: hosts)
+        } catch {
+            throw XCTSkip("this machine does not let the test make network namespaces: \(error)")
+        }
+        server = try PostgresTestServer.startPrivate(launcher: TestNetwork.launcher(network.server), listen: network.serverAddresses)
+        let name = "hosts_\(UUID().uuidString.prefix(8))"
+        database = PostgresTestServer.databaseName(name)
+        _ = try PersistentStoreCoordinator(model: try itemModel(), store: .postgres(try server.socketURL(database: name)))
+        hostDirectories = try (0..<hosts).map { _ in try SharedDirectory() }
+    }
+
+    override func tearDown() {
+        server = nil
+        network = nil
+        hostDirectories = []
+    }
+
+    /// The store's URL as processes on host `n` (1-based) reach it: over TCP to the server's
+    /// address on their link. Short timeouts, so a cut link is noticed within seconds.
+    func storeURL(host n: Int) -> String {
+        "postgres://postgres@\(network.serverAddress(host: n)):\(server.port)/\(database)?sslmode=disable&connect_timeout=2&statement_timeout=5"
+    }
+
+    func peer(_ name: String, host n: Int) throws -> Peer {
+        try Peer(name, directory: hostDirectories[n - 1], storeArgument: storeURL(host: n), launcher: TestNetwork.launcher(network.hosts[n - 1]))
+    }
+
+    func tokens(_ peer: Peer) throws -> [Int64] {
+        try peer.send("tokens").dropFirst("tokens ".count).split(separator: ",").compactMap { Int64($0) }
+    }
+
+    /// A writer on one host, watchers on two others: every watcher converges to the store's data
+    /// and merges every transaction exactly once, in order, while the server crashes and restarts
+    /// in the middle of the stream and while a watcher's link is cut and restored.
+    func testWatchersOnOtherHostsSeeEveryTokenOnceThroughAServerRestartAndACutLink() throws {
+        try setUpNetwork(hosts: 3)
+        let writer = try peer("writer", host: 1)
+        let watchers = [try peer("watcher2", host: 2), try peer("watcher3", host: 3)]
+        let everyone = [writer] + watchers
+        defer { everyone.forEach { $0.kill() } }
+        for peer in everyone { XCTAssertEqual(try peer.send("watch"), "ok 0") }
+        for peer in everyone {
+            XCTAssertTrue(try peer.await("status", timeout: 30) { $0.contains("listening=true") }.contains("listening=true"), "\(peer.name) listens for its host")
+        }
+
+        try writer.post("burstretry 3000 s")
+        _ = try watchers[0].await("status", timeout: 60) { statusField($0, "merged") >= 300 }
+        try server.crash()
+        try server.restart()
+        _ = try watchers[1].await("status", timeout: 90) { statusField($0, "merged") >= 1200 }
+
+        // Host 3's link goes down: its watcher loses the server, then gets it back.
+        try network.setLink(host: 3, up: false)
+        _ = try watchers[1].await("status", timeout: 30) { $0.contains("listening=false") }
+        try network.setLink(host: 3, up: true)
+        _ = try watchers[1].await("status", timeout: 60) { $0.contains("listening=true") }
+
+        let done = try writer.receive(timeout: 240)
+        XCTAssertTrue(done.hasPrefix("ok 3000"), done)
+        XCTAssertGreaterThan(statusField(done, "retries"), 0, "the restart came while the writer was saving: \(done)")
+        let stored = try writer.send("storedigest")
+        XCTAssertEqual(stored.split(separator: ",").count, 3000)
+        for watcher in watchers {
+            XCTAssertEqual(try watcher.await("digest", timeout: 90) { $0 == stored }, stored, "\(watcher.name) converged")
+            let seen = try tokens(watcher)
+            XCTAssertEqual(seen, Array(Set(seen)).sorted(), "\(watcher.name): each token once, in order")
+            XCTAssertGreaterThanOrEqual(seen.count, 3000, "\(watcher.name): every one of the writer's transactions")
+        }
+    }
+}
+
+extension MultiHostTests {
+    /// Eight writers on three hosts, 500 transactions each, all at once: no save fails, and every
+    /// process ends with the same data, having merged the other 3,500 transactions once, in order.
+    func testEightWritersOnThreeHostsSkipNoToken() throws {
+        try setUpNetwork(hosts: 3)
+        let placement = [1, 1, 1, 2, 2, 2, 3, 3]
+        let writers = try placement.enumerated().map { try peer("w\($0.offset)", host: $0.element) }
+        defer { writers.forEach { $0.kill() } }
+        for writer in writers { XCTAssertEqual(try writer.send("watch"), "ok 0") }
+        for (i, writer) in writers.enumerated() { try writer.post("burst 500 w\(i)-") }
+        for writer in writers { XCTAssertTrue(try writer.receive(timeout: 300).hasPrefix("ok "), "\(writer.name): no error surfaced") }
+        let stored = try writers[0].send("storedigest")
+        XCTAssertEqual(stored.split(separator: ",").count, 4_000)
+        for writer in writers {
+            XCTAssertEqual(try writer.await("digest", timeout: 120) { $0 == stored }, stored, "\(writer.name) converged")
+            let seen = try tokens(writer)
+            XCTAssertEqual(seen, Array(Set(seen)).sorted(), "\(writer.name): each token once, in order")
+            XCTAssertEqual(seen.count, 3_500, "\(writer.name): the other seven writers' transactions")
+        }
+    }
+
+    /// Twenty processes on two hosts: the server sees two listening connections, one per host;
+    /// killing a host's hub moves its listener to a survivor there, and no token is missed.
+    func testTwentyProcessesOnTwoHostsHoldTwoListenersAndAHubsDeathMovesOne() throws {
+        try setUpNetwork(hosts: 2)
+        let peers = try (0..<20).map { try peer("p\($0)", host: $0 < 10 ? 1 : 2) }
+        defer { peers.forEach { $0.kill() } }
+        for peer in peers { XCTAssertEqual(try peer.send("watch"), "ok 0") }
+        try awaitListeners(2, "twenty processes on two hosts")
+        XCTAssertTrue(try peers[3].send("insert a 1").hasPrefix("ok "))
+        XCTAssertTrue(try peers[15].send("insert b 2").hasPrefix("ok "))
+
+        guard let hub = try peers[..<10].first(where: { try $0.send("status").contains("hub=true") }) else {
+            return XCTFail("no process on host 1 serves its hub")
+        }
+        hub.kill()
+        try awaitListeners(2, "after host 1's hub was killed")
+        XCTAssertTrue(try peers[17].send("insert c 3").hasPrefix("ok "))
+        let survivors = peers.filter { $0 !== hub }
+        let expected = "digest \"a\"=1,\"b\"=2,\"c\"=3"
+        for peer in survivors {
+            XCTAssertEqual(try peer.await("digest", timeout: 60) { $0 == expected }, expected, peer.name)
+            let own: Set<Int64> = peer === peers[3] ? [1] : peer === peers[15] ? [2] : peer === peers[17] ? [3] : []
+            XCTAssertEqual(try tokens(peer), [1, 2, 3].filter { !own.contains($0) }, "\(peer.name): every other token once, in order")
+        }
+    }
+
+    /// Polls the server until `expected` connections listen for the store; fails at the deadline.
+    func awaitListeners(_ expected: Int, timeout: TimeInterval = 30, _ message: String) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        var last = -1
+        while Date() < deadline {
+            let result = try server.psql(["-d", "postgres", "-At", "-c",
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND application_name = 'ambar-listen'"])
+            last = Int(result.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+            if last == expected { return }
+            usleep(100_000)
+        }
+        XCTFail("\(message): \(last) listening connections, expected \(expected)")
+    }
+}
