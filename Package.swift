@@ -99,7 +99,8 @@ let package = Package(
         .executableTarget(
             name: "ambar-bench",
             dependencies: [
-                "AmbarStack", "SharedStoreIPC",
+                "AmbarStack", "SharedStoreIPC", "AmbarPostgres",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

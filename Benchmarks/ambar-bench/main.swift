@@ -4,6 +4,7 @@
 //   scripts/run-benchmarks            full run (release); writes docs/benchmarks/
 //   ambar-bench --smoke [--output D]  a few seconds, small sizes (CI runs this)
 //   ambar-bench --only 1,6            chosen workloads
+//   ambar-bench --postgres URL        also workloads 10 and 11 on that PostgreSQL server
 //
 // The same binary plays the child processes (receiver, raw-receiver, hub-receiver,
 // memory-ambar, memory-raw); those roles are internal.
@@ -15,7 +16,9 @@ struct Plan {
     var smoke = false
     var repetitions = 5
     var output: URL?
-    var only: Set<Int> = Set(1...8)
+    var only: Set<Int> = Set(1...8).union([10, 11])
+    /// A PostgreSQL server for workloads 10 and 11 (`--postgres URL`); they are skipped without one.
+    var postgres: URL?
 
     var rows: Int { smoke ? 2_000 : 100_000 }
     var updates: Int { smoke ? 200 : 10_000 }
@@ -26,6 +29,7 @@ struct Plan {
     var hubMessages: Int { smoke ? 2_000 : 100_000 }
     var hubReceivers: Int { smoke ? 2 : 8 }
     var memoryObjects: Int { smoke ? 20_000 : 1_000_000 }
+    var postgresRows: Int { smoke ? 2_000 : 50_000 }
 
     init(_ arguments: [String]) throws {
         var rest = arguments[...]
@@ -35,7 +39,8 @@ struct Plan {
             case "--repetitions": repetitions = max(1, Int(rest.popFirst() ?? "") ?? repetitions)
             case "--output": output = rest.popFirst().map { URL(fileURLWithPath: $0, isDirectory: true) }
             case "--only": only = Set((rest.popFirst() ?? "").split(separator: ",").compactMap { Int($0) })
-            default: throw BenchError("unknown argument \(argument); use --smoke, --repetitions N, --output DIR, --only 1,2,…")
+            case "--postgres": postgres = rest.popFirst().flatMap { URL(string: $0) }
+            default: throw BenchError("unknown argument \(argument); use --smoke, --repetitions N, --output DIR, --only 1,2,…, --postgres URL")
             }
         }
     }
@@ -54,6 +59,16 @@ func runSuite(_ plan: Plan) async throws {
     if plan.only.contains(6) { try await crossProcess.run(into: &report) }
     if plan.only.contains(7) { try await HubThroughput(messages: plan.hubMessages, receivers: plan.hubReceivers, saves: plan.crossProcessSaves).run(into: &report) }
     if plan.only.contains(8) { try Memory(objects: plan.memoryObjects, batchSize: 5_000).run(into: &report) }
+    if !plan.only.isDisjoint(with: [10, 11]) {
+        if let server = plan.postgres {
+            try await PostgresWorkloads(
+                server: server, data: Dataset(count: plan.postgresRows, updates: plan.updates), repetitions: min(plan.repetitions, 3),
+                batchSize: 5_000, smallSaves: plan.smallSaves, crossProcessSaves: plan.crossProcessSaves, receivers: plan.receiverCounts.last ?? 1
+            ).run(into: &report)
+        } else {
+            progress("workloads 10 and 11 (PostgreSQL) skipped: no --postgres URL (scripts/run-benchmarks starts a private server)")
+        }
+    }
 
     print(report.table())
     guard let output = plan.output else { return }
@@ -90,6 +105,10 @@ case "raw-receiver" where arguments.count == 3:
     try CrossProcessRoles.rawReceiver(store: arguments[1], socket: arguments[2])
 case "hub-receiver" where arguments.count == 3:
     try CrossProcessRoles.hubReceiver(socket: arguments[1], storeUUID: try storeUUID(arguments[2]))
+case "pg-receiver" where arguments.count == 3:
+    try CrossProcessRoles.postgresReceiver(directory: URL(fileURLWithPath: arguments[1]), store: URL(string: arguments[2])!)
+case "pg-raw-receiver" where arguments.count == 2:
+    try CrossProcessRoles.rawPostgresReceiver(store: URL(string: arguments[1])!)
 case "memory-ambar" where arguments.count == 4:
     try Memory.ambarChild(objects: Int(arguments[1]) ?? 0, batchSize: Int(arguments[2]) ?? 5_000, file: URL(fileURLWithPath: arguments[3]))
 case "memory-raw" where arguments.count == 3:

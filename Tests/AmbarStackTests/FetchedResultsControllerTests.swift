@@ -1,4 +1,5 @@
 import AmbarStack
+import AmbarTestSupport
 import Foundation
 import XCTest
 
@@ -129,5 +130,41 @@ final class FetchedResultsControllerTests: StoreTestCase {
             }
             XCTAssertGreaterThan(log.all.count, 50)
         }
+    }
+}
+
+extension FetchedResultsControllerTests {
+    /// A merged insert that cannot be loaded because the store's server is out of reach shows up
+    /// on its own once the server answers again (and updated objects that could not be re-read
+    /// are reported as such), instead of waiting for a change that may never come.
+    func testMergedInsertsLoadOnceTheServerAnswersAgain() throws {
+        guard backend == .postgres else { throw XCTSkip("needs a store whose server can be stopped (PostgreSQL)") }
+        let server = try PostgresTestServer.shared()
+        _ = try seedEmployee("Before", salary: 10)
+        let viewer = privateContext("viewer")
+        let controller = try viewer.performAndWait { try makeController(viewer).0 }
+        let errors = Collector<String>()
+        viewer.performAndWait { controller.onError = { errors.append("\($0)") } }
+        let late = try seedEmployee("Late", salary: 20)
+
+        try server.crash()
+        var restarted = false
+        defer { if !restarted { try? server.restart() } }
+        viewer.performAndWait {
+            _ = viewer.mergeChanges(fromContextDidSave: DidSaveNotification(inserted: [late], updated: [], deleted: [], author: nil, token: nil))
+        }
+        XCTAssertFalse(errors.all.isEmpty, "the controller said it could not load the insert")
+        XCTAssertEqual(viewer.performAndWait { controller.fetchedObjects.map(\.name) }, ["Before"])
+        try server.restart()
+        restarted = true
+
+        let deadline = Date().addingTimeInterval(30)
+        var names: [String] = []
+        while Date() < deadline {
+            names = viewer.performAndWait { controller.fetchedObjects.map(\.name) }
+            if names == ["Before", "Late"] { break }
+            usleep(50_000)
+        }
+        XCTAssertEqual(names, ["Before", "Late"], "the insert appeared without another change")
     }
 }

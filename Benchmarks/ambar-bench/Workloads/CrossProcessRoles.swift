@@ -26,6 +26,12 @@ enum CrossProcessRoles {
     /// latency recorded when a remote save's object is refreshed there.
     static func ambarReceiver(directory: URL) throws -> Never {
         let stack = try DataStack.open(model: .model(try model()), storeURL: directory.appendingPathComponent("bench.sqlite"), name: "bench")
+        try receive(stack: stack, directory: directory)
+    }
+
+    /// Shares `stack` through `directory` and records, for each remote save, the time from its
+    /// stamp to the object's refresh in the main context.
+    static func receive(stack: DataStack, directory: URL) throws -> Never {
         let latencies = Recorder()
         let holder = Locked<[AnyObject]>([])
         let ready = DispatchSemaphore(value: 0)
@@ -106,7 +112,7 @@ enum CrossProcessRoles {
     }
 
     /// Answers the parent's commands until `quit`.
-    private static func serve(latencies: Recorder) -> Never {
+    static func serve(latencies: Recorder) -> Never {
         Thread.detachNewThread {
             while let line = readLine() {
                 switch line {

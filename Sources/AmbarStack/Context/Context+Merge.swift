@@ -35,6 +35,7 @@ extension ManagedObjectContext {
             targets.append(object)
         }
         var refreshed = Set<ManagedObjectID>()
+        var notReread = Set<ManagedObjectID>()
         if !targets.isEmpty {
             do {
                 let states = try loadStates(targets.map(\.objectID))
@@ -49,12 +50,14 @@ extension ManagedObjectContext {
                     refreshed.insert(object.objectID)
                 }
             } catch {
+                notReread = Set(targets.map(\.objectID))
                 report(ContextFailure(operation: "merge a save (\(targets.count) objects could not be re-read; they keep their old values)", object: nil, property: nil, error: error))
             }
         }
-        let change = ObjectsDidChangeNotification(
+        var change = ObjectsDidChangeNotification(
             context: identifier, inserted: note.inserted, updated: refreshed, deleted: note.deleted,
             refreshed: refreshed, invalidated: invalidated, invalidatedAll: false)
+        change.notReread = notReread
         postObjectsDidChange(change)
         return change
     }

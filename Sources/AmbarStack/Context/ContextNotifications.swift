@@ -90,6 +90,9 @@ public struct ObjectsDidChangeNotification: Sendable {
     /// Whether every object was refreshed (``ManagedObjectContext/refreshAllObjects()``): the
     /// store may have changed in ways no set lists, so observers should re-read.
     public var refreshedAll = false
+    /// Registered objects a merge was told were updated but could not re-read (a store on a
+    /// server, unreachable for a moment): they keep their old values until merged again.
+    public var notReread: Set<ManagedObjectID> = []
 
     /// Whether nothing changed.
     public var isEmpty: Bool {

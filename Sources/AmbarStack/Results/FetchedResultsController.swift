@@ -64,8 +64,9 @@ public final class FetchedResultsController<T: ManagedObject> {
     public var onChange: (([ResultsChange]) -> Void)?
     /// Called on the context's queue when the controller could not follow a change: a refetch
     /// after a reset or full refresh failed (the previous results are kept, not emptied), or the
-    /// objects a merge inserted could not be loaded (they appear at the next change that reads
-    /// them). The context's failure observers are told too.
+    /// objects a merge inserted could not be loaded (a store on a server that is unreachable for
+    /// a moment): those are loaded again with the next change, and on their own after 0.1 s,
+    /// doubling to 5 s, until they load. The context's failure observers are told too.
     public var onError: ((AmbarError) -> Void)?
 
     /// The results, in order.
@@ -73,6 +74,10 @@ public final class FetchedResultsController<T: ManagedObject> {
     /// The results grouped by section.
     public private(set) var sections: [ResultsSection<T>] = []
     private var observation: ContextObservation?
+    /// Merged inserts that could not be loaded yet, and the delay before the next try.
+    private var unloadedInserts: Set<ManagedObjectID> = []
+    private var retryDelay: TimeInterval = 0
+    private var retryScheduled = false
     static var logger: Logger { Logger(label: "ambar.stack.results") }
 
     /// Creates a controller for `request` in `context`; nothing is fetched until ``performFetch()``.
@@ -153,6 +158,24 @@ public final class FetchedResultsController<T: ManagedObject> {
         return fetchRequest.includesSubentities ? layout.isKind(of: fetchRequest.entityName) : layout.name == fetchRequest.entityName
     }
 
+    /// Tries the unloaded inserts again after a delay (0.1 s doubling to 5 s), on the context's
+    /// queue, until they load.
+    private func scheduleRetry() {
+        guard !retryScheduled else { return }
+        retryScheduled = true
+        retryDelay = retryDelay == 0 ? 0.1 : min(retryDelay * 2, 5)
+        let box = UncheckedBox(self)
+        let context = self.context
+        DispatchQueue.global().asyncAfter(deadline: .now() + retryDelay) {
+            context.enqueue {
+                guard let controller = box.value else { return }
+                controller.retryScheduled = false
+                guard !controller.unloadedInserts.isEmpty else { return }
+                controller.apply(changed: [], gone: [])
+            }
+        }
+    }
+
     private func fail(_ failure: ContextFailure) {
         context.report(failure)
         onError?(failure.error)
@@ -172,12 +195,19 @@ public final class FetchedResultsController<T: ManagedObject> {
                 return
             }
             rebuildSections()
+            unloadedInserts = []
             let changed = note.invalidatedAll ? Set(oldPositions.keys).union(fetchedObjects.map(\.objectID)) : note.refreshed
             report(old: old, oldPositions: oldPositions, changed: changed)
             return
         }
-        let gone = note.deleted.union(note.invalidated)
-        let changed = note.inserted.union(note.updated).union(note.refreshed).subtracting(gone).filter(isCandidate)
+        apply(changed: note.inserted.union(note.updated).union(note.refreshed), gone: note.deleted.union(note.invalidated))
+    }
+
+    /// Applies changed and removed objects to the results (merged inserts that could not be
+    /// loaded before are tried again).
+    private func apply(changed changedIDs: Set<ManagedObjectID>, gone: Set<ManagedObjectID>) {
+        unloadedInserts.subtract(gone)
+        let changed = changedIDs.union(unloadedInserts).subtracting(gone).filter(isCandidate)
         guard !changed.isEmpty || gone.contains(where: isCandidate) else { return }
 
         // Objects for the changed IDs: registered ones directly, the rest (merged inserts) in one
@@ -199,8 +229,13 @@ public final class FetchedResultsController<T: ManagedObject> {
             byID.fetchOffset = 0
             do {
                 candidates += try context.fetch(byID)
+                // Loaded, or gone from the store (never to be shown).
+                unloadedInserts.subtract(unknown)
+                retryDelay = 0
             } catch {
-                fail(ContextFailure(operation: "load \(unknown.count) merged insert(s) for the results (they appear at the next change)", object: nil, property: nil, error: error))
+                unloadedInserts.formUnion(unknown)
+                fail(ContextFailure(operation: "load \(unknown.count) merged insert(s) for the results (tried again with the next change, and on their own with backoff)", object: nil, property: nil, error: error))
+                scheduleRetry()
             }
         }
         var matching: [T] = []

@@ -262,6 +262,7 @@ final class LedgerFollower: Sendable {
                                            author: batch.last?.transaction.author, token: batch.last?.transaction.token)
         }
         let change = main.mergeChanges(fromContextDidSave: combined)
+        if !change.notReread.isEmpty { remergeLater(change.notReread) }
         let now = Date()
         for pending in batch {
             let t = pending.transaction
@@ -271,6 +272,21 @@ final class LedgerFollower: Sendable {
                 refreshed: batch.count == 1 ? change.refreshed : change.refreshed.intersection(t.updated),
                 invalidated: batch.count == 1 ? change.invalidated : change.invalidated.intersection(t.updated.union(t.deleted)),
                 latency: max(0, now.timeIntervalSince(t.timestamp)), historyExpired: false))
+        }
+    }
+
+    /// Merges `ids` again as updated, after a pause (0.1 s doubling to 5 s while it keeps
+    /// failing): the store could not be read when their transaction was merged (a server out of
+    /// reach for a moment), and the ledger's cursor has moved past it.
+    private func remergeLater(_ ids: Set<ManagedObjectID>, after delay: TimeInterval = 0.1) {
+        let main = self.main
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
+            guard let follower = self else { return }
+            main.enqueue {
+                guard !follower.state.withLock({ $0.stopped }) else { return }
+                let change = main.mergeChanges(fromContextDidSave: DidSaveNotification(inserted: [], updated: ids, deleted: [], author: nil, token: nil))
+                if !change.notReread.isEmpty { follower.remergeLater(change.notReread, after: min(delay * 2, 5)) }
+            }
         }
     }
 

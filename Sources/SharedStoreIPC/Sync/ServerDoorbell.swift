@@ -9,8 +9,8 @@ import Logging
 ///
 /// After each (re)connection it relays the ledger's head as a `tokenOnly`: whatever committed
 /// while nobody listened is read from the ledger, never missed. Notifications that are not
-/// Ambar's are logged and ignored; a write made outside Ambar (reported by the store's trigger,
-/// when one is installed) makes every process re-read its objects.
+/// Ambar's are logged and ignored; a write made outside Ambar (reported by the store's triggers)
+/// is relayed as a `foreignWrite` frame, and every process of the host re-reads its objects.
 public final class ServerDoorbell: Sendable {
     private let listener: any ServerListening
     static let logger = Logger(label: "ambar.sync.server-doorbell")
@@ -38,8 +38,7 @@ public final class ServerDoorbell: Sendable {
     public static func start(coordinator: PersistentStoreCoordinator, hub: SyncHub) -> ServerDoorbell? {
         guard let uuid = UUID(uuidString: coordinator.storeIdentifier) else { return nil }
         return ServerDoorbell(store: coordinator.storeDescription, storeUUID: uuid, storeIdentifier: coordinator.storeIdentifier, hub: hub,
-                              head: { try coordinator.currentHistoryToken() },
-                              foreignWrite: { logger.info("the store changed outside Ambar; the host's processes re-read at their next ledger check") })
+                              head: { try coordinator.currentHistoryToken() })
     }
 
     private let listenState = Locked<ListenState>(.connecting)
@@ -47,7 +46,7 @@ public final class ServerDoorbell: Sendable {
     /// Starts listening on the channel of the store `storeUUID` (spelled `storeIdentifier` in the
     /// store) and relaying to `hub`; `head` reads the ledger's head token.
     init?(store: StoreDescription, storeUUID: UUID, storeIdentifier: String, hub: SyncHub,
-          head: @escaping @Sendable () throws -> Int64, foreignWrite: @escaping @Sendable () -> Void) {
+          head: @escaping @Sendable () throws -> Int64) {
         guard case .server(let server) = store, let connector = server.connector as? any SQLServerListenConnector else { return nil }
         let state = listenState
         let channel = StoreChangeNotice.channel(storeIdentifier: storeIdentifier)
@@ -56,14 +55,15 @@ public final class ServerDoorbell: Sendable {
             case .listening:
                 state.withLock { $0 = .listening }
                 do {
+                    // (An empty ledger has nothing to catch up on; tokens start at 1.)
                     let token = try head()
-                    hub.relayFromServer(.tokenOnly(storeUUID: storeUUID, token: token, processID: 0, instanceID: 0))
+                    if token > 0 { hub.relayFromServer(.tokenOnly(storeUUID: storeUUID, token: token, processID: 0, instanceID: 0)) }
                 } catch {
                     Self.logger.warning("listening again, but the ledger head could not be read (\(error)); processes catch up at their next ledger check")
                 }
             case .notification(let payload):
                 if payload == StoreChangeNotice.foreignWritePayload {
-                    foreignWrite()
+                    hub.relayFromServer(.foreignWrite(storeUUID: storeUUID))
                 } else if let notice = StoreChangeNotice(payload: payload) {
                     hub.relayFromServer(Self.frame(notice, storeUUID: storeUUID))
                 } else {

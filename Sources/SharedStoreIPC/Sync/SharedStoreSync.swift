@@ -88,9 +88,14 @@ public final class SharedStoreSync: Sendable {
             cursor: { follower.cursor },
             makeServerDoorbell: { hub in
                 ServerDoorbell(store: storeDescription, storeUUID: uuid, storeIdentifier: storeIdentifier, hub: hub,
-                               head: { try coordinator.currentHistoryToken() }, foreignWrite: refreshAll)
+                               head: { try coordinator.currentHistoryToken() })
             },
             onFrame: { frame in
+                if case .foreignWrite(let store) = frame, store == uuid {
+                    refreshAll()
+                    follower.follow()
+                    return
+                }
                 guard let doorbell = Self.doorbell(from: frame, storeUUID: uuid, storeIdentifier: storeIdentifier) else { return }
                 follower.ring(doorbell)
             },

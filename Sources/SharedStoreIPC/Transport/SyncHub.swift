@@ -143,6 +143,9 @@ public final class SyncHub: Sendable {
         case .tokenOnly(_, let t, _, _):
             token = t
             fallback = frame
+        case .foreignWrite:
+            token = 0
+            fallback = frame
         default:
             return
         }
@@ -398,6 +401,9 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         case .tokenOnly(let uuid, let token, _, _):
             guard uuid == hello.storeUUID else { return refuse(context, .wrongStore, "token for another store") }
             relay(received.bytes, token: token, from: key)
+        case .foreignWrite(let uuid):
+            guard uuid == hello.storeUUID else { return refuse(context, .wrongStore, "a foreign write in another store") }
+            relay(received.bytes, token: 0, from: key)
         case .ping(let n):
             reply(context, .pong(n))
         case .peersRequest:

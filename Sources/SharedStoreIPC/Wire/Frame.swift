@@ -13,6 +13,9 @@ public enum Frame: Sendable, Equatable {
     case didSave(DidSave)
     /// A committed save too large for one frame: its token only (read the ledger).
     case tokenOnly(storeUUID: UUID, token: Int64, processID: Int32, instanceID: UInt64)
+    /// The store changed outside Ambar (a database trigger saw a write that no Ambar save made):
+    /// every process re-reads the objects it holds.
+    case foreignWrite(storeUUID: UUID)
     /// Keep-alive request and answer.
     case ping(UInt64)
     case pong(UInt64)

@@ -12,7 +12,7 @@ public enum WireFormat {
 
     enum FrameType: UInt8 {
         case hello = 0x01, welcome = 0x02, error = 0x03
-        case didSave = 0x10, tokenOnly = 0x11
+        case didSave = 0x10, tokenOnly = 0x11, foreignWrite = 0x12
         case ping = 0x20, pong = 0x21
         case peersRequest = 0x30, peers = 0x31
     }
@@ -66,6 +66,9 @@ public enum WireFormat {
             w.i64(token)
             w.u32(UInt32(bitPattern: pid))
             w.u64(instance)
+        case .foreignWrite(let uuid):
+            type = .foreignWrite
+            w.uuid(uuid)
         case .ping(let n):
             type = .ping
             w.u64(n)
@@ -136,6 +139,8 @@ public enum WireFormat {
             let uuid = try r.uuid(), token = try r.i64(), pid = Int32(bitPattern: try r.u32()), instance = try r.u64()
             guard token > 0 else { throw .malformed("token \(token) is not positive") }
             frame = .tokenOnly(storeUUID: uuid, token: token, processID: pid, instanceID: instance)
+        case .foreignWrite:
+            frame = .foreignWrite(storeUUID: try r.uuid())
         case .ping:
             frame = .ping(try r.u64())
         case .pong:

@@ -44,7 +44,7 @@ enum PostgreSQLSchema {
     /// Creates whatever is missing, inside the caller's transaction, under the preparation lock:
     /// a second host opening at the same moment waits, then finds everything made.
     static func prepare(_ connection: any SQLServerConnection, model: ManagedObjectModel, location: String) throws -> (uuid: String, entityIDs: [String: Int64]) {
-        _ = try connection.query("SELECT pg_advisory_xact_lock($1)", [.integer(preparationLock)])
+        _ = try connection.query("SELECT pg_advisory_xact_lock($1), \(markAsAmbarWrite)", [.integer(preparationLock)])
         for statement in [
             "CREATE TABLE IF NOT EXISTS ambar_metadata (key text PRIMARY KEY, value text NOT NULL)",
             "CREATE TABLE IF NOT EXISTS ambar_entities (name text PRIMARY KEY, id bigint NOT NULL UNIQUE)",
@@ -161,6 +161,34 @@ enum PostgreSQLSchema {
     /// The sequence that hands out a root table's primary keys.
     static func sequence(of root: String) -> String { quoted(identifier("\(root)_pk")) }
 
+    /// The SQL expression that marks the current transaction as Ambar's own: the store's
+    /// triggers report every other write to its tables as a write made outside Ambar.
+    static let markAsAmbarWrite = "set_config('ambar.writer', 'on', true)"
+
+    /// Statement-level triggers on every table of the model: a write in a transaction that is not
+    /// Ambar's sends `a1 foreign` on the store's channel (delivered at commit), so the processes
+    /// sharing the store re-read what they hold.
+    private static func installForeignWriteTriggers(_ connection: any SQLServerConnection, model: ManagedObjectModel) throws {
+        guard let uuid = try metadata(connection)["store_uuid"] else { return }
+        let channel = StoreChangeNotice.channel(storeIdentifier: uuid)
+        _ = try connection.query("""
+            CREATE OR REPLACE FUNCTION ambar_foreign_write() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF current_setting('ambar.writer', true) IS DISTINCT FROM 'on' THEN
+                    PERFORM pg_notify(TG_ARGV[0], '\(StoreChangeNotice.foreignWritePayload)');
+                END IF;
+                RETURN NULL;
+            END
+            $$
+            """, [])
+        for table in model.resolved.roots + model.resolved.joinTables.map(\.table) {
+            _ = try connection.query("""
+                CREATE OR REPLACE TRIGGER ambar_foreign_write AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON \(quoted(table))
+                FOR EACH STATEMENT EXECUTE FUNCTION ambar_foreign_write('\(channel)')
+                """, [])
+        }
+    }
+
     private static func createTables(_ connection: any SQLServerConnection, model: ManagedObjectModel) throws {
         let resolved = model.resolved
         let columnTypes = self.columnTypes(resolved)
@@ -186,6 +214,7 @@ enum PostgreSQLSchema {
         for (_, indexes) in indexes(of: model).sorted(by: { $0.key < $1.key }) {
             for index in indexes { _ = try connection.query(index, []) }
         }
+        try installForeignWriteTriggers(connection, model: model)
     }
 
     /// The CREATE INDEX statements `model` wants, by table (the SQLite store's indexes, with

@@ -30,8 +30,9 @@ struct PostgreSQLSaveTransaction: SaveTransaction {
     var storeIdentifier: String { store.identifier }
     var entityIDs: [String: Int64] { store.entityIDs }
 
+    /// Also marks the transaction as Ambar's (its writes are not reported as foreign).
     func checkModelIsCurrent() throws {
-        let hash = try connection.query("SELECT value FROM ambar_metadata WHERE key = 'model_hash'", []).rows.first.flatMap { PostgreSQLValues.text($0[0]) }
+        let hash = try connection.query("SELECT value, \(PostgreSQLSchema.markAsAmbarWrite) FROM ambar_metadata WHERE key = 'model_hash'", []).rows.first.flatMap { PostgreSQLValues.text($0[0]) }
         if let hash, hash != store.model.versionHash {
             throw AmbarError.storeMigrated(storeHash: hash, modelHash: store.model.versionHash)
         }
