@@ -24,6 +24,7 @@ final class WireFormatTests: XCTestCase {
         ])))
         try roundTrip(.didSave(.init(storeUUID: store, token: 1, processID: -1, author: nil, changes: [:])))
         try roundTrip(.tokenOnly(storeUUID: store, token: 5, processID: 9, instanceID: 77))
+        try roundTrip(.foreignWrite(storeUUID: store))
         try roundTrip(.ping(UInt64.max))
         try roundTrip(.pong(0))
         try roundTrip(.peersRequest)

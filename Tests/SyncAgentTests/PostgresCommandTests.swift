@@ -94,4 +94,13 @@ final class PostgresCommandTests: AgentTestCase {
         XCTAssertTrue(badMode.error.contains("sslmode"), badMode.error)
         assertNoSecret(badMode, "a bad sslmode")
     }
+
+    func testTheDemoConvergesOnPostgreSQL() throws {
+        let result = try agent(["demo", "--store", storeURL, "--records", "600", "--batch", "100", "--json"], timeout: 300)
+        XCTAssertEqual(result.status, 0, result.error)
+        assertNoSecret(result, "demo")
+        let summary = try json(result.output)
+        XCTAssertEqual(summary["converged"] as? Bool, true, result.output)
+        XCTAssertEqual(summary["count"] as? Int, 540, "600 inserted, a tenth deleted")
+    }
 }

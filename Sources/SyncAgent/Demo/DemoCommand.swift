@@ -1,3 +1,4 @@
+import AmbarPostgres
 import AmbarStack
 import ArgumentParser
 import Foundation
@@ -22,11 +23,18 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(help: "Keep the temporary directory (its path is printed).")
     var keep = false
 
+    @Option(help: ArgumentHelp("Run on a store in this PostgreSQL database instead of a temporary SQLite file (an empty database: scripts/run-demo --postgres starts a private server). The processes still share a temporary directory for their hub.", valueName: "postgres-url"))
+    var store: String?
+
     @Flag(help: "Print the result as JSON.")
     var json = false
 
     func validate() throws {
         guard records > 0, batch > 0 else { throw ValidationError("--records and --batch must be positive.") }
+        if let store {
+            guard PostgresURL.isPostgresURL(store), let url = URL(string: store) else { throw ValidationError("--store takes a postgres:// or postgresql:// URL.") }
+            _ = try PostgresURL(url)
+        }
     }
 
     func run() async throws {
@@ -36,14 +44,18 @@ struct DemoCommand: AsyncParsableCommand {
         let directory = URL(fileURLWithPath: String(cString: made), isDirectory: true)
         defer { if !keep { try? FileManager.default.removeItem(at: directory) } }
         let storeURL = directory.appendingPathComponent("ambar.sqlite")
-        _ = try PersistentStoreCoordinator(model: try DemoModel.make(), store: .sqlite(storeURL))
-        if !json { say("Ambar demo: 1 importer and 2 viewers (3 processes) share \(storeURL.path)") }
+        let server = store.flatMap { URL(string: $0) }
+        let storeDescription: StoreDescription = server.map { .postgres($0) } ?? .sqlite(storeURL)
+        _ = try PersistentStoreCoordinator(model: try DemoModel.make(), store: storeDescription)
+        let shown = try server.map { try PostgresURL($0).description } ?? storeURL.path
+        if !json { say("Ambar demo: 1 importer and 2 viewers (3 processes) share \(shown)") }
 
-        let viewers = try (1...2).map { try DemoProcess(role: "viewer \($0)", arguments: ["demo-viewer", "--directory", directory.path]) }
+        let storeArguments = store.map { ["--store", $0] } ?? []
+        let viewers = try (1...2).map { try DemoProcess(role: "viewer \($0)", arguments: ["demo-viewer", "--directory", directory.path] + storeArguments) }
         for viewer in viewers { _ = try viewer.receive(timeout: 30) }
         let importer = try DemoProcess(role: "importer", arguments: [
             "demo-importer", "--directory", directory.path, "--records", "\(records)", "--batch", "\(batch)",
-        ])
+        ] + storeArguments)
         let imported = try importer.receive(timeout: 300)
         importer.finish(timeout: 10)
         let token = imported["token"] as? Int ?? -1
@@ -55,7 +67,9 @@ struct DemoCommand: AsyncParsableCommand {
         for viewer in viewers { viewer.finish(timeout: 10) }
 
         // The reference: the store itself, read by this fourth process.
-        let reference = try DemoModel.storeDigest(try DataStack.open(model: .model(try DemoModel.make()), storeURL: storeURL, name: "demo-check"))
+        let referenceStack = try server.map { try DataStack.open(storeType: .postgres($0), model: .model(try DemoModel.make()), name: "demo-check") }
+            ?? DataStack.open(model: .model(try DemoModel.make()), storeURL: storeURL, name: "demo-check")
+        let reference = try DemoModel.storeDigest(referenceStack)
         let digests = [imported["digest"] as? String] + answers.map { $0["digest"] as? String }
         let converged = digests.allSatisfy { $0 == reference.digest }
             && answers.allSatisfy { ($0["token"] as? Int ?? -1) >= token && ($0["count"] as? Int) == reference.count }
