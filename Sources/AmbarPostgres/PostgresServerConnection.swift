@@ -178,10 +178,17 @@ final class PostgresServerConnection: SQLServerConnection, Sendable {
         return SQLServerError(message: what, connectionLost: true)
     }
 
-    /// The system's words for a failed connection (`Connection refused`), without NIO's wrapping.
+    /// The system's words for a failed connection (`Connection refused`), without NIO's wrapping;
+    /// TLS failures say so.
     private static func connectionProblem(_ error: (any Error)?) -> String {
         guard let error else { return "connection failed" }
         let text = "\(error)"
+        if text.contains("failedToValidateHostname") {
+            return "TLS: the server's certificate does not name this host (sslmode=verify-full; verify-ca checks only who signed it)"
+        }
+        if text.contains("NIOSSL") || text.contains("handshakeFailed") {
+            return "TLS failed: \(text)"
+        }
         for known in ["Connection refused", "No route to host", "Network is unreachable", "Connection timed out", "timed out", "No such file or directory"]
         where text.contains(known) {
             return known

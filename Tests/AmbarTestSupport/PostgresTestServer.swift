@@ -57,13 +57,17 @@ public final class PostgresTestServer: Sendable {
 
     /// A server of the caller's own, run under `launcher` (in a network namespace) and listening
     /// on `addresses`; stopped and removed when released (or when this process ends).
-    public static func startPrivate(launcher: [String], listen addresses: String, port: Int = 5432) throws -> PostgresTestServer {
+    /// (An empty launcher runs it here; port 0 picks a free one.)
+    public static func startPrivate(launcher: [String] = [], listen addresses: String = "127.0.0.1", port: Int = 0) throws -> PostgresTestServer {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ambar-pg-\(getpid())-\(UUID().uuidString.prefix(8))").path
-        let run = try ProcessRunner.run(URL(fileURLWithPath: launcher[0]),
-                                        Array(launcher.dropFirst()) + [script.path, "start", directory, String(port), "--listen", addresses, "--watch", String(getpid())],
-                                        timeout: 300)
-        guard run.status == 0 else { throw Unavailable(description: "a private server could not start (exit \(run.status)): \(run.error.suffix(400))") }
-        return PostgresTestServer(directory: directory, port: port, launcher: launcher, isPrivate: true)
+        let arguments = ["start", directory] + (port > 0 ? [String(port)] : []) + ["--listen", addresses, "--watch", String(getpid())]
+        let run = launcher.isEmpty
+            ? try ProcessRunner.run(script, arguments, timeout: 300)
+            : try ProcessRunner.run(URL(fileURLWithPath: launcher[0]), Array(launcher.dropFirst()) + [script.path] + arguments, timeout: 300)
+        guard run.status == 0, let printed = URLComponents(string: run.output.trimmingCharacters(in: .whitespacesAndNewlines)), let chosen = printed.port else {
+            throw Unavailable(description: "a private server could not start (exit \(run.status)): \(run.error.suffix(400))")
+        }
+        return PostgresTestServer(directory: directory, port: chosen, launcher: launcher, isPrivate: true)
     }
 
     private init(directory: String, port: Int, launcher: [String], isPrivate: Bool) {
