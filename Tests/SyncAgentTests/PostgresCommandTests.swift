@@ -69,6 +69,22 @@ final class PostgresCommandTests: AgentTestCase {
         XCTAssertTrue((serverFields["version"] as? String)?.isEmpty == false, "\(serverFields)")
         XCTAssertEqual(serverFields["listeners"] as? Int, 0, "no process shares the store now")
 
+        let backup = directory.url.appendingPathComponent("store.dump")
+        let backedUp = try agent(["backup", "--store", storeURL, "--to", backup.path, "--json"])
+        XCTAssertEqual(backedUp.status, 0, backedUp.error)
+        assertNoSecret(backedUp, "backup")
+        XCTAssertEqual(try json(backedUp.output)["integrity"] as? String, "ok")
+        // The archive holds the rows: restored into a new database, the store opens with them.
+        let restoredName = "restored_\(UUID().uuidString.prefix(8))"
+        let restoredURL = try server.url(database: restoredName)
+        let restore = try ProcessRunner.run(URL(fileURLWithPath: "/bin/sh"), ["-c",
+            "pg_restore --no-owner -h 127.0.0.1 -p \(server.port) -U postgres -d \(PostgresTestServer.databaseName(restoredName)) \(backup.path)"])
+        XCTAssertEqual(restore.status, 0, restore.error)
+        let restored = try agent(["fetch", "--store", restoredURL.absoluteString, "--entity", "Product", "--json"])
+        XCTAssertEqual(restored.output.split(separator: "\n").count, 3, restored.error)
+        let again = try agent(["backup", "--store", storeURL, "--to", backup.path])
+        XCTAssertNotEqual(again.status, 0, "a backup never overwrites a file")
+
         let history = try agent(["history", "--store", storeURL, "--json"])
         XCTAssertEqual(history.status, 0, history.error)
         XCTAssertEqual(history.output.split(separator: "\n").count, 1, "one import transaction: \(history.output)")

@@ -6,7 +6,7 @@ import Foundation
 struct BackupCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "backup",
-        abstract: "Copy the store to a new file while other processes keep writing (checked with integrity_check).")
+        abstract: "Copy the store to a new file while other processes keep writing (SQLite: checked with integrity_check; PostgreSQL: a pg_dump custom-format archive, checked with pg_restore --list).")
 
     @OptionGroup var directory: DirectoryOptions
 
@@ -24,10 +24,11 @@ struct BackupCommand: ParsableCommand {
         try stack.mainCoordinator.backup(to: target)
         let size = ((try? FileManager.default.attributesOfItem(atPath: target.path)[.size]) as? NSNumber)?.intValue ?? 0
         let seconds = (ContinuousClock.now - started).inSeconds
+        let format = directory.serverURL == nil ? "sqlite" : "pg_dump custom (restore with pg_restore)"
         if json {
-            JSONLine.print(["backup": target.path, "size": size, "seconds": seconds, "integrity": "ok"])
+            JSONLine.print(["backup": target.path, "size": size, "seconds": seconds, "integrity": "ok", "format": format])
         } else {
-            print("backup \(target.path): \(size) bytes in \(String(format: "%.2f", seconds)) s, integrity ok")
+            print("backup \(target.path): \(size) bytes in \(String(format: "%.2f", seconds)) s, integrity ok (\(format))")
         }
     }
 }

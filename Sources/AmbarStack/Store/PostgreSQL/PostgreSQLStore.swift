@@ -157,8 +157,10 @@ final class PostgreSQLStore: PersistentStore {
         }
     }
 
+    /// A `pg_dump` of the database (custom format; restore it with `pg_restore`): one
+    /// consistent snapshot while others write.
     func backup(to url: URL) throws(AmbarError) {
-        throw .invalidArgument("a PostgreSQL store is backed up by the server's own tools (pg_dump --snapshot, or pg_basebackup for the whole cluster); see docs/deployment.md")
+        try pool.connector.dump(to: url)
     }
 
     // MARK: - Reading

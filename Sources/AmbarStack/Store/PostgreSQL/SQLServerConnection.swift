@@ -68,6 +68,9 @@ package protocol SQLServerConnector: Sendable {
     var displayLocation: String { get }
     /// Opens a new connection.
     func connect() throws(SQLServerError) -> any SQLServerConnection
+    /// Writes a consistent snapshot of the whole database to the new file `file` with the
+    /// server's own tool (`pg_dump`), and checks it can be read back.
+    func dump(to file: URL) throws(AmbarError)
 }
 
 /// What a listening connection reports.
