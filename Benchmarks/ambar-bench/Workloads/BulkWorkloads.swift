@@ -87,19 +87,7 @@ struct BulkWorkloads {
             t["small.grdb"] = try seconds { try grdbSmall.smallSaves(data, count: smallSaves) }
             let smallCoordinator = try PersistentStoreCoordinator(model: model, store: .sqlite(scratch.file("ambar-small.sqlite")))
             let saver = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: smallCoordinator, name: "saver")
-            t["small.ambar"] = try saver.performAndWait { () throws -> Double in
-                try seconds {
-                    for i in 0..<smallSaves {
-                        let item = try saver.insert(Item.self)
-                        item.uid = data.uids[i]
-                        item.name = data.names[i]
-                        item.score = Double(i)
-                        item.payload = data.payload
-                        item.updatedAt = Int64(i)
-                        try saver.save()
-                    }
-                }
-            }
+            t["small.ambar"] = try seconds { try saveOneByOne(into: saver, data, count: smallSaves) }
             runs.append(t)
         }
 

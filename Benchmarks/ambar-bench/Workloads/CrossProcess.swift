@@ -54,25 +54,9 @@ struct CrossProcess {
         let children = try (0..<receivers).map { _ in try ChildProcess(role: "receiver", [scratch.url.path]) }
         for child in children { _ = child.line() }
         try await Task.sleep(nanoseconds: 300_000_000)
-        let items: [ManagedObject] = try importer.performAndWait { () throws in
-            try importer.fetch(FetchRequest<ManagedObject>(entityName: "Stamp", sortDescriptors: [Key<String>("uid").sorted()]))
-        }
-        func save(_ n: Int) throws {
-            try importer.performAndWait { () throws(AmbarError) in
-                try items[n % items.count].setValue(.integer(now()), forKey: "stamp")
-                try importer.save()
-            }
-        }
-        for n in 0..<min(50, saves) { try save(n); usleep(2_000) }  // warm-up
-        try await waitFor(children, atLeast: min(50, saves))
-        for child in children { _ = child.ask("reset") }
-        for n in 0..<saves { try save(n); usleep(2_000) }
-        try await waitFor(children, atLeast: saves)
-        var all: [Int64] = []
-        for child in children { all += child.ask("report").split(separator: " ").compactMap { Int64($0) } }
-        for child in children { _ = child.ask("quit"); child.process.waitUntilExit() }
+        let all = try await publishStamps(importer: importer, to: children, saves: saves)
         await sync.stop()  // before the directory goes: nothing may recreate the store in it
-        return all.sorted()
+        return all
     }
 
     private func rawLatencies(receivers: Int) throws -> [Int64] {
@@ -109,6 +93,30 @@ struct CrossProcess {
         for child in children { _ = child.ask("quit") }
         return all.sorted()
     }
+}
+
+/// Stamps the objects one save at a time (2 ms apart, after 50 warm-up saves) through
+/// `importer` while `children` record, for each, the time until it was merged in their main
+/// context; returns every latency (ns), sorted, and ends the children.
+func publishStamps(importer: ManagedObjectContext, to children: [ChildProcess], saves: Int) async throws -> [Int64] {
+    let items: [ManagedObject] = try importer.performAndWait { () throws in
+        try importer.fetch(FetchRequest<ManagedObject>(entityName: "Stamp", sortDescriptors: [Key<String>("uid").sorted()]))
+    }
+    func save(_ n: Int) throws {
+        try importer.performAndWait { () throws(AmbarError) in
+            try items[n % items.count].setValue(.integer(now()), forKey: "stamp")
+            try importer.save()
+        }
+    }
+    for n in 0..<min(50, saves) { try save(n); usleep(2_000) }  // warm-up
+    try await waitFor(children, atLeast: min(50, saves))
+    for child in children { _ = child.ask("reset") }
+    for n in 0..<saves { try save(n); usleep(2_000) }
+    try await waitFor(children, atLeast: saves)
+    var all: [Int64] = []
+    for child in children { all += child.ask("report").split(separator: " ").compactMap { Int64($0) } }
+    for child in children { _ = child.ask("quit"); child.process.waitUntilExit() }
+    return all.sorted()
 }
 
 /// Waits until every child answers `command` (`count`: events recorded; `through`: highest

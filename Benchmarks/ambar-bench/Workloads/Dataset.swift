@@ -67,6 +67,21 @@ func importItems(
     }
 }
 
+/// The first `count` rows, one insert and one save each (workload 4's shape).
+func saveOneByOne(into saver: ManagedObjectContext, _ data: Dataset, count: Int) throws {
+    try saver.performAndWait { () throws in
+        for i in 0..<count {
+            let item = try saver.insert(Item.self)
+            item.uid = data.uids[i]
+            item.name = data.names[i]
+            item.score = Double(i)
+            item.payload = data.payload
+            item.updatedAt = Int64(i)
+            try saver.save()
+        }
+    }
+}
+
 /// The same rows through ``ManagedObjectContext/batchInsert(entityName:rows:)``: straight to the
 /// store, no managed objects (the ledger is still written).
 func batchImportItems(

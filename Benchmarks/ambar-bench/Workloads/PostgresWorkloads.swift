@@ -86,19 +86,7 @@ struct PostgresWorkloads {
             }
             let smallCoordinator = try PersistentStoreCoordinator(model: model, store: .postgres(try freshDatabase("small")))
             let saver = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: smallCoordinator, name: "saver")
-            t["small.ambar"] = try saver.performAndWait { () throws -> Double in
-                try seconds {
-                    for i in 0..<smallSaves {
-                        let item = try saver.insert(Item.self)
-                        item.uid = data.uids[i]
-                        item.name = data.names[i]
-                        item.score = Double(i)
-                        item.payload = data.payload
-                        item.updatedAt = Int64(i)
-                        try saver.save()
-                    }
-                }
-            }
+            t["small.ambar"] = try seconds { try saveOneByOne(into: saver, data, count: smallSaves) }
             runs.append(t)
         }
 
@@ -187,27 +175,11 @@ struct PostgresWorkloads {
             _ = try importer.batchInsert(entityName: "Stamp", rows: (0..<100).map { ["uid": .string("s\($0)")] })
         }
         let sync = try await SharedStoreSync.start(stack: stack, configuration: .sharedDirectory(publisherHost.url))
-        defer { Task { await sync.stop() } }
         let children = try (0..<receivers).map { _ in try ChildProcess(role: "pg-receiver", [receiverHost.url.path, url.absoluteString]) }
         for child in children { _ = child.line() }
-        let items: [ManagedObject] = try importer.performAndWait { () throws in
-            try importer.fetch(FetchRequest<ManagedObject>(entityName: "Stamp", sortDescriptors: [Key<String>("uid").sorted()]))
-        }
-        func save(_ n: Int) throws {
-            try importer.performAndWait { () throws(AmbarError) in
-                try items[n % items.count].setValue(.integer(now()), forKey: "stamp")
-                try importer.save()
-            }
-        }
-        for n in 0..<min(50, crossProcessSaves) { try save(n); usleep(2_000) }  // warm-up
-        try await waitFor(children, atLeast: min(50, crossProcessSaves))
-        for child in children { _ = child.ask("reset") }
-        for n in 0..<crossProcessSaves { try save(n); usleep(2_000) }
-        try await waitFor(children, atLeast: crossProcessSaves)
-        var all: [Int64] = []
-        for child in children { all += child.ask("report").split(separator: " ").compactMap { Int64($0) } }
-        for child in children { _ = child.ask("quit"); child.process.waitUntilExit() }
-        return all.sorted()
+        let latencies = try await publishStamps(importer: importer, to: children, saves: crossProcessSaves)
+        await sync.stop()
+        return latencies
     }
 
     private func rawLatencies(_ url: URL) throws -> [Int64] {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What separates two versions of a model, for lightweight migration: whether a store made with
 /// `old` can be brought to `new` in place, without touching its data.
 ///
@@ -21,6 +23,23 @@ public enum ModelDifference {
         let renaming: ModelRenaming
         let renamed: ManagedObjectModel?
         let problems: [String]
+    }
+
+    /// The lightweight migration of a store that keeps `storedJSON` (its model) under
+    /// `storeHash` to `model`: the plan and the stored model under the new names; or the error
+    /// that refuses it (a store already newer than `model` says so), for every backend alike.
+    static func migration(storedJSON: String?, storeHash: String, to model: ManagedObjectModel) throws(AmbarError) -> (plan: Plan, stored: ManagedObjectModel, renamed: ManagedObjectModel) {
+        guard let storedJSON, let stored = try? JSONDecoder().decode(ManagedObjectModel.self, from: Data(storedJSON.utf8)) else {
+            throw .incompatibleModel(storeHash: storeHash, modelHash: model.versionHash)
+        }
+        let plan = plan(from: stored, to: model)
+        guard plan.problems.isEmpty, let renamed = plan.renamed else {
+            if lightweightProblems(from: model, to: stored).isEmpty {
+                throw .storeMigrated(storeHash: storeHash, modelHash: model.versionHash)
+            }
+            throw .migrationRefused(reasons: plan.problems)
+        }
+        return (plan, stored, renamed)
     }
 
     static func plan(from stored: ManagedObjectModel, to new: ManagedObjectModel) -> Plan {

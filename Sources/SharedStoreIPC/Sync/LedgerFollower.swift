@@ -81,9 +81,19 @@ final class LedgerFollower: Sendable {
     var rejectedDoorbells: Int { state.withLock { $0.rejected } }
 
     /// This process committed `token`: when it is the next one, the cursor steps over it (this
-    /// process needs no merge of its own transaction).
+    /// process needs no merge of its own transaction). A doorbell for it that came first (a
+    /// database server's notification reaches every listener, the saver's host included, and may
+    /// arrive before the save returns) is this process's own: its claim is dropped, not left to
+    /// be counted as a message the ledger does not back.
     func ownTransactionCommitted(token: Int64) {
-        state.withLock { s in if token == s.cursor + 1 { s.cursor = token } }
+        state.withLock { s in
+            if token == s.cursor + 1 {
+                s.cursor = token
+                if let claim = s.claims[token], claim.instanceID == nil || claim.instanceID == ProcessInstance.id {
+                    s.claims.removeValue(forKey: token)
+                }
+            }
+        }
     }
 
     /// A doorbell: reads the ledger now, unless the token is one already merged.

@@ -243,7 +243,7 @@ func runPeer(directory: URL, store argument: String) throws {
                     reply("digest \(digest)")
                 case "status":
                     let sync = syncBox.withLock { $0 }
-                    reply("status connected=\(sync?.isConnected ?? false) hub=\(sync?.servesHub ?? false) listening=\(sync?.isListeningToServer ?? false) merged=\(sync?.mergedThrough ?? -1) expired=\(expiredCount.withLock { $0 }) checks=\(sync?.ledgerChecks ?? 0)")
+                    reply("status connected=\(sync?.isConnected ?? false) hub=\(sync?.servesHub ?? false) listening=\(sync?.isListeningToServer ?? false) rejected=\(sync?.rejectedMessages ?? -1) merged=\(sync?.mergedThrough ?? -1) expired=\(expiredCount.withLock { $0 }) checks=\(sync?.ledgerChecks ?? 0)")
                 case "bigsaves":
                     let saves = words.count > 1 ? Int(words[1]) ?? 0 : 0
                     let size = words.count > 2 ? Int(words[2]) ?? 0 : 0

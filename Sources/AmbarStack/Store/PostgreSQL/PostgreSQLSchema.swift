@@ -92,18 +92,8 @@ enum PostgreSQLSchema {
     /// and indexes (lightweight changes that add). Renames and anything that is not lightweight are
     /// refused, changing nothing.
     private static func migrate(_ connection: any SQLServerConnection, storeHash: String, to model: ManagedObjectModel) throws {
-        guard let json = try metadata(connection)["model"],
-              let stored = try? JSONDecoder().decode(ManagedObjectModel.self, from: Data(json.utf8)) else {
-            throw AmbarError.incompatibleModel(storeHash: storeHash, modelHash: model.versionHash)
-        }
-        let plan = ModelDifference.plan(from: stored, to: model)
-        guard plan.problems.isEmpty, let renamed = plan.renamed else {
-            if ModelDifference.lightweightProblems(from: model, to: stored).isEmpty {
-                throw AmbarError.storeMigrated(storeHash: storeHash, modelHash: model.versionHash)
-            }
-            throw AmbarError.migrationRefused(reasons: plan.problems)
-        }
-        guard renamed.versionHash == stored.versionHash else {
+        let (plan, _, renamed) = try ModelDifference.migration(storedJSON: try metadata(connection)["model"], storeHash: storeHash, to: model)
+        guard plan.renaming.isEmpty else {
             throw AmbarError.migrationRefused(reasons: ["the new model renames entities or properties (renamingIdentifier); a PostgreSQL store migrates additions only — rename the tables and columns with SQL, or keep the old names"])
         }
         let resolved = model.resolved

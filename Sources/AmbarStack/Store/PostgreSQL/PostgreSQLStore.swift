@@ -358,17 +358,7 @@ final class PostgreSQLStore: PersistentStore {
     func loadToMany(_ owner: ManagedObjectID, _ relationship: ResolvedRelationship) throws(AmbarError) -> [ManagedObjectID] {
         guard let pk = owner.primaryKey else { return [] }
         let destination = try model.resolved.layout(relationship.description.destination)
-        let sql: String
-        switch relationship.mapping {
-        case .inverseForeignKey(let root, let column):
-            let order = relationship.orderColumn.map { "\(quoted($0)) IS NULL, \(quoted($0)), " } ?? ""
-            sql = "SELECT Z_PK, Z_ENT FROM \(quoted(root)) WHERE \(quoted(column)) = $1 ORDER BY \(order)Z_PK"
-        case .joinTable(let table, let own, let other):
-            let order = relationship.orderColumn.map { "j.\(quoted($0)) IS NULL, j.\(quoted($0)), " } ?? ""
-            sql = "SELECT d.Z_PK, d.Z_ENT FROM \(quoted(table)) AS j JOIN \(quoted(destination.rootName)) AS d ON d.Z_PK = j.\(other) WHERE j.\(own) = $1 ORDER BY \(order)d.Z_PK"
-        case .foreignKey, .transient:
-            return []
-        }
+        guard let sql = RelationshipSQL.destinations(of: relationship, destinationRoot: destination.rootName, placeholder: "$1") else { return [] }
         return try read("load relationship", sql, [.integer(pk)]).compactMap(objectID)
     }
 

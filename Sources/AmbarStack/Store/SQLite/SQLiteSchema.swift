@@ -65,17 +65,8 @@ enum SQLiteSchema {
     /// transaction: other processes opening the store wait, then find it migrated. Refuses (and
     /// changes nothing) what is not a lightweight change, and a store already newer than `model`.
     private static func migrate(_ db: Database, storeHash: String, to model: ManagedObjectModel) throws {
-        guard let json = try String.fetchOne(db, sql: "SELECT value FROM ambar_metadata WHERE key = 'model'"),
-              let stored = try? JSONDecoder().decode(ManagedObjectModel.self, from: Data(json.utf8)) else {
-            throw AmbarError.incompatibleModel(storeHash: storeHash, modelHash: model.versionHash)
-        }
-        let plan = ModelDifference.plan(from: stored, to: model)
-        guard plan.problems.isEmpty, let renamed = plan.renamed else {
-            if ModelDifference.lightweightProblems(from: model, to: stored).isEmpty {
-                throw AmbarError.storeMigrated(storeHash: storeHash, modelHash: model.versionHash)
-            }
-            throw AmbarError.migrationRefused(reasons: plan.problems)
-        }
+        let json = try String.fetchOne(db, sql: "SELECT value FROM ambar_metadata WHERE key = 'model'")
+        let (plan, stored, renamed) = try ModelDifference.migration(storedJSON: json, storeHash: storeHash, to: model)
         // Renames first (tables, columns, join tables), then new columns (indexes need them),
         // then stale indexes dropped, new tables and indexes created, renamed join tables
         // copied back, and the defaults of new attributes filled into the rows that exist.
