@@ -4,6 +4,8 @@ import XCTest
 
 /// The Ambar seed's helpers on top of the stack (checklist rows 48–59 of seed-behaviours.md).
 final class AmbarSeedHelpersTests: StoreTestCase {
+    override class var runsOnPostgreSQL: Bool { true }
+
     let nameKey = Key<String>("name")
     let salary = Key<Double>("salary")
 
@@ -103,7 +105,7 @@ final class AmbarSeedHelpersTests: StoreTestCase {
     func testLocalInstanceAcrossContextsAndCoordinators() throws {
         let ids = try seed([("Ann", 1)])
         let importer = privateContext("importer")
-        let main = privateContext("main", on: try PersistentStoreCoordinator(model: model, store: .sqlite(directory.file())))
+        let main = privateContext("main", on: try PersistentStoreCoordinator(model: model, store: try store()))
         let foreignID = try importer.performAndWait { try importer.existingObject(with: ids[0]).objectID }
         try main.performAndWait {
             let local = try main.localInstance(ofObjectWith: foreignID, as: Employee.self)

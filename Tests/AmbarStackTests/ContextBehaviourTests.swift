@@ -3,6 +3,8 @@ import Foundation
 import XCTest
 
 final class ContextBehaviourTests: StoreTestCase {
+    override class var runsOnPostgreSQL: Bool { true }
+
     func testInMemoryStoreWritesNoFilesAndForgets() throws {
         let empty = try TemporaryDirectory()
         let memory = try PersistentStoreCoordinator(model: model, store: .inMemory)

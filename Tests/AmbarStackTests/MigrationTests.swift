@@ -5,12 +5,11 @@ import XCTest
 /// Lightweight migration in place (issue 7): additive changes migrate with the data kept;
 /// anything else is refused with reasons and the store untouched; a process still on the old
 /// model gets a clear error instead of writing into changed tables.
-final class MigrationTests: XCTestCase {
-    var directory: TemporaryDirectory!
-    var file: URL { directory.file("migrating.sqlite") }
+final class MigrationTests: StoreTestCase {
+    override class var runsOnPostgreSQL: Bool { true }
 
-    override func setUpWithError() throws { directory = try TemporaryDirectory() }
-    override func tearDown() { directory = nil }
+    /// The migrating store (a file, or a database on the PostgreSQL test server).
+    var migrating: StoreDescription { get throws { try store("migrating.sqlite") } }
 
     func v1() throws -> ManagedObjectModel {
         try ManagedObjectModel(entities: [EntityDescription("Item", properties: [.attribute("name", .string)])])
@@ -31,12 +30,12 @@ final class MigrationTests: XCTestCase {
         ])
     }
 
-    func coordinator(_ model: ManagedObjectModel) throws -> PersistentStoreCoordinator {
-        try PersistentStoreCoordinator(model: model, store: .sqlite(file))
+    func open(_ model: ManagedObjectModel) throws -> PersistentStoreCoordinator {
+        try PersistentStoreCoordinator(model: model, store: try migrating)
     }
 
     func seed() throws -> PersistentStoreCoordinator {
-        let old = try coordinator(try v1())
+        let old = try open(try v1())
         let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: old)
         try context.performAndWait { () throws in
             for name in ["a", "b", "c"] { try context.insertObject(entityName: "Item").setValue(name, forKey: "name") }
@@ -47,7 +46,7 @@ final class MigrationTests: XCTestCase {
 
     func testAdditiveChangesMigrateInPlaceKeepingTheData() throws {
         _ = try seed()
-        let migrated = try coordinator(try v2())
+        let migrated = try open(try v2())
         let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: migrated)
         try context.performAndWait { () throws in
             let items = try context.fetch(FetchRequest<ManagedObject>(entityName: "Item", sortDescriptors: [Key<String>("name").sorted()]))
@@ -59,12 +58,12 @@ final class MigrationTests: XCTestCase {
             try items[0].setObject(tag, forKey: "tag")
             try context.save()
         }
-        XCTAssertEqual(try PersistentStoreCoordinator.storedModel(at: file).versionHash, try v2().versionHash, "the store keeps its new model")
+        XCTAssertEqual(try PersistentStoreCoordinator.storedModel(in: try migrating).versionHash, try v2().versionHash, "the store keeps its new model")
     }
 
     func testAProcessStillOnTheOldModelGetsAClearErrorAndWritesNothing() throws {
         let old = try seed()
-        _ = try coordinator(try v2())  // another "process" migrates
+        _ = try open(try v2())  // another "process" migrates
         let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: old)
         try context.performAndWait {
             try context.insertObject(entityName: "Item").setValue("late", forKey: "name")
@@ -72,10 +71,10 @@ final class MigrationTests: XCTestCase {
                 guard case .storeMigrated = error as? AmbarError else { return XCTFail("\(error)") }
             }
         }
-        XCTAssertThrowsError(try coordinator(try v1()), "opening with the older model again") { error in
+        XCTAssertThrowsError(try open(try v1()), "opening with the older model again") { error in
             guard case .storeMigrated = error as? AmbarError else { return XCTFail("\(error)") }
         }
-        let check = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: try coordinator(try v2()))
+        let check = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: try open(try v2()))
         XCTAssertEqual(try check.performAndWait { try check.count(for: FetchRequest<ManagedObject>(entityName: "Item")) }, 3)
     }
 
@@ -84,28 +83,28 @@ final class MigrationTests: XCTestCase {
         let retyped = try ManagedObjectModel(entities: [
             EntityDescription("Item", properties: [.attribute("name", .integer64), .attribute("size", .double)]),
         ])
-        XCTAssertThrowsError(try coordinator(retyped)) { error in
+        XCTAssertThrowsError(try open(retyped)) { error in
             guard case .migrationRefused(let reasons) = error as? AmbarError else { return XCTFail("\(error)") }
             XCTAssertTrue(reasons.contains { $0.contains("Item.name changed type") }, "\(reasons)")
             XCTAssertTrue(reasons.contains { $0.contains("Item.size is required and has no default") }, "\(reasons)")
         }
         let dropped = try ManagedObjectModel(entities: [EntityDescription("Other", properties: [.attribute("x", .string)])])
-        XCTAssertThrowsError(try coordinator(dropped)) { error in
+        XCTAssertThrowsError(try open(dropped)) { error in
             guard case .migrationRefused(let reasons) = error as? AmbarError else { return XCTFail("\(error)") }
             XCTAssertEqual(reasons, ["entity Item was removed"])
         }
-        XCTAssertEqual(try PersistentStoreCoordinator.storedModel(at: file).versionHash, try v1().versionHash, "nothing changed")
-        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: try coordinator(try v1()))
+        XCTAssertEqual(try PersistentStoreCoordinator.storedModel(in: try migrating).versionHash, try v1().versionHash, "nothing changed")
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: try open(try v1()))
         XCTAssertEqual(try context.performAndWait { try context.count(for: FetchRequest<ManagedObject>(entityName: "Item")) }, 3)
     }
 
     func testConcurrentOpenersMigrateOnceAndAllOpen() throws {
         _ = try seed()
-        let file = self.file, model = try v2()
+        let migrating = try self.migrating, model = try v2()
         let counts = Collector<String>()
         DispatchQueue.concurrentPerform(iterations: 4) { _ in
             do {
-                let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: try PersistentStoreCoordinator(model: model, store: .sqlite(file)))
+                let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: try PersistentStoreCoordinator(model: model, store: migrating))
                 counts.append("\(try context.performAndWait { try context.count(for: FetchRequest<ManagedObject>(entityName: "Item")) })")
             } catch {
                 counts.append("\(error)")

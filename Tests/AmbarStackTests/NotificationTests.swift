@@ -9,6 +9,8 @@ final class Collector<T: Sendable>: Sendable {
 }
 
 final class NotificationTests: StoreTestCase {
+    override class var runsOnPostgreSQL: Bool { true }
+
     func testDidSaveCarriesPermanentIDsOfEachKind() throws {
         let doomed = try seedEmployee("Doomed")
         let changed = try seedEmployee("Changed")

@@ -3,6 +3,8 @@ import Foundation
 import XCTest
 
 final class PendingChangesTests: StoreTestCase {
+    override class var runsOnPostgreSQL: Bool { true }
+
     func testFetchIncludesPendingChangesByDefault() throws {
         _ = try seedEmployee("Saved", salary: 10)
         _ = try seedEmployee("ToDelete", salary: 10)
