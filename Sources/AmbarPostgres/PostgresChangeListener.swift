@@ -9,7 +9,7 @@ import Synchronization
 /// after the server restarts or the network drops, and checks the connection every few seconds
 /// (a cut link that TCP has not noticed yet counts as lost once a check gets no answer).
 final class PostgresChangeListener: ServerListening {
-    private let task = Mutex<Task<Void, Never>?>(nil)
+    private let task = Locked<Task<Void, Never>?>(nil)
     private let listening = Atomic<Bool>(false)
     private let url: PostgresURL
     private let channel: String

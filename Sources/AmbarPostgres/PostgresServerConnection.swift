@@ -136,7 +136,7 @@ final class PostgresServerConnection: SQLServerConnection, Sendable {
     /// Waits for `future` without blocking an event loop of this group; after `timeout`, calls
     /// `onTimeout` (which closes the connection) and reports the server as unreachable.
     private static func wait<T: Sendable>(_ future: EventLoopFuture<T>, timeout: TimeInterval, location: String, onTimeout: () -> Void) throws(SQLServerError) -> T {
-        let box = Mutex<Result<T, any Error>?>(nil)
+        let box = Locked<Result<T, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         future.whenComplete { result in
             box.withLock { $0 = result }

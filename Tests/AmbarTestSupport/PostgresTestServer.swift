@@ -20,9 +20,9 @@ public final class PostgresTestServer: Sendable {
     /// network's namespace; empty for the shared one).
     public let launcher: [String]
     private let isPrivate: Bool
-    private let databases = Mutex<Set<String>>([])
+    private let databases = Locked<Set<String>>([])
 
-    private static let started = Mutex<Result<PostgresTestServer, Unavailable>?>(nil)
+    private static let started = Locked<Result<PostgresTestServer, Unavailable>?>(nil)
 
     /// The process's server, started on first use.
     public static func shared() throws(Unavailable) -> PostgresTestServer {

@@ -68,6 +68,7 @@ final class PostgresCommandTests: AgentTestCase {
         let serverFields = try XCTUnwrap(fields["server"] as? [String: Any])
         XCTAssertTrue((serverFields["version"] as? String)?.isEmpty == false, "\(serverFields)")
         XCTAssertEqual(serverFields["listeners"] as? Int, 0, "no process shares the store now")
+        XCTAssertEqual(serverFields["notification_queue_usage"] as? Double, 0)
 
         let backup = directory.url.appendingPathComponent("store.dump")
         let backedUp = try agent(["backup", "--store", storeURL, "--to", backup.path, "--json"])

@@ -68,7 +68,8 @@ struct StatusCommand: AsyncParsableCommand {
         if json {
             var storeFields: [String: Any] = ["store": directory.storeDisplay, "backend": server?.backend ?? "sqlite"]
             if let server {
-                storeFields["server"] = ["location": server.location, "version": server.version, "listeners": server.listeners] as [String: Any]
+                storeFields["server"] = ["location": server.location, "version": server.version, "listeners": server.listeners,
+                                         "notification_queue_usage": server.notificationQueueUsage] as [String: Any]
             } else {
                 storeFields["size"] = size(file.path)
                 storeFields["wal_size"] = size(file.path + "-wal")
@@ -86,6 +87,7 @@ struct StatusCommand: AsyncParsableCommand {
         if let server {
             print("backend    PostgreSQL \(server.version)")
             print("listeners  \(server.listeners) (one per host whose processes share the store)")
+            print(String(format: "notify     queue %.1f%% used", server.notificationQueueUsage * 100))
         } else {
             print("backend    SQLite")
             print("size       \(size(file.path)) bytes (WAL \(size(file.path + "-wal")) bytes)")

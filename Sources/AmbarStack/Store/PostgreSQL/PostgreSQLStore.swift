@@ -153,7 +153,8 @@ final class PostgreSQLStore: PersistentStore {
             let listeners = try connection.query(
                 "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE '%-listen'", []).rows.first
                 .flatMap { PostgreSQLValues.integer($0[0]) } ?? 0
-            return StoreServerStatus(backend: "postgresql", location: location, version: version, listeners: Int(listeners))
+            let usage = try connection.query("SELECT pg_notification_queue_usage()", []).rows.first.flatMap { PostgreSQLValues.real($0[0]) } ?? 0
+            return StoreServerStatus(backend: "postgresql", location: location, version: version, listeners: Int(listeners), notificationQueueUsage: usage)
         }
     }
 
@@ -209,21 +210,9 @@ final class PostgreSQLStore: PersistentStore {
 
     /// Builds `SELECT <what> FROM <root> … WHERE … ORDER BY … LIMIT …` for a query.
     func select(_ what: (String) -> String, _ query: StoreQuery, ordered: Bool = true) throws(AmbarError) -> CompiledQuery {
-        let layout = try model.resolved.layout(query.entity)
-        let spec = try spec(for: layout)
         var builder = SQLQueryBuilder(model: model.resolved, entityIDs: entityIDs, dialect: .postgres)
-        let scope = SQLQueryBuilder.Scope(alias: "t0", layout: layout)
-        var conditions: [String] = []
-        if let filter = builder.entityFilter(layout, alias: "t0", includesSubentities: query.includesSubentities) {
-            conditions.append(filter)
-        }
-        if let predicate = query.predicate { conditions.append(try builder.compile(predicate, in: scope)) }
-        let order = ordered ? try builder.orderBy(query.sortDescriptors, in: scope) : nil
-        var sql = "SELECT \(what("t0")) FROM \(quoted(layout.rootName)) AS t0"
-        let joins = scope.joins + builder.orderJoins
-        if !joins.isEmpty { sql += " " + joins.joined(separator: " ") }
-        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
-        if let order { sql += " ORDER BY " + order }
+        var (sql, layout) = try builder.select(what, query, ordered: ordered)
+        let spec = try spec(for: layout)
         if query.limit != nil || query.offset > 0 {
             let limit = query.limit.map { builder.placeholder(.scalar(.integer(Int64($0)))) } ?? "ALL"
             sql += " LIMIT \(limit) OFFSET \(builder.placeholder(.scalar(.integer(Int64(query.offset)))))"

@@ -26,7 +26,7 @@ private final class CountingConnection: SQLServerConnection, @unchecked Sendable
 /// new one.
 final class ServerConnectionPool: Sendable {
     let connector: any SQLServerConnector
-    private let idle = Mutex<[any SQLServerConnection]>([])
+    private let idle = Locked<[any SQLServerConnection]>([])
     private let isClosed = Atomic<Bool>(false)
     /// Idle connections kept at most; more are closed when returned.
     static let idleLimit = 8

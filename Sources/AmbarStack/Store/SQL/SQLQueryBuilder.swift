@@ -36,6 +36,25 @@ struct SQLQueryBuilder {
         self.dialect = dialect
     }
 
+    /// `SELECT <what> FROM <root> AS t0 … WHERE … ORDER BY …` for a query, without its window
+    /// (each backend adds LIMIT/OFFSET its way); the builder holds the parameters.
+    mutating func select(_ what: (String) -> String, _ query: StoreQuery, ordered: Bool) throws(AmbarError) -> (sql: String, layout: EntityLayout) {
+        let layout = try model.layout(query.entity)
+        let scope = Scope(alias: "t0", layout: layout)
+        var conditions: [String] = []
+        if let filter = entityFilter(layout, alias: "t0", includesSubentities: query.includesSubentities) {
+            conditions.append(filter)
+        }
+        if let predicate = query.predicate { conditions.append(try compile(predicate, in: scope)) }
+        let order = ordered ? try orderBy(query.sortDescriptors, in: scope) : nil
+        var sql = "SELECT \(what("t0")) FROM \(quoted(layout.rootName)) AS t0"
+        let joins = scope.joins + orderJoins
+        if !joins.isEmpty { sql += " " + joins.joined(separator: " ") }
+        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+        if let order { sql += " ORDER BY " + order }
+        return (sql, layout)
+    }
+
     /// The SQL for a boolean constant.
     func literal(_ value: Bool) -> String {
         switch dialect {

@@ -296,20 +296,9 @@ final class SQLiteStore: PersistentStore {
 
     /// Builds `SELECT <what> FROM <root> … WHERE … ORDER BY … LIMIT …` for a query.
     func select(_ what: (String) -> String, _ query: StoreQuery, ordered: Bool = true) throws(AmbarError) -> (sql: String, arguments: [DatabaseValue], spec: RowSpec) {
-        let layout = try model.resolved.layout(query.entity)
-        let spec = try spec(for: layout)
         var builder = SQLQueryBuilder(model: model.resolved, entityIDs: entityIDs)
-        let scope = SQLQueryBuilder.Scope(alias: "t0", layout: layout)
-        var conditions: [String] = []
-        if let filter = builder.entityFilter(layout, alias: "t0", includesSubentities: query.includesSubentities) {
-            conditions.append(filter)
-        }
-        if let predicate = query.predicate { conditions.append(try builder.compile(predicate, in: scope)) }
-        let order = ordered ? try builder.orderBy(query.sortDescriptors, in: scope) : nil
-        var sql = "SELECT \(what("t0")) FROM \(quoted(layout.rootName)) AS t0"
-        if !scope.joins.isEmpty { sql += " " + scope.joins.joined(separator: " ") }
-        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
-        if let order { sql += " ORDER BY " + order }
+        var (sql, layout) = try builder.select(what, query, ordered: ordered)
+        let spec = try spec(for: layout)
         var arguments = builder.arguments.map(SQLiteValues.databaseValue)
         if query.limit != nil || query.offset > 0 {
             sql += " LIMIT ? OFFSET ?"
