@@ -42,7 +42,9 @@ extension ServerStoreDescription {
         do {
             self.init(connector: PostgresConnector(url: try PostgresURL(url)))
         } catch {
-            self.init(connector: UnreadableURLConnector(displayLocation: PostgresURL.redacted(url), problem: error.description))
+            var problem = error.description
+            if case .invalidArgument(let reason) = error { problem = reason }
+            self.init(connector: UnreadableURLConnector(displayLocation: PostgresURL.redacted(url), problem: problem))
         }
     }
 }

@@ -59,4 +59,17 @@ final class PostgresURLTests: XCTestCase {
             XCTAssertFalse("\(error)".contains("s3cret"))
         }
     }
+
+    func testAStackGivenAServerURLAsItsFileSaysHowToOpenIt() throws {
+        let model = try ManagedObjectModel(entities: [EntityDescription("Item", properties: [.attribute("name", .string)])])
+        XCTAssertThrowsError(try DataStack.open(model: .model(model), storeURL: URL(string: "postgres://app:s3cret@db/x?sslmode=require")!)) { error in
+            let message = "\(error)"
+            XCTAssertTrue(message.contains("storeType: .postgres(url)"), message)
+            XCTAssertFalse(message.contains("s3cret"), message)
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: "/x"), "no file was made from the URL's path")
+        let type = DataStack.StoreType.postgres(URL(string: "postgres://app:s3cret@db/x?sslmode=require")!)
+        guard case .server(let server) = type else { return XCTFail("\(type)") }
+        XCTAssertEqual(server.location, "postgres://app@db:5432/x", "the stack's store, named without its password")
+    }
 }

@@ -8,19 +8,22 @@ import XCTest
 /// results controllers, through an elected in-process hub.
 final class CrossProcessSyncTests: XCTestCase {
     var directory: SharedDirectory!
+    /// The store as the peers name it: a file, or a `postgres://` URL on the PostgreSQL pass.
+    var store: String!
+    static let runsOnPostgreSQL = true
 
     override func setUpWithError() throws {
         signal(SIGPIPE, SIG_IGN)  // a dead peer's pipe must fail the write, not kill the test run
         directory = try SharedDirectory()
-        _ = try PersistentStoreCoordinator(model: try itemModel(), store: .sqlite(directory.store))
+        store = try TestBackend.makeSharedStore(model: try itemModel(), file: directory.store)
     }
 
     override func tearDown() { directory = nil }
 
     func testSaveInOneProcessReachesTheOtherTwo() throws {
-        let a = try Peer("a", directory: directory)
-        let b = try Peer("b", directory: directory)
-        let c = try Peer("c", directory: directory)
+        let a = try Peer("a", directory: directory, storeArgument: store)
+        let b = try Peer("b", directory: directory, storeArgument: store)
+        let c = try Peer("c", directory: directory, storeArgument: store)
         defer { [a, b, c].forEach { $0.kill() } }
         for peer in [a, b, c] { XCTAssertEqual(try peer.send("watch"), "ok 0") }
 
@@ -50,10 +53,10 @@ extension CrossProcessSyncTests {
     /// The hub process is SIGKILLed during a stream of 1,000 saves: another process takes over, and
     /// every surviving process ends with the same data and saw every token exactly once.
     func testHubKilledDuringAStreamOfSaves() throws {
-        let hub = try Peer("hub", directory: directory)
+        let hub = try Peer("hub", directory: directory, storeArgument: store)
         XCTAssertTrue(try hub.await("status") { $0.contains("hub=true") }.contains("hub=true"), "the first process serves the hub")
-        let writer = try Peer("writer", directory: directory)
-        let watcher = try Peer("watcher", directory: directory)
+        let writer = try Peer("writer", directory: directory, storeArgument: store)
+        let watcher = try Peer("watcher", directory: directory, storeArgument: store)
         defer { [hub, writer, watcher].forEach { $0.kill() } }
         for peer in [writer, watcher] {
             XCTAssertTrue(try peer.await("status") { $0.contains("connected=true") }.contains("connected=true"), peer.name)
@@ -83,7 +86,7 @@ extension CrossProcessSyncTests {
 
     /// Four processes write 500 transactions each at the same time: no error, everyone converges.
     func testFourWritersConverge() throws {
-        let peers = try (0..<4).map { try Peer("p\($0)", directory: directory) }
+        let peers = try (0..<4).map { try Peer("p\($0)", directory: directory, storeArgument: store) }
         defer { peers.forEach { $0.kill() } }
         for peer in peers { XCTAssertEqual(try peer.send("watch"), "ok 0") }
         for (i, peer) in peers.enumerated() { try peer.post("burst 500 w\(i)-") }

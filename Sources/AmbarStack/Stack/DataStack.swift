@@ -75,7 +75,14 @@ public final class DataStack: Sendable {
     /// The store file setup moves to ``storeURL`` when it exists (see `relocatingFrom`).
     public let relocationSource: URL?
     private let classes: [ManagedObject.Type]
+    /// A `postgres://` URL passed as `storeURL` of an SQLite stack: setup fails, saying how to open it.
+    private let serverURLGivenAsFile: URL?
     static let logger = Logger(label: "ambar.stack")
+
+    /// Whether `url` names a database server (`postgres://`, `postgresql://`) rather than a file.
+    static func isServerURL(_ url: URL) -> Bool {
+        ["postgres", "postgresql"].contains(url.scheme?.lowercased() ?? "")
+    }
 
     /// Creates a stack and sets it up in the background; returns at once.
     ///
@@ -113,9 +120,12 @@ public final class DataStack: Sendable {
         self.relocationSource = relocatingFrom.map { StoreLocation.storeFile(for: $0, name: resolvedName) }
         self.storeType = storeType
         self.name = resolvedName
+        // A server's URL is not a file: setup says how to open it (never a file named after it).
+        let misused = storeType == .sqlite && storeURL.map(Self.isServerURL) == true ? storeURL : nil
+        self.serverURLGivenAsFile = misused
         switch storeType {
-        case .sqlite: self.storeURL = StoreLocation.storeFile(for: storeURL, name: resolvedName)
-        case .inMemory, .server: self.storeURL = nil
+        case .sqlite where misused == nil: self.storeURL = StoreLocation.storeFile(for: storeURL, name: resolvedName)
+        case .sqlite, .inMemory, .server: self.storeURL = nil
         }
         self.isUsingSeparateCoordinators = storeType == .inMemory ? false : usingSeparateCoordinators
         self.modelSource = model
@@ -141,6 +151,12 @@ public final class DataStack: Sendable {
     private func setUp(synchronous: Bool = false) {
         let result: Result<Void, AmbarError>
         do throws(AmbarError) {
+            if let given = serverURLGivenAsFile {
+                var shown = URLComponents(url: given, resolvingAgainstBaseURL: false)
+                shown?.password = nil
+                shown?.query = nil
+                throw AmbarError.invalidArgument("\(shown?.string ?? "the store URL") is a PostgreSQL database, not a file: import AmbarPostgres and open the stack with storeType: .postgres(url)")
+            }
             let model = try modelSource.load(classes: classes)
             let main: PersistentStoreCoordinator
             let writer: PersistentStoreCoordinator

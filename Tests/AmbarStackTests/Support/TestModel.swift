@@ -89,21 +89,6 @@ final class TemporaryDirectory {
     deinit { try? FileManager.default.removeItem(at: url) }
 }
 
-/// The backend a store test runs on: SQLite, or with `AMBAR_TEST_BACKEND=postgres` PostgreSQL
-/// (a private server; see `PostgresTestServer`). A suite is written once; one that says
-/// `override class var runsOnPostgreSQL: Bool { true }` runs again, unchanged, on PostgreSQL
-/// (`scripts/run-tests` runs those suites a second time with the variable set). A failure on
-/// PostgreSQL says so.
-enum TestBackend {
-    case sqlite
-    case postgres
-
-    /// The backend of this test run.
-    static var current: TestBackend {
-        ProcessInfo.processInfo.environment["AMBAR_TEST_BACKEND"] == "postgres" ? .postgres : .sqlite
-    }
-}
-
 class StoreTestCase: XCTestCase {
     var directory: TemporaryDirectory!
     var model: ManagedObjectModel!
