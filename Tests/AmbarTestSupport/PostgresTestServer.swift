@@ -118,6 +118,27 @@ public final class PostgresTestServer: Sendable {
         try ProcessRunner.run(Self.script, ["psql", directory] + arguments, timeout: 60)
     }
 
+    /// How many connections LISTEN for the store in `database` (the doorbell's connections are
+    /// named `…-listen`), as the server counts them.
+    public func listeners(database: String) throws -> Int {
+        let result = try psql(["-d", "postgres", "-At", "-c",
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND application_name = 'ambar-listen'"])
+        return Int(result.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+
+    /// Polls ``listeners(database:)`` until it is `expected` or `timeout` passes; returns the last
+    /// count (the caller asserts it).
+    public func awaitListeners(database: String, _ expected: Int, timeout: TimeInterval = 30) throws -> Int {
+        let deadline = Date().addingTimeInterval(timeout)
+        var last = -1
+        while Date() < deadline {
+            last = try listeners(database: database)
+            if last == expected { return last }
+            usleep(100_000)  // polling the server's view, bounded by the deadline
+        }
+        return last
+    }
+
     /// Stops the server as a crash would (`pg_ctl stop -m immediate`).
     public func crash() throws {
         let result = try script(["crash", directory], timeout: 60)
@@ -133,9 +154,7 @@ public final class PostgresTestServer: Sendable {
     /// A PostgreSQL database name for `name` (at most 63 bytes, letters, digits and `_`).
     public static func databaseName(_ name: String) -> String {
         var cleaned = String(name.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "_" }.prefix(40))
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        cleaned += "_" + String(hash, radix: 36)
+        cleaned += "_" + String(FNV1a(name.utf8).value, radix: 36)
         return cleaned
     }
 }

@@ -118,11 +118,7 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
             return entity
         }
         let bytes = (try? encoder.encode(sorted)) ?? Data(sorted.map(\.name).joined(separator: ",").utf8)
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in bytes {
-            h ^= UInt64(b)
-            h = h &* 0x0000_0100_0000_01b3
-        }
-        return String(h, radix: 16)
+        // Unpadded hex: the form every existing store keeps.
+        return String(FNV1a(bytes).value, radix: 16)
     }
 }

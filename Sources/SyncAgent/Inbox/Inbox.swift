@@ -1,3 +1,4 @@
+import AmbarStack
 import Foundation
 
 /// The folders of one `run` agent: files are dropped into `inbox/NAME/` (written elsewhere, then

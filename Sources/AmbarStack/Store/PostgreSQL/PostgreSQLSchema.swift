@@ -225,13 +225,11 @@ enum PostgreSQLSchema {
     /// of the whole name, so two long names never collide.
     static func identifier(_ name: String) -> String {
         guard name.utf8.count > 63 else { return name }
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         var prefix = ""
         for character in name {
             if prefix.utf8.count + String(character).utf8.count > 46 { break }
             prefix.append(character)
         }
-        return prefix + "_" + String(hash, radix: 16)
+        return prefix + "_" + String(FNV1a(name.utf8).value, radix: 16)
     }
 }
