@@ -97,15 +97,16 @@ final class PostgreSQLStore: PersistentStore {
     /// Runs `body` in one write transaction. A deadlock between two saves (SQLSTATE 40P01) rolls
     /// back one of them; it is run again, up to three times.
     func write<T>(_ operation: String, _ body: (any SQLServerConnection) throws -> T) throws(AmbarError) -> T {
-        var attempt = 0
-        while true {
-            attempt += 1
-            do {
-                return try pool.withConnection(operation) { connection in
-                    try Self.transaction(connection) { try body(connection) }
+        try pool.withConnection(operation) { connection in
+            var attempt = 1
+            while true {
+                do {
+                    return try Self.transaction(connection) { try body(connection) }
+                } catch {
+                    guard attempt < 3, (error as? SQLServerError)?.sqlState == "40P01" else { throw error }
+                    Self.logger.notice("a deadlock rolled back \(operation); running it again", metadata: ["attempt": "\(attempt)"])
+                    attempt += 1
                 }
-            } catch .storage(_, _, let message) where attempt < 3 && message.contains("SQLSTATE 40P01") {
-                Self.logger.notice("a deadlock rolled back \(operation); running it again", metadata: ["attempt": "\(attempt)"])
             }
         }
     }
@@ -298,14 +299,7 @@ final class PostgreSQLStore: PersistentStore {
 
     func fetchValues(_ query: StoreQuery, properties: [String], distinct: Bool) throws(AmbarError) -> [[String: AttributeValue]] {
         let layout = try model.resolved.layout(query.entity)
-        guard !properties.isEmpty else { throw .invalidFetchRequest("a values fetch needs at least one property") }
-        var attributes: [AttributeDescription] = []
-        var columns: [String] = []
-        for name in properties {
-            guard let i = layout.attributeIndex[name] else { throw .unknownProperty(entity: layout.name, property: name) }
-            attributes.append(layout.attributes[i])
-            columns.append(try layout.column(ofAttribute: i))
-        }
+        let (attributes, columns) = try layout.valueColumns(properties)
         let inner = try select({ alias in columns.map { "\(alias).\(quoted($0))" }.joined(separator: ", ") }, query)
         var compiled = inner
         if distinct {

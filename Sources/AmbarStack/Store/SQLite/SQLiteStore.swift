@@ -371,14 +371,7 @@ final class SQLiteStore: PersistentStore {
 
     func fetchValues(_ query: StoreQuery, properties: [String], distinct: Bool) throws(AmbarError) -> [[String: AttributeValue]] {
         let layout = try model.resolved.layout(query.entity)
-        guard !properties.isEmpty else { throw .invalidFetchRequest("a values fetch needs at least one property") }
-        var attributes: [AttributeDescription] = []
-        var columns: [String] = []
-        for name in properties {
-            guard let i = layout.attributeIndex[name] else { throw .unknownProperty(entity: layout.name, property: name) }
-            attributes.append(layout.attributes[i])
-            columns.append(try layout.column(ofAttribute: i))
-        }
+        let (attributes, columns) = try layout.valueColumns(properties)
         let (inner, arguments, _) = try select({ alias in columns.map { "\(alias).\(quoted($0))" }.joined(separator: ", ") }, query)
         let sql = distinct
             ? "SELECT DISTINCT \(columns.map(quoted).joined(separator: ", ")) FROM (\(inner))"
