@@ -25,13 +25,24 @@ enum PostgresDump {
         }
         let dumped = run(dump, ["--format=custom", "--no-password", "--file=\(file.path)"], environment)
         if dumped.status != 0 {
-            try? FileManager.default.removeItem(at: file)
-            throw .serverUnavailable(server: url.description, operation: "backup (pg_dump)", reason: dumped.error.trimmingCharacters(in: .whitespacesAndNewlines))
+            throw .serverUnavailable(server: url.description, operation: "backup (pg_dump)",
+                                     reason: dumped.error.trimmingCharacters(in: .whitespacesAndNewlines) + removePartial(file))
         }
         let listed = run(restore, ["--list", file.path], environment)
         if listed.status != 0 || !listed.output.contains("ambar_transactions") {
-            try? FileManager.default.removeItem(at: file)
-            throw .storage(operation: "backup", code: 0, message: "the dump written by pg_dump cannot be read back (pg_restore --list: \(listed.error.trimmingCharacters(in: .whitespacesAndNewlines)))")
+            throw .storage(operation: "backup", code: 0,
+                           message: "the dump written by pg_dump cannot be read back (pg_restore --list: \(listed.error.trimmingCharacters(in: .whitespacesAndNewlines)))" + removePartial(file))
+        }
+    }
+
+    /// Removes a partial archive; what to add to the error when it cannot be removed.
+    private static func removePartial(_ file: URL) -> String {
+        guard FileManager.default.fileExists(atPath: file.path) else { return "" }
+        do {
+            try FileManager.default.removeItem(at: file)
+            return ""
+        } catch {
+            return "; the partial file \(file.path) could not be removed (\(error.localizedDescription)): delete it before trying again"
         }
     }
 

@@ -42,7 +42,11 @@ struct DirectoryOptions: ParsableArguments {
         if let argument = storeArgument, argument.contains("://"), !PostgresURL.isPostgresURL(argument) {
             throw ValidationError("--store takes a postgres:// or postgresql:// URL, or a file path (got \(argument.prefix(while: { $0 != ":" }))://…).")
         }
-        if let serverURL { _ = try PostgresURL(serverURL) }
+        if let argument = storeArgument, PostgresURL.isPostgresURL(argument) {
+            // Never fall back to the default file for a server URL that cannot be read.
+            guard let serverURL else { throw ValidationError("--store: the PostgreSQL URL cannot be read (percent-encode reserved characters in the user and password).") }
+            _ = try PostgresURL(serverURL)
+        }
     }
 
     /// The shared directory, resolved.
