@@ -137,17 +137,9 @@ extension MultiHostTests {
         }
     }
 
-    /// Polls the server until `expected` connections listen for the store; fails at the deadline.
-    func awaitListeners(_ expected: Int, timeout: TimeInterval = 30, _ message: String) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        var last = -1
-        while Date() < deadline {
-            let result = try server.psql(["-d", "postgres", "-At", "-c",
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND application_name = 'ambar-listen'"])
-            last = Int(result.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
-            if last == expected { return }
-            usleep(100_000)
-        }
-        XCTFail("\(message): \(last) listening connections, expected \(expected)")
+    /// Waits until `expected` connections listen for the store; fails, with the count, if they do not.
+    func awaitListeners(_ expected: Int, timeout: TimeInterval = 30, _ message: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let count = try server.awaitListeners(database: database, expected, timeout: timeout)
+        XCTAssertEqual(count, expected, "\(message): listening connections", file: file, line: line)
     }
 }

@@ -35,23 +35,10 @@ final class PostgresSharingTests: XCTestCase {
         hostB = nil
     }
 
-    /// The connections that LISTEN for the store, as the server counts them.
-    func listeners() throws -> Int {
-        let result = try server.psql(["-d", "postgres", "-At", "-c",
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database!)' AND application_name = 'ambar-listen'"])
-        return Int(result.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
-    }
-
-    /// Polls `listeners()` until it is `expected`; fails (naming the last count) at the deadline.
-    func awaitListeners(_ expected: Int, timeout: TimeInterval = 20, _ message: String) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        var last = -1
-        while Date() < deadline {
-            last = try listeners()
-            if last == expected { return }
-            usleep(100_000)
-        }
-        XCTFail("\(message): \(last) listening connections, expected \(expected)")
+    /// Waits until `expected` connections listen for the store; fails, with the count, if they do not.
+    func awaitListeners(_ expected: Int, timeout: TimeInterval = 20, _ message: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let count = try server.awaitListeners(database: database!, expected, timeout: timeout)
+        XCTAssertEqual(count, expected, "\(message): listening connections", file: file, line: line)
     }
 
     func testTwoHostsConvergeThroughOneListenerPerHostAndAHubsDeathMovesItsListener() throws {
