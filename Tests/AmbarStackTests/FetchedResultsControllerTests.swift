@@ -109,8 +109,11 @@ final class FetchedResultsControllerTests: StoreTestCase {
         let context = privateContext()
         try context.performAndWait {
             let (controller, log) = try makeController(context)
+            var shown = controller.fetchedObjects.map(\.objectID)
+            var temporaries: [ManagedObjectID: ObjectIdentifier] = [:]
             for step in 0..<200 {
                 let all = try context.fetch(FetchRequest<Employee>())
+                let reported = log.all.count
                 switch Int.random(in: 0..<4, using: &rng) {
                 case 0:
                     let e = try context.insert(Employee.self)
@@ -127,6 +130,14 @@ final class FetchedResultsControllerTests: StoreTestCase {
                 let fresh = try context.fetch(controller.fetchRequest).map(\.objectID)
                 XCTAssertEqual(controller.fetchedObjects.map(\.objectID), fresh, "step \(step)")
                 if controller.fetchedObjects.map(\.objectID) != fresh { return }
+                // A list view applying only the reported changes shows the same rows.
+                for changes in log.all.dropFirst(reported) { shown = Self.replay(changes, on: shown) }
+                // A save gives inserted objects permanent IDs without a change to report.
+                let current = Dictionary(controller.fetchedObjects.map { (ObjectIdentifier($0), $0.objectID) }, uniquingKeysWith: { a, _ in a })
+                shown = shown.map { id in temporaries[id].flatMap { current[$0] } ?? id }
+                temporaries = Dictionary(controller.fetchedObjects.filter(\.objectID.isTemporaryID).map { ($0.objectID, ObjectIdentifier($0)) }, uniquingKeysWith: { a, _ in a })
+                XCTAssertEqual(shown, fresh, "step \(step): the reported changes do not turn the old rows into the new ones")
+                if shown != fresh { return }
             }
             XCTAssertGreaterThan(log.all.count, 50)
         }
@@ -134,6 +145,25 @@ final class FetchedResultsControllerTests: StoreTestCase {
 }
 
 extension FetchedResultsControllerTests {
+    /// Applies changes to a one-section list as a table view does: deletes and move sources at
+    /// their old rows (from the bottom), then inserts and move destinations at their new rows
+    /// (from the top).
+    static func replay(_ changes: [ResultsChange], on rows: [ManagedObjectID]) -> [ManagedObjectID] {
+        var removals: [Int] = [], additions: [(Int, ManagedObjectID)] = []
+        for change in changes {
+            switch change {
+            case .delete(_, let at): removals.append(at.row)
+            case .insert(let id, let at): additions.append((at.row, id))
+            case .move(let id, let from, let to): removals.append(from.row); additions.append((to.row, id))
+            case .update, .insertSection, .deleteSection: break
+            }
+        }
+        var result = rows
+        for row in removals.sorted(by: >) where result.indices.contains(row) { result.remove(at: row) }
+        for (row, id) in additions.sorted(by: { $0.0 < $1.0 }) { result.insert(id, at: min(row, result.count)) }
+        return result
+    }
+
     /// A merged insert that cannot be loaded because the store's server is out of reach shows up
     /// on its own once the server answers again (and updated objects that could not be re-read
     /// are reported as such), instead of waiting for a change that may never come.

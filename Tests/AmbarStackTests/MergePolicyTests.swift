@@ -198,4 +198,46 @@ final class MergePolicyTests: StoreTestCase {
             XCTAssertEqual(all.first?.name, "Duplicate")
         }
     }
+
+    /// A large insert-only save goes to the store first and looks up the holders of unique values
+    /// only when a row is refused (enough inserts for every backend to take that path): a
+    /// collision with a stored row, or between two new objects, is still resolved by the policy,
+    /// and a refused save writes nothing.
+    func testLargeInsertSavesResolveCollisionsLikeSmallOnes() throws {
+        let existing = try seedEmployee("Original", salary: 1, email: "taken@x")
+        let context = privateContext()
+        try context.performAndWait {
+            for i in 0..<1_200 {
+                let employee = try context.insert(Employee.self)
+                employee.name = "New \(i)"
+                employee.email = i == 600 ? "taken@x" : "new\(i)@x"
+            }
+            assertThrows({ try context.save() }) {
+                if case .constraintViolation(_, let attributes, _, let holder) = $0 { return attributes == ["email"] && holder == existing }
+                return false
+            }
+            XCTAssertEqual(context.insertedObjects.count, 1_200, "the refused save keeps every change")
+        }
+        let check = privateContext("check")
+        try check.performAndWait {
+            XCTAssertEqual(try check.count(for: FetchRequest<Employee>()), 1, "nothing of the refused save was written")
+        }
+
+        try context.performAndWait {
+            context.mergePolicy = .mergeByPropertyObjectTrump
+            let twin = try context.insert(Employee.self)
+            twin.name = "Twin"
+            twin.email = "new5@x"
+            try context.save()
+            XCTAssertEqual(context.insertedObjects.count, 0)
+        }
+        let fresh = privateContext("fresh")
+        try fresh.performAndWait {
+            let all = try fresh.fetch(FetchRequest<Employee>())
+            XCTAssertEqual(all.count, 1_200, "1,199 new rows, the collision became the stored row, the twins one row")
+            XCTAssertEqual(all.first { $0.email == "taken@x" }?.objectID, existing)
+            XCTAssertEqual(all.first { $0.email == "taken@x" }?.name, "New 600")
+            XCTAssertEqual(all.filter { $0.email == "new5@x" }.count, 1)
+        }
+    }
 }

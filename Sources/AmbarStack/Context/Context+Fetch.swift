@@ -126,9 +126,8 @@ extension ManagedObjectContext {
                         layout = found
                         lastLayout = found
                     }
-                    let object = layout.objectClass.init(ManagedObjectInitToken(layout: layout, objectID: row.id, context: self))
+                    let object = layout.objectClass.init(ManagedObjectInitToken(layout: layout, objectID: row.id, context: self, row: row))
                     state.registered[row.id] = object
-                    object.load(values: row.values, toOne: row.toOne, version: row.version)
                     object.faultFlag = request.returnsObjectsAsFaults
                     objects.append(object)
                 }

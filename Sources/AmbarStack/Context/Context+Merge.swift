@@ -84,7 +84,7 @@ extension ManagedObjectContext {
         for i in object.layout.transientAttributes where i < values.count && i < object.values.count {
             values[i] = object.values[i]
         }
-        var keptAttributes = Set<Int>()
+        var keptAttributes = PropertyIndexSet()
         for i in localAttributes where i < values.count {
             let theyChanged = oldSnapshot.indices.contains(i) && oldSnapshot[i] != fresh.values[i]
             if storeWins && theyChanged { continue }
@@ -92,7 +92,7 @@ extension ManagedObjectContext {
             keptAttributes.insert(i)
         }
         var toOne = fresh.toOne.isEmpty ? object.toOne : fresh.toOne
-        var keptRelationships = Set<Int>()
+        var keptRelationships = PropertyIndexSet()
         var keptToMany: [Int: Set<ManagedObjectID>] = [:]
         var keptOrder: [Int: [ManagedObjectID]] = [:]
         for i in localRelationships {

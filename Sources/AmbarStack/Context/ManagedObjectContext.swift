@@ -315,10 +315,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
         let id = ManagedObjectID.makeTemporary(entityName: layout.name)
         let object = layout.objectClass.init(ManagedObjectInitToken(layout: layout, objectID: id, context: self))
-        for (i, attribute) in layout.attributes.enumerated() {
-            object.values[i] = attribute.defaultValue.coerced(to: attribute.type) ?? .null
-        }
-        for i in layout.relationships.indices where layout.relationships[i].isToMany {
+        object.values = layout.insertValues
+        for i in layout.toManyRelationships {
             object.toMany[i] = []
         }
         object.hasData = true
@@ -417,4 +415,12 @@ final class ContextState {
     var pendingUpdated = Set<ManagedObjectID>()
     var pendingDeleted = Set<ManagedObjectID>()
     var depth = 0
+    private var resultsPasses: UInt64 = 0
+
+    /// A number no results-controller pass in this context used before: objects a change touches
+    /// are marked with it, so the pass over the results recognizes them without hashing.
+    func nextResultsPass() -> UInt64 {
+        resultsPasses += 1
+        return resultsPasses
+    }
 }

@@ -75,6 +75,17 @@ final class EntityLayout: Sendable {
     let derivedAttributes: [(index: Int, derivation: DerivedAttribute)]
     /// Fetched properties, inherited first.
     let fetchedProperties: [FetchedPropertyDescription]
+    /// A null for every attribute: a fault's values before they load.
+    let nullValues: [AttributeValue]
+    /// The values a new object starts with: each attribute's default, coerced to its type.
+    let insertValues: [AttributeValue]
+    /// No destination for every relationship: an object's to-one slots before any is set.
+    let noDestinations: [ManagedObjectID?]
+    /// The indexes of the to-many relationships.
+    let toManyRelationships: [Int]
+    /// Attribute names compared one by one (cheaper than hashing for the few attributes most
+    /// entities have; see ``attributeSlot(_:)``).
+    private let attributeNames: [String]
 
     init(
         name: String, description: EntityDescription, rootName: String,
@@ -100,6 +111,21 @@ final class EntityLayout: Sendable {
         self.transientAttributes = attributes.indices.filter { attributes[$0].isTransient }
         self.derivedAttributes = derivedAttributes
         self.fetchedProperties = fetchedProperties
+        self.nullValues = Array(repeating: .null, count: attributes.count)
+        self.insertValues = attributes.map { $0.defaultValue.coerced(to: $0.type) ?? .null }
+        self.noDestinations = Array(repeating: nil, count: relationships.count)
+        self.toManyRelationships = relationships.indices.filter { relationships[$0].isToMany }
+        self.attributeNames = attributes.map(\.name)
+    }
+
+    /// The index of the attribute named `name`. Typed properties (`@Managed`) look their
+    /// attribute up on every access: for up to 16 attributes a scan whose comparisons mostly
+    /// succeed or fail on the first word (short names are stored inline) beats hashing the name.
+    @inline(__always)
+    func attributeSlot(_ name: String) -> Int? {
+        guard attributeNames.count <= 16 else { return attributeIndex[name] }
+        for i in attributeNames.indices where attributeNames[i] == name { return i }
+        return nil
     }
 
     /// The column of the attribute at `index`, or an error saying it is transient.

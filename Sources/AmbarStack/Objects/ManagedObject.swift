@@ -5,6 +5,9 @@ public struct ManagedObjectInitToken {
     let layout: EntityLayout
     let objectID: ManagedObjectID
     let context: ManagedObjectContext
+    /// A row to load as the object's committed state (a fetch), so the object is made with its
+    /// values rather than with placeholders replaced at once.
+    var row: StoreRow? = nil
 }
 
 /// An object of the graph: one row of an entity, owned by exactly one context and confined to
@@ -48,8 +51,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// same objects as `toMany` holds for that index.
     var order: [Int: [ManagedObjectID]] = [:]
     var snapshotOrder: [Int: [ManagedObjectID]] = [:]
-    var changedAttributes = Set<Int>()
-    var changedRelationships = Set<Int>()
+    var changedAttributes = PropertyIndexSet()
+    var changedRelationships = PropertyIndexSet()
     /// Whether values have been loaded (false for a fault that has not fired).
     var hasData = false
     var faultFlag = true
@@ -58,6 +61,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var insertAnnounced = false
     /// Faults fetched together, loaded together (fetch batch size).
     var faultBatch: FaultBatch?
+    /// The pass of a results controller that marked this object as touched by a change (see
+    /// ``ContextState/nextResultsPass()``); compared with the pass's number, never reset.
+    var resultsPass: UInt64 = 0
 
     enum Lifecycle { case registered, inserted, deleted, invalidated }
 
@@ -66,14 +72,21 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         self.layout = token.layout
         self.objectID = token.objectID
         self.managedObjectContext = token.context
-        let attributeCount = token.layout.attributes.count
         let relationshipCount = token.layout.relationships.count
-        self.values = Array(repeating: .null, count: attributeCount)
-        self.snapshot = []
-        self.toOne = Array(repeating: nil, count: relationshipCount)
-        self.snapshotToOne = Array(repeating: nil, count: relationshipCount)
-        self.toMany = Array(repeating: nil, count: relationshipCount)
-        self.snapshotToMany = Array(repeating: nil, count: relationshipCount)
+        if let row = token.row {
+            self.values = row.values
+            self.snapshot = row.values
+            self.version = row.version
+            self.hasData = true
+            self.toOne = row.toOne.isEmpty ? token.layout.noDestinations : row.toOne
+        } else {
+            self.values = token.layout.nullValues
+            self.snapshot = []
+            self.toOne = token.layout.noDestinations
+        }
+        self.snapshotToOne = toOne
+        self.toMany = relationshipCount == 0 ? [] : Array(repeating: nil, count: relationshipCount)
+        self.snapshotToMany = toMany
     }
 
     /// Called once when the object is inserted, after defaults are set. Override to set up
@@ -134,7 +147,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     ///
     /// - Throws: ``AmbarError/unknownProperty(entity:property:)`` when the entity has no such attribute.
     public func value(forKey key: String) throws(AmbarError) -> AttributeValue {
-        guard let i = layout.attributeIndex[key] else {
+        guard let i = layout.attributeSlot(key) else {
             throw .unknownProperty(entity: layout.name, property: key)
         }
         return attribute(at: i)
@@ -145,7 +158,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// - Throws: ``AmbarError/unknownProperty(entity:property:)``, or
     ///   ``AmbarError/typeMismatch(entity:property:expected:got:)`` when the value does not fit.
     public func setValue(_ value: AttributeValue, forKey key: String) throws(AmbarError) {
-        guard let i = layout.attributeIndex[key] else {
+        guard let i = layout.attributeSlot(key) else {
             throw .unknownProperty(entity: layout.name, property: key)
         }
         try setAttribute(value, at: i)
@@ -217,12 +230,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         guard let coerced = value.coerced(to: description.type) else {
             throw .typeMismatch(entity: layout.name, property: description.name, expected: description.type, got: value.kindName)
         }
-        try checkMutable("setting \(layout.name).\(description.name)")
-        fireFaultIfNeeded()
+        let context = try mutableContext("setting \(layout.name).\(description.name)")
+        if faultFlag { fireFaultIfNeeded() }
         if values[i] == coerced { return }
         values[i] = coerced
         changedAttributes.insert(i)
-        managedObjectContext?.objectDidChange(self)
+        context.objectDidChange(self)
     }
 
     func destination(at i: Int) -> ManagedObject? {
@@ -267,12 +280,20 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     func checkMutable(_ operation: @autoclosure () -> String) throws(AmbarError) {
+        _ = try mutableContext(operation())
+    }
+
+    /// The owning context, when the caller may change the object: it has one, is not
+    /// invalidated, and the caller is on the context's queue.
+    @inline(__always)
+    func mutableContext(_ operation: @autoclosure () -> String) throws(AmbarError) -> ManagedObjectContext {
         guard let context = managedObjectContext, lifecycle != .invalidated else {
             throw .foreignObject(objectID, operation: operation())
         }
         guard context.isOnQueue else {
             throw .wrongQueue(context: context.displayName, operation: operation())
         }
+        return context
     }
 
     func fireFaultIfNeeded() {

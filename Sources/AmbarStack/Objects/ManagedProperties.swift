@@ -30,7 +30,7 @@ public struct Managed<Value: AttributeValueConvertible> {
     ) -> Value {
         get {
             let key = object[keyPath: storageKeyPath].key
-            guard let i = object.layout.attributeIndex[key] else {
+            guard let i = object.layout.attributeSlot(key) else {
                 PropertyLog.unknown(object, key)
                 return Value.placeholder
             }
@@ -39,7 +39,7 @@ public struct Managed<Value: AttributeValueConvertible> {
         set {
             let key = object[keyPath: storageKeyPath].key
             do throws(AmbarError) {
-                guard let i = object.layout.attributeIndex[key] else {
+                guard let i = object.layout.attributeSlot(key) else {
                     throw AmbarError.unknownProperty(entity: object.entityName, property: key)
                 }
                 try object.setAttribute(newValue.attributeValue, at: i)

@@ -243,6 +243,9 @@ public final class FetchedResultsController<T: ManagedObject> {
             let matches = (try? fetchRequest.predicate.map { p throws(AmbarError) in try PredicateEvaluation.evaluate(p, on: object) } ?? true) ?? false
             if matches { matching.append(object) }
         }
+        if sectionNameKeyPath == nil {
+            return applyUnsectioned(changed: changed, gone: gone, matching: matching)
+        }
 
         // Positions are only needed to describe the changes to an observer.
         let old = sections, oldPositions = onChange == nil ? [:] : positions()
@@ -260,6 +263,89 @@ public final class FetchedResultsController<T: ManagedObject> {
         fetchedObjects = next
         rebuildSections()
         report(old: old, oldPositions: oldPositions, changed: changed)
+    }
+
+    /// ``apply(changed:gone:)`` for results without sections, in time proportional to the
+    /// change: the objects it touches are marked, one pass over the results drops them (and any
+    /// invalidated object) and places the matching ones where a binary search put them; changes
+    /// are reported from the positions found on the way, with no map of every position.
+    private func applyUnsectioned(changed: Set<ManagedObjectID>, gone: Set<ManagedObjectID>, matching: [T]) {
+        let pass = context.state.nextResultsPass()
+        for id in changed.union(gone) { context.registeredObject(for: id)?.resultsPass = pass }
+        // A departing object may already be unregistered; it is then invalidated.
+        func isTouched(_ object: T) -> Bool { object.resultsPass == pass || object.lifecycle == .invalidated }
+
+        // Where each matching object goes: the index, in the current results, of the first
+        // untouched object it precedes (untouched objects keep their values, so they are sorted).
+        let old = fetchedObjects
+        let sorts = fetchRequest.sortDescriptors
+        func untouched(atOrAfter index: Int, before limit: Int) -> Int? {
+            var i = index
+            while i < limit {
+                if !isTouched(old[i]) { return i }
+                i += 1
+            }
+            return nil
+        }
+        var placed: [(index: Int, object: T)] = []
+        placed.reserveCapacity(matching.count)
+        for object in matching.sorted(by: { PredicateEvaluation.precedes($0, $1, sorts) }) {
+            var low = 0, high = old.count
+            while low < high {
+                let mid = (low + high) / 2
+                guard let probe = untouched(atOrAfter: mid, before: high) else { high = mid; continue }
+                if PredicateEvaluation.precedes(old[probe], object, sorts) { low = probe + 1 } else { high = mid }
+            }
+            placed.append((low, object))
+        }
+
+        var next: [T] = []
+        next.reserveCapacity(old.count + placed.count)
+        var removed: [(id: ManagedObjectID, row: Int)] = []
+        var newRows: [ManagedObjectID: Int] = [:]
+        var oldRows: [ManagedObjectID: Int] = [:]
+        var p = 0
+        for (row, object) in old.enumerated() {
+            while p < placed.count && placed[p].index <= row {
+                newRows[placed[p].object.objectID] = next.count
+                next.append(placed[p].object)
+                p += 1
+            }
+            if isTouched(object) {
+                removed.append((object.objectID, row))
+                oldRows[object.objectID] = row
+            } else {
+                next.append(object)
+            }
+        }
+        while p < placed.count {
+            newRows[placed[p].object.objectID] = next.count
+            next.append(placed[p].object)
+            p += 1
+        }
+        let hadObjects = !old.isEmpty
+        fetchedObjects = next
+        sections = next.isEmpty ? [] : [ResultsSection(name: "", objects: next)]
+        guard let onChange else { return }
+
+        var changes: [ResultsChange] = []
+        if hadObjects && next.isEmpty { changes.append(.deleteSection("", at: 0)) }
+        for (id, row) in removed where newRows[id] == nil { changes.append(.delete(id, at: ResultsIndexPath(row: row, section: 0))) }
+        if !hadObjects && !next.isEmpty { changes.append(.insertSection("", at: 0)) }
+        var inserts: [ResultsChange] = [], moves: [ResultsChange] = [], updates: [ResultsChange] = []
+        for (id, row) in newRows {
+            let to = ResultsIndexPath(row: row, section: 0)
+            guard let from = oldRows[id].map({ ResultsIndexPath(row: $0, section: 0) }) else {
+                inserts.append(.insert(id, at: to))
+                continue
+            }
+            if !changed.contains(id) { continue }
+            if from != to { moves.append(.move(id, from: from, to: to)) } else { updates.append(.update(id, at: from)) }
+        }
+        changes += inserts.sorted { $0.sortKey < $1.sortKey }
+        changes += moves.sorted { $0.sortKey < $1.sortKey }
+        changes += updates.sorted { $0.sortKey < $1.sortKey }
+        if !changes.isEmpty { onChange(changes) }
     }
 
     private func report(old: [ResultsSection<T>], oldPositions: [ManagedObjectID: ResultsIndexPath], changed: Set<ManagedObjectID>) {

@@ -4,9 +4,7 @@ extension PostgreSQLStore {
     /// Applies a change set in one transaction, by the rules of ``SaveWork``.
     func save(_ changes: ChangeSet) throws(AmbarError) -> SaveOutcome {
         try write("save") { connection in
-            var work = SaveWork(model: model, transaction: PostgreSQLSaveTransaction(store: self, connection: connection), changes: changes)
-            try work.run()
-            return work.outcome
+            try SaveWork.perform(model: model, transaction: PostgreSQLSaveTransaction(store: self, connection: connection), changes: changes)
         }
     }
 
@@ -36,6 +34,22 @@ struct PostgreSQLSaveTransaction: SaveTransaction {
         if let hash, hash != store.model.versionHash {
             throw AmbarError.storeMigrated(storeHash: hash, modelHash: store.model.versionHash)
         }
+    }
+
+    /// A savepoint costs two round trips, a lookup of holders one per 500 keys: the attempt pays
+    /// from a thousand inserts.
+    var optimisticInsertMinimum: Int { 1_000 }
+
+    func withSavepoint(_ body: () throws -> Void) throws {
+        _ = try connection.query("SAVEPOINT ambar_save_attempt", [])
+        do {
+            try body()
+        } catch {
+            _ = try connection.query("ROLLBACK TO SAVEPOINT ambar_save_attempt", [])
+            _ = try connection.query("RELEASE SAVEPOINT ambar_save_attempt", [])
+            throw error
+        }
+        _ = try connection.query("RELEASE SAVEPOINT ambar_save_attempt", [])
     }
 
     func receiptToken(_ key: String) throws -> Int64? {

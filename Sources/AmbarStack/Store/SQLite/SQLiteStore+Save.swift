@@ -6,9 +6,7 @@ extension SQLiteStore {
     /// Applies a change set in one IMMEDIATE transaction, by the rules of ``SaveWork``.
     func save(_ changes: ChangeSet) throws(AmbarError) -> SaveOutcome {
         try write("save") { db in
-            var work = SaveWork(model: model, transaction: SQLiteSaveTransaction(store: self, db: db), changes: changes)
-            try work.run()
-            return work.outcome
+            try SaveWork.perform(model: model, transaction: SQLiteSaveTransaction(store: self, db: db), changes: changes)
         }
     }
 }
@@ -156,6 +154,21 @@ struct SQLiteSaveTransaction: SaveTransaction {
 
     func writeLedger(_ entry: LedgerEntry) throws -> Int64? {
         try store.writeLedger(db, entry)
+    }
+
+    /// A savepoint costs two statements in memory: worth it from the first insert.
+    var optimisticInsertMinimum: Int { 1 }
+
+    func withSavepoint(_ body: () throws -> Void) throws {
+        try db.cachedStatement(sql: "SAVEPOINT ambar_save_attempt").execute()
+        do {
+            try body()
+        } catch {
+            try db.cachedStatement(sql: "ROLLBACK TO ambar_save_attempt").execute()
+            try db.cachedStatement(sql: "RELEASE ambar_save_attempt").execute()
+            throw error
+        }
+        try db.cachedStatement(sql: "RELEASE ambar_save_attempt").execute()
     }
 
     func writeReceipt(_ key: String, token: Int64) throws {

@@ -40,6 +40,14 @@ protocol SaveTransaction {
     func writeLedger(_ entry: LedgerEntry) throws -> Int64?
     /// Records that the save with idempotency key `key` committed as `token`.
     func writeReceipt(_ key: String, token: Int64) throws
+
+    /// From how many inserts into tables with uniqueness constraints on it pays to insert first
+    /// and look for the holders of taken values only when the store refuses a row (see
+    /// ``SaveWork/perform(model:transaction:changes:)``), rather than look them up first.
+    var optimisticInsertMinimum: Int { get }
+    /// Runs `body` inside a savepoint: when it throws, everything it wrote is rolled back and
+    /// the error rethrown; the enclosing transaction stays open.
+    func withSavepoint(_ body: () throws -> Void) throws
 }
 
 /// A row to insert, with its to-one destinations resolved to permanent IDs.
@@ -56,3 +64,7 @@ struct NewRow {
 struct ConstraintRefusal: Error {
     var values: [AttributeValue] = []
 }
+
+/// An insert refused under ``SaveWork``'s optimistic attempt: the save starts over, looking up
+/// the holders of unique values first.
+struct OptimisticInsertRefused: Error {}

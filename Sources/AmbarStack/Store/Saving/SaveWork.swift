@@ -17,12 +17,57 @@ struct SaveWork<Transaction: SaveTransaction> {
     var conflicts: [MergeConflict] = []
     var deletedInThisSave = Set<ManagedObjectID>()
     var ledger: LedgerEntry
+    /// Whether inserts go to the store without looking up the holders of their unique values
+    /// first; a refusal then throws ``OptimisticInsertRefused``.
+    let insertsOptimistically: Bool
 
-    init(model: ManagedObjectModel, transaction: Transaction, changes: ChangeSet) {
+    init(model: ManagedObjectModel, transaction: Transaction, changes: ChangeSet, insertsOptimistically: Bool = false) {
         self.model = model
         self.db = transaction
         self.changes = changes
         self.ledger = LedgerEntry(author: changes.author, contextName: changes.contextName)
+        self.insertsOptimistically = insertsOptimistically
+    }
+
+    /// Applies `changes` in the transaction and returns the outcome.
+    ///
+    /// An import mostly inserts rows whose unique values nobody holds. When the save inserts
+    /// enough such rows (``SaveTransaction/optimisticInsertMinimum``) and changes or deletes
+    /// nothing in their tables (an update or delete could free a value an insert takes, which the
+    /// merge policies resolve against the rows as they were before the save), the rows are
+    /// inserted inside a savepoint with the store's unique indexes as the only check. If the store
+    /// refuses one, the savepoint is rolled back and the save runs again, looking the holders up
+    /// first, so every conflict is resolved by the merge policy exactly as without the attempt.
+    static func perform(model: ManagedObjectModel, transaction: Transaction, changes: ChangeSet) throws -> SaveOutcome {
+        if mayInsertOptimistically(changes, model.resolved, minimum: transaction.optimisticInsertMinimum) {
+            var work = SaveWork(model: model, transaction: transaction, changes: changes, insertsOptimistically: true)
+            do {
+                try transaction.withSavepoint { try work.run() }
+                return work.outcome
+            } catch is OptimisticInsertRefused {
+                // Rolled back to the savepoint: run again with the holders looked up first.
+            }
+        }
+        var work = SaveWork(model: model, transaction: transaction, changes: changes)
+        try work.run()
+        return work.outcome
+    }
+
+    /// Whether the optimistic attempt applies: at least `minimum` inserts into tables with
+    /// uniqueness constraints, and no update or delete in those tables.
+    static func mayInsertOptimistically(_ changes: ChangeSet, _ resolved: ResolvedModel, minimum: Int) -> Bool {
+        var constrainedRoots = Set<String>()
+        var count = 0
+        for insert in changes.inserts {
+            guard let layout = resolved.entities[insert.id.entityName], !layout.uniquenessConstraints.isEmpty else { continue }
+            constrainedRoots.insert(layout.rootName)
+            count += 1
+        }
+        guard count >= minimum, count > 0 else { return false }
+        func touchesConstrainedTable(_ id: ManagedObjectID) -> Bool {
+            resolved.entities[id.entityName].map { constrainedRoots.contains($0.rootName) } ?? true
+        }
+        return !changes.updates.contains { touchesConstrainedTable($0.id) } && !changes.deletes.contains { touchesConstrainedTable($0.id) }
     }
 
     var resolved: ResolvedModel { model.resolved }
@@ -35,7 +80,7 @@ struct SaveWork<Transaction: SaveTransaction> {
             throw AmbarError.alreadySaved(idempotencyKey: key, token: token)
         }
         try assignPrimaryKeys()
-        try resolveUniqueness()
+        if !insertsOptimistically { try resolveUniqueness() }
         for delete in changes.deletes { try apply(delete) }
         for update in changes.updates { try apply(update) }
         try applyInserts()
@@ -298,6 +343,7 @@ struct SaveWork<Transaction: SaveTransaction> {
             do {
                 try db.insertRows(layout, rows)
             } catch let refusal as ConstraintRefusal {
+                if insertsOptimistically { throw OptimisticInsertRefused() }
                 // Only a row written by another client since the uniqueness check can get here.
                 throw uniquenessViolation(layout, values: refusal.values)
             }
