@@ -16,7 +16,7 @@ struct Plan {
     var smoke = false
     var repetitions = 5
     var output: URL?
-    var only: Set<Int> = Set(1...8).union([10, 11])
+    var only: Set<Int> = Set(1...9).union([10, 11])
     /// A PostgreSQL server for workloads 10 and 11 (`--postgres URL`); they are skipped without one.
     var postgres: URL?
 
@@ -30,6 +30,9 @@ struct Plan {
     var hubReceivers: Int { smoke ? 2 : 8 }
     var memoryObjects: Int { smoke ? 20_000 : 1_000_000 }
     var postgresRows: Int { smoke ? 2_000 : 50_000 }
+    var viewerSeconds: Double { smoke ? 1 : 10 }
+    var viewerSearchSeconds: Double { smoke ? 0.5 : 3 }
+    var viewerMaximumPace: Int { smoke ? 40_000 : 640_000 }
 
     init(_ arguments: [String]) throws {
         var rest = arguments[...]
@@ -59,6 +62,9 @@ func runSuite(_ plan: Plan) async throws {
     if plan.only.contains(6) { try await crossProcess.run(into: &report) }
     if plan.only.contains(7) { try await HubThroughput(messages: plan.hubMessages, receivers: plan.hubReceivers, saves: plan.crossProcessSaves).run(into: &report) }
     if plan.only.contains(8) { try Memory(objects: plan.memoryObjects, batchSize: 5_000).run(into: &report) }
+    if plan.only.contains(9) {
+        try await ViewersKeepingUp(pace: 20_000, seconds: plan.viewerSeconds, searchSeconds: plan.viewerSearchSeconds, maximumPace: plan.viewerMaximumPace).run(into: &report)
+    }
     if !plan.only.isDisjoint(with: [10, 11]) {
         if let server = plan.postgres {
             try await PostgresWorkloads(
@@ -99,6 +105,8 @@ signal(SIGPIPE, SIG_IGN)
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
+case "viewer" where arguments.count == 2:
+    try ViewersKeepingUp.viewer(directory: URL(fileURLWithPath: arguments[1]))
 case "receiver" where arguments.count == 2:
     try CrossProcessRoles.ambarReceiver(directory: URL(fileURLWithPath: arguments[1]))
 case "raw-receiver" where arguments.count == 3:

@@ -32,12 +32,14 @@ struct CrossProcess {
                 Figure(approach: "raw socket notify + SELECT, \(receivers) receiver(s): p99", value: r.1, unit: "µs"),
                 Figure(approach: "raw socket notify + SELECT, \(receivers) receiver(s): p99.9", value: r.2, unit: "µs"),
             ]
-            if receivers == receiverCounts.last { met = a.0 <= 150 && a.1 <= 1000 }
+            // The bounds against the socket limit measured in this run: p50 within 2× raw with
+            // one receiver (2.5× with more), p99 within 3×.
+            met = met && a.0 <= (receivers == 1 ? 2 : 2.5) * r.0 && a.1 <= 3 * r.1
         }
         report.results.append(WorkloadResult(
             number: 6, title: "Cross-process",
             figures: figures,
-            target: "p50 ≤ 150 µs, p99 ≤ 1 ms with \(receiverCounts.last ?? 8) receivers", met: met,
+            target: "p50 ≤ 2× raw (≤ 2.5× with \(receiverCounts.last ?? 8) receivers), p99 ≤ 3× raw", met: met,
             note: "from the publisher's CLOCK_MONOTONIC just before its save to the object refreshed in each receiver's main context (all latencies of all receivers pooled); \(saves) saves, 2 ms apart. The baseline publisher commits through the raw C API and writes the row id to each receiver's socket; each receiver reads it and SELECTs the row"))
     }
 

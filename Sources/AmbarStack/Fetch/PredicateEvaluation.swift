@@ -252,6 +252,37 @@ enum PredicateEvaluation {
         return idPrecedes(a.objectID, b.objectID)
     }
 
+    /// An object's values for a list of sort descriptors, read once: sorting or placing many
+    /// objects compares these instead of resolving key paths on every comparison.
+    struct SortKey {
+        let values: [(type: AttributeType?, value: AttributeValue)]
+        let id: ManagedObjectID
+
+        init(_ object: ManagedObject, _ sorts: [ObjectSortDescriptor]) {
+            values = sorts.map { sort in
+                let resolved = (try? PredicateEvaluation.resolveAttribute(sort.key, on: object)) ?? nil
+                return (resolved?.0.type, resolved?.1 ?? .null)
+            }
+            id = object.objectID
+        }
+    }
+
+    /// ``precedes(_:_:_:)`` on keys read before.
+    static func precedes(_ a: SortKey, _ b: SortKey, _ sorts: [ObjectSortDescriptor]) -> Bool {
+        for (i, sort) in sorts.enumerated() {
+            let (x, y) = (a.values[i].value, b.values[i].value)
+            var c: Int
+            if x.isNull || y.isNull {
+                c = x.isNull == y.isNull ? 0 : (x.isNull ? -1 : 1)
+            } else {
+                c = order(x, y, a.values[i].type ?? b.values[i].type ?? .string, sort.options)
+            }
+            if !sort.ascending { c = -c }
+            if c != 0 { return c < 0 }
+        }
+        return idPrecedes(a.id, b.id)
+    }
+
     /// Permanent IDs by primary key, then temporary IDs in insertion order.
     static func idPrecedes(_ a: ManagedObjectID, _ b: ManagedObjectID) -> Bool {
         switch (a.key, b.key) {

@@ -265,64 +265,59 @@ public final class FetchedResultsController<T: ManagedObject> {
         report(old: old, oldPositions: oldPositions, changed: changed)
     }
 
-    /// ``apply(changed:gone:)`` for results without sections, in time proportional to the
-    /// change: the objects it touches are marked, one pass over the results drops them (and any
-    /// invalidated object) and places the matching ones where a binary search put them; changes
-    /// are reported from the positions found on the way, with no map of every position.
+    /// ``apply(changed:gone:)`` for results without sections: the objects a change touches are
+    /// marked, a pass over the results (a field compared and a reference copied per row) drops
+    /// them, and the matching ones go where a binary search on their sort keys puts them. Sort
+    /// keys are read once per placed object and per probe, so key-path work grows with the
+    /// change, not with the results; changes are reported from the positions found on the way,
+    /// with no map of every position.
     private func applyUnsectioned(changed: Set<ManagedObjectID>, gone: Set<ManagedObjectID>, matching: [T]) {
         let pass = context.state.nextResultsPass()
         for id in changed.union(gone) { context.registeredObject(for: id)?.resultsPass = pass }
         // A departing object may already be unregistered; it is then invalidated.
         func isTouched(_ object: T) -> Bool { object.resultsPass == pass || object.lifecycle == .invalidated }
 
-        // Where each matching object goes: the index, in the current results, of the first
-        // untouched object it precedes (untouched objects keep their values, so they are sorted).
+        // One pass drops the touched objects; the others keep their values, so they stay sorted.
         let old = fetchedObjects
-        let sorts = fetchRequest.sortDescriptors
-        func untouched(atOrAfter index: Int, before limit: Int) -> Int? {
-            var i = index
-            while i < limit {
-                if !isTouched(old[i]) { return i }
-                i += 1
+        var remaining: [T] = []
+        remaining.reserveCapacity(old.count)
+        var removed: [(id: ManagedObjectID, row: Int)] = []
+        var oldRows: [ManagedObjectID: Int] = [:]
+        for (row, object) in old.enumerated() {
+            if isTouched(object) {
+                removed.append((object.objectID, row))
+                oldRows[object.objectID] = row
+            } else {
+                remaining.append(object)
             }
-            return nil
         }
+        // Where each matching object goes, by binary search on sort keys read once.
+        let sorts = fetchRequest.sortDescriptors
+        let keyed = matching.map { (object: $0, key: PredicateEvaluation.SortKey($0, sorts)) }
+            .sorted { PredicateEvaluation.precedes($0.key, $1.key, sorts) }
         var placed: [(index: Int, object: T)] = []
-        placed.reserveCapacity(matching.count)
-        for object in matching.sorted(by: { PredicateEvaluation.precedes($0, $1, sorts) }) {
-            var low = 0, high = old.count
+        placed.reserveCapacity(keyed.count)
+        var low = 0
+        for (object, key) in keyed {
+            var high = remaining.count
             while low < high {
                 let mid = (low + high) / 2
-                guard let probe = untouched(atOrAfter: mid, before: high) else { high = mid; continue }
-                if PredicateEvaluation.precedes(old[probe], object, sorts) { low = probe + 1 } else { high = mid }
+                if PredicateEvaluation.precedes(PredicateEvaluation.SortKey(remaining[mid], sorts), key, sorts) { low = mid + 1 } else { high = mid }
             }
             placed.append((low, object))
         }
 
         var next: [T] = []
-        next.reserveCapacity(old.count + placed.count)
-        var removed: [(id: ManagedObjectID, row: Int)] = []
+        next.reserveCapacity(remaining.count + placed.count)
         var newRows: [ManagedObjectID: Int] = [:]
-        var oldRows: [ManagedObjectID: Int] = [:]
-        var p = 0
-        for (row, object) in old.enumerated() {
-            while p < placed.count && placed[p].index <= row {
-                newRows[placed[p].object.objectID] = next.count
-                next.append(placed[p].object)
-                p += 1
-            }
-            if isTouched(object) {
-                removed.append((object.objectID, row))
-                oldRows[object.objectID] = row
-            } else {
-                next.append(object)
-            }
+        var copied = 0
+        for (index, object) in placed {
+            next.append(contentsOf: remaining[copied..<index])
+            copied = index
+            newRows[object.objectID] = next.count
+            next.append(object)
         }
-        while p < placed.count {
-            newRows[placed[p].object.objectID] = next.count
-            next.append(placed[p].object)
-            p += 1
-        }
+        next.append(contentsOf: remaining[copied...])
         let hadObjects = !old.isEmpty
         fetchedObjects = next
         sections = next.isEmpty ? [] : [ResultsSection(name: "", objects: next)]

@@ -79,10 +79,20 @@ struct DemoCommand: AsyncParsableCommand {
         let rate = Double(written) / seconds
         let latencies = answers.map { LatencySummary(samples: $0["latencies_ms"] as? [Double] ?? []) }
         let all = LatencySummary(samples: latencies.flatMap(\.samples))
+        // The lag of the transactions committed in the run's first and last second: flat when
+        // the viewers keep up, growing when they fall behind.
+        let timed = answers.flatMap { answer in
+            zip(answer["commits_s"] as? [Double] ?? [], answer["latencies_ms"] as? [Double] ?? [])
+        }
+        let firstCommit = timed.map(\.0).min() ?? 0, lastCommit = timed.map(\.0).max() ?? 0
+        let firstSecond = LatencySummary(samples: timed.filter { $0.0 < firstCommit + 1 }.map(\.1))
+        let lastSecond = LatencySummary(samples: timed.filter { $0.0 >= lastCommit - 1 }.map(\.1))
         if json {
             JSONLine.print([
                 "records_per_second": rate, "written": written, "transactions": imported["transactions"] ?? 0,
                 "latency_p50_ms": all.p50, "latency_p99_ms": all.p99, "converged": converged,
+                "lag_first_second_p50_ms": firstSecond.samples.isEmpty ? NSNull() : firstSecond.p50 as Any,
+                "lag_last_second_p50_ms": lastSecond.samples.isEmpty ? NSNull() : lastSecond.p50 as Any,
                 "digest": reference.digest, "count": reference.count,
                 "viewers": zip(answers, latencies).map { ["pid": $0["pid"] ?? 0, "digest": $0["digest"] ?? "", "merges": $1.samples.count, "p50_ms": $1.p50, "p99_ms": $1.p99] as [String: Any] },
             ])
@@ -96,6 +106,7 @@ struct DemoCommand: AsyncParsableCommand {
                            answer["pid"] as? Int ?? 0, latency.samples.count, latency.p50, latency.p99))
             }
             say(String(format: "latency   all viewers: p50 %.2f ms, p99 %.2f ms", all.p50, all.p99))
+            say(String(format: "lag       p50 of the transactions committed in the first second %.2f ms, in the last second %.2f ms", firstSecond.p50, lastSecond.p50))
             say("digest    store \(reference.digest) (\(reference.count) products); importer \(digests[0] ?? "-"); "
                 + answers.enumerated().map { "viewer \($0.offset + 1) \($0.element["digest"] as? String ?? "-") (\($0.element["count"] as? Int ?? 0))" }.joined(separator: "; "))
             if keep { say("kept      \(directory.path)") }

@@ -28,11 +28,13 @@ struct DemoViewerCommand: AsyncParsableCommand {
             try controller.performFetch()
             results.controller = controller
         }
-        let merged = Locked<(token: Int64, latencies: [Double])>((0, []))
+        let merged = Locked<(token: Int64, latencies: [Double], commits: [Double])>((0, [], []))
         let observation = sync.observeRemoteMerges { event in
+            let mergedAt = Date().timeIntervalSince1970
             merged.withLock { state in
                 state.token = max(state.token, event.token)
                 state.latencies.append(event.latency * 1000)
+                state.commits.append(mergedAt - event.latency)
             }
         }
         Reply.send(["ready": true, "pid": Int(getpid())])
@@ -45,7 +47,7 @@ struct DemoViewerCommand: AsyncParsableCommand {
                 try DemoModel.digest(results.controller?.fetchedObjects ?? [])
             }
             let state = merged.withLock { $0 }
-            Reply.send(["pid": Int(getpid()), "token": state.token, "digest": digest, "count": count, "latencies_ms": state.latencies])
+            Reply.send(["pid": Int(getpid()), "token": state.token, "digest": digest, "count": count, "latencies_ms": state.latencies, "commits_s": state.commits])
         }
         observation.cancel()
         await sync.stop()
