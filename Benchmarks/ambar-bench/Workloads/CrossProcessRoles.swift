@@ -33,30 +33,21 @@ enum CrossProcessRoles {
     /// stamp to the object's refresh in the main context.
     static func receive(stack: DataStack, directory: URL) throws -> Never {
         let latencies = Recorder()
-        let holder = Locked<[AnyObject]>([])
-        let ready = DispatchSemaphore(value: 0)
-        Task.detached {
-            let sync = try await SharedStoreSync.start(stack: stack, configuration: .sharedDirectory(directory))
-            let main = try stack.mainContext
-            let observation = sync.observeRemoteMerges { event in
-                let t = now()
-                for id in event.refreshed {
-                    if case .integer(let stamp)? = try? main.registeredObject(for: id)?.value(forKey: "stamp") {
-                        latencies.values.withLock { $0.append(t - stamp) }
-                    }
+        let main = try stack.mainContext
+        let sharing = share(stack, through: directory) { event, t in
+            for id in event.refreshed {
+                if case .integer(let stamp)? = try? main.registeredObject(for: id)?.value(forKey: "stamp") {
+                    latencies.values.withLock { $0.append(t - stamp) }
                 }
             }
-            holder.withLock { $0 = [sync, observation] }
-            ready.signal()
         }
-        ready.wait()
         DispatchQueue.main.async {
             // Register and load every object, as a viewer showing them would.
             let main = try? stack.mainContext
             _ = try? main?.fetch(FetchRequest<ManagedObject>(entityName: "Stamp")).map { try $0.value(forKey: "stamp") }
             say("ready")
         }
-        serve(latencies: latencies)
+        withExtendedLifetime(sharing) { serve(latencies: latencies) }
     }
 
     /// The physical path without the library: a blocking read on a Unix stream socket for the
@@ -109,6 +100,22 @@ enum CrossProcessRoles {
         ready.wait()
         say("ready")
         serve(latencies: frames)
+    }
+
+    /// Starts sharing `stack` through `directory`, calling `onMerge` on the main queue with each
+    /// remote merge and the CLOCK_MONOTONIC time it ended; returns once sharing runs, with what
+    /// must stay alive while the process does.
+    static func share(_ stack: DataStack, through directory: URL, onMerge: @escaping @Sendable (RemoteMergeEvent, Int64) -> Void) -> Locked<[AnyObject]> {
+        let holder = Locked<[AnyObject]>([])
+        let ready = DispatchSemaphore(value: 0)
+        Task.detached {
+            let sync = try await SharedStoreSync.start(stack: stack, configuration: .sharedDirectory(directory))
+            let observation = sync.observeRemoteMerges { event in onMerge(event, now()) }
+            holder.withLock { $0 = [sync, observation] }
+            ready.signal()
+        }
+        ready.wait()
+        return holder
     }
 
     /// Answers the parent's commands until `quit`.
