@@ -107,7 +107,7 @@ struct ViewersKeepingUp {
             for t in 0..<transactions {
                 let due = started + Int64(t) * interval
                 while now() < due { usleep(UInt32(max(1, (due - now()) / 1000))) }
-                var inserted: [ManagedObject] = []
+                var stamped: [ManagedObject] = []
                 let inserting = t < transactions / 2 || ids.count < batch
                 if inserting {
                     for _ in 0..<batch {
@@ -115,7 +115,7 @@ struct ViewersKeepingUp {
                         seq += 1
                         try record.setValue(.integer(seq), forKey: "seq")
                         try record.setValue(.string("Record \(seq)"), forKey: "title")
-                        inserted.append(record)
+                        stamped.append(record)
                     }
                 } else {
                     // 200 updates and 50 deletes of the earliest rows not changed yet.
@@ -125,17 +125,17 @@ struct ViewersKeepingUp {
                         let record = try importer.existingObject(with: id)
                         if n < 200 {
                             try record.setValue(.string("Updated \(id.primaryKey ?? 0)"), forKey: "title")
-                            inserted.append(record)
+                            stamped.append(record)
                         } else {
                             try importer.delete(record)
                         }
                     }
                 }
                 let stamp = now()
-                for record in inserted { try record.setValue(.integer(stamp), forKey: "stamp") }
+                for record in stamped { try record.setValue(.integer(stamp), forKey: "stamp") }
                 try importer.save()
                 stamps.append(stamp)
-                if inserting { ids += inserted.map(\.objectID) }
+                if inserting { ids += stamped.map(\.objectID) }
                 try importer.reset()
             }
             return (started, now(), stamps)

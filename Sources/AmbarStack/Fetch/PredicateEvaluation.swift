@@ -238,22 +238,16 @@ enum PredicateEvaluation {
         for sort in sorts {
             let va = (try? resolveAttribute(sort.key, on: a)) ?? nil
             let vb = (try? resolveAttribute(sort.key, on: b)) ?? nil
-            let type = va?.0.type ?? vb?.0.type ?? .string
-            let x = va?.1 ?? .null, y = vb?.1 ?? .null
-            var c: Int
-            if x.isNull || y.isNull {
-                c = x.isNull == y.isNull ? 0 : (x.isNull ? -1 : 1)
-            } else {
-                c = order(x, y, type, sort.options)
-            }
-            if !sort.ascending { c = -c }
+            let c = compare(va?.1 ?? .null, vb?.1 ?? .null, va?.0.type ?? vb?.0.type ?? .string, sort)
             if c != 0 { return c < 0 }
         }
         return idPrecedes(a.objectID, b.objectID)
     }
 
     /// An object's values for a list of sort descriptors, read once: sorting or placing many
-    /// objects compares these instead of resolving key paths on every comparison.
+    /// objects compares these instead of resolving key paths on every comparison. A key that
+    /// does not resolve reads as null, as in ``precedes(_:_:_:)``: the sort keys of a request
+    /// are checked when it is fetched, so only a nil step in a key path gets here.
     struct SortKey {
         let values: [(type: AttributeType?, value: AttributeValue)]
         let id: ManagedObjectID
@@ -270,17 +264,17 @@ enum PredicateEvaluation {
     /// ``precedes(_:_:_:)`` on keys read before.
     static func precedes(_ a: SortKey, _ b: SortKey, _ sorts: [ObjectSortDescriptor]) -> Bool {
         for (i, sort) in sorts.enumerated() {
-            let (x, y) = (a.values[i].value, b.values[i].value)
-            var c: Int
-            if x.isNull || y.isNull {
-                c = x.isNull == y.isNull ? 0 : (x.isNull ? -1 : 1)
-            } else {
-                c = order(x, y, a.values[i].type ?? b.values[i].type ?? .string, sort.options)
-            }
-            if !sort.ascending { c = -c }
+            let c = compare(a.values[i].value, b.values[i].value, a.values[i].type ?? b.values[i].type ?? .string, sort)
             if c != 0 { return c < 0 }
         }
         return idPrecedes(a.id, b.id)
+    }
+
+    /// How two values compare under one sort descriptor (negative, zero or positive): nulls
+    /// first, the descriptor's text options and direction applied.
+    private static func compare(_ x: AttributeValue, _ y: AttributeValue, _ type: AttributeType, _ sort: ObjectSortDescriptor) -> Int {
+        let c = x.isNull || y.isNull ? (x.isNull == y.isNull ? 0 : (x.isNull ? -1 : 1)) : order(x, y, type, sort.options)
+        return sort.ascending ? c : -c
     }
 
     /// Permanent IDs by primary key, then temporary IDs in insertion order.

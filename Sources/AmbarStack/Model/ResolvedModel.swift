@@ -81,6 +81,8 @@ final class EntityLayout: Sendable {
     let insertValues: [AttributeValue]
     /// No destination for every relationship: an object's to-one slots before any is set.
     let noDestinations: [ManagedObjectID?]
+    /// No loaded destinations for every relationship: an object's to-many slots before they load.
+    let unloadedToMany: [Set<ManagedObjectID>?]
     /// The indexes of the to-many relationships.
     let toManyRelationships: [Int]
     /// Attribute names compared one by one (cheaper than hashing for the few attributes most
@@ -114,6 +116,7 @@ final class EntityLayout: Sendable {
         self.nullValues = Array(repeating: .null, count: attributes.count)
         self.insertValues = attributes.map { $0.defaultValue.coerced(to: $0.type) ?? .null }
         self.noDestinations = Array(repeating: nil, count: relationships.count)
+        self.unloadedToMany = Array(repeating: nil, count: relationships.count)
         self.toManyRelationships = relationships.indices.filter { relationships[$0].isToMany }
         self.attributeNames = attributes.map(\.name)
     }

@@ -72,7 +72,6 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         self.layout = token.layout
         self.objectID = token.objectID
         self.managedObjectContext = token.context
-        let relationshipCount = token.layout.relationships.count
         if let row = token.row {
             self.values = row.values
             self.snapshot = row.values
@@ -85,7 +84,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             self.toOne = token.layout.noDestinations
         }
         self.snapshotToOne = toOne
-        self.toMany = relationshipCount == 0 ? [] : Array(repeating: nil, count: relationshipCount)
+        self.toMany = token.layout.unloadedToMany
         self.snapshotToMany = toMany
     }
 

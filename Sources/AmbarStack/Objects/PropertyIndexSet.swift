@@ -4,7 +4,7 @@
 /// first 64 indexes live in one word inside the object, with no allocation and no hashing;
 /// entities with more properties spill the rest into an array of words. Iteration is in
 /// ascending order, so `sorted()` is already sorted.
-struct PropertyIndexSet: Sequence, Equatable, Sendable {
+struct PropertyIndexSet: Sequence, Sendable {
     private var low: UInt64 = 0
     private var high: [UInt64] = []
 
@@ -31,13 +31,6 @@ struct PropertyIndexSet: Sequence, Equatable, Sendable {
     mutating func removeAll() {
         low = 0
         if !high.isEmpty { high = [] }
-    }
-
-    static func == (lhs: PropertyIndexSet, rhs: PropertyIndexSet) -> Bool {
-        guard lhs.low == rhs.low else { return false }
-        let count = Swift.max(lhs.high.count, rhs.high.count)
-        for i in 0..<count where (lhs.high[safe: i] ?? 0) != (rhs.high[safe: i] ?? 0) { return false }
-        return true
     }
 
     func makeIterator() -> Iterator { Iterator(set: self) }

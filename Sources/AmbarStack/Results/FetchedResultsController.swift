@@ -282,11 +282,9 @@ public final class FetchedResultsController<T: ManagedObject> {
         var remaining: [T] = []
         remaining.reserveCapacity(old.count)
         var removed: [(id: ManagedObjectID, row: Int)] = []
-        var oldRows: [ManagedObjectID: Int] = [:]
         for (row, object) in old.enumerated() {
             if isTouched(object) {
                 removed.append((object.objectID, row))
-                oldRows[object.objectID] = row
             } else {
                 remaining.append(object)
             }
@@ -323,6 +321,7 @@ public final class FetchedResultsController<T: ManagedObject> {
         sections = next.isEmpty ? [] : [ResultsSection(name: "", objects: next)]
         guard let onChange else { return }
 
+        let oldRows = Dictionary(removed, uniquingKeysWith: { first, _ in first })
         var changes: [ResultsChange] = []
         if hadObjects && next.isEmpty { changes.append(.deleteSection("", at: 0)) }
         for (id, row) in removed where newRows[id] == nil { changes.append(.delete(id, at: ResultsIndexPath(row: row, section: 0))) }

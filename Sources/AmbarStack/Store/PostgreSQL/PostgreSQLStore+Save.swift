@@ -40,16 +40,8 @@ struct PostgreSQLSaveTransaction: SaveTransaction {
     /// from a thousand inserts.
     var optimisticInsertMinimum: Int { 1_000 }
 
-    func withSavepoint(_ body: () throws -> Void) throws {
-        _ = try connection.query("SAVEPOINT ambar_save_attempt", [])
-        do {
-            try body()
-        } catch {
-            _ = try connection.query("ROLLBACK TO SAVEPOINT ambar_save_attempt", [])
-            _ = try connection.query("RELEASE SAVEPOINT ambar_save_attempt", [])
-            throw error
-        }
-        _ = try connection.query("RELEASE SAVEPOINT ambar_save_attempt", [])
+    func execute(_ step: SavepointStep) throws {
+        _ = try connection.query(step.rawValue, [])
     }
 
     func receiptToken(_ key: String) throws -> Int64? {

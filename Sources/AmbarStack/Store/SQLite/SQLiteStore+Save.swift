@@ -159,16 +159,8 @@ struct SQLiteSaveTransaction: SaveTransaction {
     /// A savepoint costs two statements in memory: worth it from the first insert.
     var optimisticInsertMinimum: Int { 1 }
 
-    func withSavepoint(_ body: () throws -> Void) throws {
-        try db.cachedStatement(sql: "SAVEPOINT ambar_save_attempt").execute()
-        do {
-            try body()
-        } catch {
-            try db.cachedStatement(sql: "ROLLBACK TO ambar_save_attempt").execute()
-            try db.cachedStatement(sql: "RELEASE ambar_save_attempt").execute()
-            throw error
-        }
-        try db.cachedStatement(sql: "RELEASE ambar_save_attempt").execute()
+    func execute(_ step: SavepointStep) throws {
+        try db.cachedStatement(sql: step.rawValue).execute()
     }
 
     func writeReceipt(_ key: String, token: Int64) throws {

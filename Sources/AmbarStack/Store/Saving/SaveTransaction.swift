@@ -45,9 +45,15 @@ protocol SaveTransaction {
     /// and look for the holders of taken values only when the store refuses a row (see
     /// ``SaveWork/perform(model:transaction:changes:)``), rather than look them up first.
     var optimisticInsertMinimum: Int { get }
-    /// Runs `body` inside a savepoint: when it throws, everything it wrote is rolled back and
-    /// the error rethrown; the enclosing transaction stays open.
-    func withSavepoint(_ body: () throws -> Void) throws
+    /// Runs one savepoint statement (the same SQL on every backend).
+    func execute(_ step: SavepointStep) throws
+}
+
+/// The statements of the savepoint around ``SaveWork``'s optimistic attempt.
+enum SavepointStep: String {
+    case begin = "SAVEPOINT ambar_save_attempt"
+    case release = "RELEASE SAVEPOINT ambar_save_attempt"
+    case rollBack = "ROLLBACK TO SAVEPOINT ambar_save_attempt"
 }
 
 /// A row to insert, with its to-one destinations resolved to permanent IDs.

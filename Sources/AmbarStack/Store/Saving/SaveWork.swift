@@ -41,11 +41,16 @@ struct SaveWork<Transaction: SaveTransaction> {
     static func perform(model: ManagedObjectModel, transaction: Transaction, changes: ChangeSet) throws -> SaveOutcome {
         if mayInsertOptimistically(changes, model.resolved, minimum: transaction.optimisticInsertMinimum) {
             var work = SaveWork(model: model, transaction: transaction, changes: changes, insertsOptimistically: true)
+            try transaction.execute(.begin)
             do {
-                try transaction.withSavepoint { try work.run() }
+                try work.run()
+                try transaction.execute(.release)
                 return work.outcome
             } catch is OptimisticInsertRefused {
-                // Rolled back to the savepoint: run again with the holders looked up first.
+                // Only the refusal is undone here, then the save runs again with the holders
+                // looked up first; any other error leaves, and the whole transaction rolls back.
+                try transaction.execute(.rollBack)
+                try transaction.execute(.release)
             }
         }
         var work = SaveWork(model: model, transaction: transaction, changes: changes)
