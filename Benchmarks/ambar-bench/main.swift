@@ -34,6 +34,16 @@ struct Plan {
     var viewerSearchSeconds: Double { smoke ? 0.5 : 3 }
     var viewerMaximumPace: Int { smoke ? 40_000 : 640_000 }
 
+    /// How to call the benchmark, printed by `--help` and after a bad argument.
+    static let usage = """
+        usage: ambar-bench [--smoke] [--repetitions N] [--output DIR] [--only 1,2,…] [--postgres URL]
+          --smoke          a few seconds, small sizes
+          --repetitions N  repetitions per bulk workload (the median is reported; default 5)
+          --output DIR     also write latest.json, latest.md and cross-process-latency.svg to DIR
+          --only 1,6       run only these workloads (1…11)
+          --postgres URL   run workloads 10 and 11 against this PostgreSQL server
+        """
+
     init(_ arguments: [String]) throws {
         var rest = arguments[...]
         while let argument = rest.popFirst() {
@@ -43,7 +53,8 @@ struct Plan {
             case "--output": output = rest.popFirst().map { URL(fileURLWithPath: $0, isDirectory: true) }
             case "--only": only = Set((rest.popFirst() ?? "").split(separator: ",").compactMap { Int($0) })
             case "--postgres": postgres = rest.popFirst().flatMap { URL(string: $0) }
-            default: throw BenchError("unknown argument \(argument); use --smoke, --repetitions N, --output DIR, --only 1,2,…, --postgres URL")
+            case "--help", "-h": print(Self.usage); exit(0)
+            default: throw BenchError("unknown argument \(argument)\n\(Self.usage)")
             }
         }
     }
@@ -122,7 +133,13 @@ case "memory-ambar" where arguments.count == 4:
 case "memory-raw" where arguments.count == 3:
     try Memory.rawChild(objects: Int(arguments[1]) ?? 0, file: URL(fileURLWithPath: arguments[2]))
 default:
-    let plan = try Plan(arguments)
+    let plan: Plan
+    do {
+        plan = try Plan(arguments)
+    } catch {
+        FileHandle.standardError.write(Data("ambar-bench: \(error)\n".utf8))
+        exit(2)
+    }
     Task.detached {
         do {
             try await runSuite(plan)

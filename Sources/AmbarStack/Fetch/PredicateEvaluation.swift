@@ -106,6 +106,11 @@ enum PredicateEvaluation {
 
     /// Follows the to-one relationships of `path` up to its last component.
     private static func walk(_ path: String, from object: ManagedObject) throws(AmbarError) -> (ManagedObject?, String) {
+        // Most key paths name a property of the object itself: no splitting, no allocation.
+        if !path.utf8.contains(UInt8(ascii: ".")) {
+            guard !path.isEmpty else { throw .invalidPredicate("empty key path") }
+            return (object, path)
+        }
         let parts = path.split(separator: ".").map(String.init)
         guard let last = parts.last else { throw .invalidPredicate("empty key path") }
         var current: ManagedObject? = object
@@ -133,7 +138,7 @@ enum PredicateEvaluation {
             }
             return (attribute, .null)
         }
-        guard let i = holder.layout.attributeIndex[name] else {
+        guard let i = holder.layout.attributeSlot(name) else {
             if holder.layout.relationshipIndex[name] != nil {
                 throw .invalidPredicate("'\(path)' is a relationship; compare attributes, or use ToOneKey / ToManyKey")
             }
@@ -259,6 +264,18 @@ enum PredicateEvaluation {
             }
             id = object.objectID
         }
+    }
+
+    /// Whether `object` sorts before the object whose key is `key`: ``precedes(_:_:_:)`` with
+    /// one side read before and the other read as it is compared, with nothing allocated (a
+    /// binary search probes many objects once each).
+    static func precedes(_ object: ManagedObject, _ key: SortKey, _ sorts: [ObjectSortDescriptor]) -> Bool {
+        for (i, sort) in sorts.enumerated() {
+            let resolved = (try? resolveAttribute(sort.key, on: object)) ?? nil
+            let c = compare(resolved?.1 ?? .null, key.values[i].value, resolved?.0.type ?? key.values[i].type ?? .string, sort)
+            if c != 0 { return c < 0 }
+        }
+        return idPrecedes(object.objectID, key.id)
     }
 
     /// ``precedes(_:_:_:)`` on keys read before.

@@ -31,39 +31,39 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     open class var entityName: String { ClassNames.name(of: self) }
 
     /// The object's identity; temporary until the object is saved.
-    public internal(set) var objectID: ManagedObjectID
+    public internal(set) final var objectID: ManagedObjectID
     /// The context that owns the object; `nil` once the object is deleted and saved, or its
     /// context is reset or gone.
     public internal(set) weak var managedObjectContext: ManagedObjectContext?
     let layout: EntityLayout
 
     // Values, in the layout's attribute order; `snapshot` holds the committed ones.
-    var values: [AttributeValue]
-    var snapshot: [AttributeValue]
+    final var values: [AttributeValue]
+    final var snapshot: [AttributeValue]
     /// The row version the snapshot was read at (0 for a new object).
-    var version: Int64 = 0
-    var toOne: [ManagedObjectID?]
-    var snapshotToOne: [ManagedObjectID?]
+    final var version: Int64 = 0
+    final var toOne: [ManagedObjectID?]
+    final var snapshotToOne: [ManagedObjectID?]
     /// To-many destinations; `nil` while the relationship is a fault.
-    var toMany: [Set<ManagedObjectID>?]
-    var snapshotToMany: [Set<ManagedObjectID>?]
+    final var toMany: [Set<ManagedObjectID>?]
+    final var snapshotToMany: [Set<ManagedObjectID>?]
     /// The destinations of loaded ordered relationships, in order (by relationship index); the
     /// same objects as `toMany` holds for that index.
-    var order: [Int: [ManagedObjectID]] = [:]
-    var snapshotOrder: [Int: [ManagedObjectID]] = [:]
-    var changedAttributes = PropertyIndexSet()
-    var changedRelationships = PropertyIndexSet()
+    final var order: [Int: [ManagedObjectID]] = [:]
+    final var snapshotOrder: [Int: [ManagedObjectID]] = [:]
+    final var changedAttributes = PropertyIndexSet()
+    final var changedRelationships = PropertyIndexSet()
     /// Whether values have been loaded (false for a fault that has not fired).
-    var hasData = false
-    var faultFlag = true
-    var lifecycle = Lifecycle.registered
+    final var hasData = false
+    final var faultFlag = true
+    final var lifecycle = Lifecycle.registered
     /// Whether an objects-did-change notification has announced this (inserted) object.
-    var insertAnnounced = false
+    final var insertAnnounced = false
     /// Faults fetched together, loaded together (fetch batch size).
-    var faultBatch: FaultBatch?
+    final var faultBatch: FaultBatch?
     /// The pass of a results controller that marked this object as touched by a change (see
     /// ``ContextState/nextResultsPass()``); compared with the pass's number, never reset.
-    var resultsPass: UInt64 = 0
+    final var resultsPass: UInt64 = 0
 
     enum Lifecycle { case registered, inserted, deleted, invalidated }
 

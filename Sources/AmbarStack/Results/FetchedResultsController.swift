@@ -266,65 +266,59 @@ public final class FetchedResultsController<T: ManagedObject> {
     }
 
     /// ``apply(changed:gone:)`` for results without sections: the objects a change touches are
-    /// marked, a pass over the results (a field compared and a reference copied per row) drops
-    /// them, and the matching ones go where a binary search on their sort keys puts them. Sort
+    /// marked, a pass over the results (a field compared and a reference moved per row, in
+    /// place) drops them, and the matching ones go where a binary search on their sort keys puts
+    /// them, each row moving at most once more. Sort
     /// keys are read once per placed object and per probe, so key-path work grows with the
     /// change, not with the results; changes are reported from the positions found on the way,
     /// with no map of every position.
     private func applyUnsectioned(changed: Set<ManagedObjectID>, gone: Set<ManagedObjectID>, matching: [T]) {
         let pass = context.state.nextResultsPass()
         for id in changed.union(gone) { context.registeredObject(for: id)?.resultsPass = pass }
-        // A departing object may already be unregistered; it is then invalidated.
-        func isTouched(_ object: T) -> Bool { object.resultsPass == pass || object.lifecycle == .invalidated }
+        // A departing object may already be unregistered; it is then invalidated, and
+        // `indices(touchedIn:)` finds it by that.
 
         // One pass drops the touched objects; the others keep their values, so they stay sorted.
-        let old = fetchedObjects
-        var remaining: [T] = []
-        remaining.reserveCapacity(old.count)
-        var removed: [(id: ManagedObjectID, row: Int)] = []
-        for (row, object) in old.enumerated() {
-            if isTouched(object) {
-                removed.append((object.objectID, row))
-            } else {
-                remaining.append(object)
-            }
-        }
-        // Where each matching object goes, by binary search on sort keys read once.
+        // The array is edited in place (the sections' copy is dropped first, so nothing else
+        // holds its storage), and no tuple of `T` is built: in a caller that is not specialized
+        // for `T`, each costs a metadata lookup.
+        let hadObjects = !fetchedObjects.isEmpty
+        var rows = fetchedObjects
+        fetchedObjects = []
+        sections = []
+        let removedRows = rows.indices(touchedIn: pass)
+        let removedIDs = removedRows.map { rows[$0].objectID }
+        rows.remove(atAscending: removedRows)
+        // Where each matching object goes, by binary search on sort keys read once for the
+        // placed objects and as probed for the others.
         let sorts = fetchRequest.sortDescriptors
-        let keyed = matching.map { (object: $0, key: PredicateEvaluation.SortKey($0, sorts)) }
-            .sorted { PredicateEvaluation.precedes($0.key, $1.key, sorts) }
-        var placed: [(index: Int, object: T)] = []
-        placed.reserveCapacity(keyed.count)
+        let keys = matching.map { PredicateEvaluation.SortKey($0, sorts) }
+        let order = keys.indices.sorted { PredicateEvaluation.precedes(keys[$0], keys[$1], sorts) }
+        var positions: [Int] = []
+        positions.reserveCapacity(order.count)
         var low = 0
-        for (object, key) in keyed {
-            var high = remaining.count
+        for k in order {
+            var high = rows.count
             while low < high {
                 let mid = (low + high) / 2
-                if PredicateEvaluation.precedes(PredicateEvaluation.SortKey(remaining[mid], sorts), key, sorts) { low = mid + 1 } else { high = mid }
+                if PredicateEvaluation.precedes(rows[mid], keys[k], sorts) { low = mid + 1 } else { high = mid }
             }
-            placed.append((low, object))
+            positions.append(low)
         }
-
-        var next: [T] = []
-        next.reserveCapacity(remaining.count + placed.count)
+        // The n-th placed object lands n rows after its position among the remaining ones.
         var newRows: [ManagedObjectID: Int] = [:]
-        var copied = 0
-        for (index, object) in placed {
-            next.append(contentsOf: remaining[copied..<index])
-            copied = index
-            newRows[object.objectID] = next.count
-            next.append(object)
-        }
-        next.append(contentsOf: remaining[copied...])
-        let hadObjects = !old.isEmpty
-        fetchedObjects = next
-        sections = next.isEmpty ? [] : [ResultsSection(name: "", objects: next)]
+        newRows.reserveCapacity(order.count)
+        for (n, k) in order.enumerated() { newRows[matching[k].objectID] = positions[n] + n }
+        rows.insert(order.map { matching[$0] }, atAscending: positions)
+        fetchedObjects = rows
+        sections = rows.isEmpty ? [] : [ResultsSection(name: "", objects: rows)]
+        let next = rows
         guard let onChange else { return }
 
-        let oldRows = Dictionary(removed, uniquingKeysWith: { first, _ in first })
+        let oldRows = Dictionary(zip(removedIDs, removedRows), uniquingKeysWith: { first, _ in first })
         var changes: [ResultsChange] = []
         if hadObjects && next.isEmpty { changes.append(.deleteSection("", at: 0)) }
-        for (id, row) in removed where newRows[id] == nil { changes.append(.delete(id, at: ResultsIndexPath(row: row, section: 0))) }
+        for (id, row) in zip(removedIDs, removedRows) where newRows[id] == nil { changes.append(.delete(id, at: ResultsIndexPath(row: row, section: 0))) }
         if !hadObjects && !next.isEmpty { changes.append(.insertSection("", at: 0)) }
         var inserts: [ResultsChange] = [], moves: [ResultsChange] = [], updates: [ResultsChange] = []
         for (id, row) in newRows {
