@@ -11,7 +11,7 @@ final class LedgerFollowerTests: SharedStoreTestCase {
         let stack = try DataStack.open(model: .model(try itemModel()), storeURL: directory.store, name: "follower")
         let follower = LedgerFollower(
             coordinator: try stack.writerCoordinator, main: try stack.mainContext, consumerName: "follower-test",
-            removesCursorOnStop: true, heartbeat: .seconds(60), events: ObserverList<RemoteMergeEvent>())
+            removesCursorOnStop: true, heartbeat: .seconds(60), readsRowsAhead: true, events: ObserverList<RemoteMergeEvent>())
         follower.start(at: try stack.writerCoordinator.currentHistoryToken())
         return (follower, stack)
     }

@@ -50,4 +50,38 @@ final class MergeBacklogTests: SharedStoreTestCase {
         XCTAssertLessThanOrEqual(passes.entries.count, 3, "the backlog was merged in a few passes, not one per transaction")
         await sync.stop()
     }
+
+    /// A process that reads no rows ahead (``SharingConfiguration/readsChangedRowsAhead`` off)
+    /// reads them on its main queue instead: its results controller shows every change.
+    @MainActor
+    func testAProcessThatReadsNoRowsAheadShowsEveryChange() async throws {
+        let stack = try DataStack.open(model: .model(try itemModel()), storeURL: directory.store, name: "unhurried")
+        var configuration = SharingConfiguration.sharedDirectory(directory.url)
+        configuration.readsChangedRowsAhead = false
+        let sync = try await SharedStoreSync.start(stack: stack, configuration: configuration)
+        let main = try stack.mainContext
+        let controller = FetchedResultsController(
+            fetchRequest: FetchRequest<ManagedObject>(entityName: "Item", sortDescriptors: [ObjectSortDescriptor(key: "uid")]), context: main)
+        try controller.performFetch()
+        let merged = MainQueueLog()
+        let merges = sync.observeRemoteMerges { merged.entries.append(String($0.token)) }
+        defer { merges.cancel() }
+        let writer = try Peer("writer", directory: directory)
+        defer { writer.kill() }
+
+        let reply = try writer.send("burst 40 n")
+        let head = try XCTUnwrap(Int64(reply.dropFirst("ok ".count)), reply)
+        var waited = 0
+        while merged.entries.last.flatMap({ Int64($0) }) != head && waited < 400 {
+            try await Task.sleep(nanoseconds: 50_000_000)
+            waited += 1
+        }
+        XCTAssertEqual(merged.entries.last, String(head), "every transaction merged")
+        let shown = try controller.fetchedObjects.map { item -> String in
+            guard case .string(let uid) = try item.value(forKey: "uid") else { return "?" }
+            return uid
+        }
+        XCTAssertEqual(shown, (0..<40).map { "n\($0)" }.sorted())
+        await sync.stop()
+    }
 }

@@ -66,6 +66,24 @@ extension ManagedObjectContext {
 
     // MARK: - Implementation
 
+    /// The rows of a fetch by object ID made while a merge with prefetched rows is announced,
+    /// when those rows cover every ID and no ID is a registered fault (which could have been
+    /// saved here since the rows were read); nil otherwise, and the store is read.
+    private func prefetchedRows(for query: StoreQuery, layout: EntityLayout) -> [StoreRow]? {
+        guard let prefetched = state.mergeRows, case .objectIn(let ids)? = query.predicate,
+              query.sortDescriptors.isEmpty, query.limit == nil, query.offset == 0 else { return nil }
+        let entities = persistentStoreCoordinator.model.resolved.entities
+        var rows: [StoreRow] = []
+        rows.reserveCapacity(ids.count)
+        for id in ids {
+            guard let found = prefetched.lookup(id), state.registered[id].map({ $0.hasData }) ?? true else { return nil }
+            guard let row = found, let rowLayout = entities[row.id.entityName],
+                  query.includesSubentities ? rowLayout.isKind(of: layout.name) : rowLayout === layout else { continue }
+            rows.append(row)
+        }
+        return rows
+    }
+
     private func isCandidate(_ object: ManagedObject, _ layout: EntityLayout, includesSubentities: Bool) -> Bool {
         includesSubentities ? object.layout.isKind(of: layout.name) : object.layout === layout
     }
@@ -105,7 +123,8 @@ extension ManagedObjectContext {
                 objects.append(object)
             }
         } else {
-            let rows = try store.fetchRows(query)
+            let rows: [StoreRow]
+            if let prefetched = prefetchedRows(for: query, layout: layout) { rows = prefetched } else { rows = try store.fetchRows(query) }
             objects.reserveCapacity(rows.count)
             state.registered.reserveCapacity(state.registered.count + rows.count)
             let entities = persistentStoreCoordinator.model.resolved.entities

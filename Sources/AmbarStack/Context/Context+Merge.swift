@@ -18,12 +18,20 @@ extension ManagedObjectContext {
         performAndWait { mergeOnQueue(note) }
     }
 
+    /// Merges a save whose rows were read before, off this queue (see ``PrefetchedRows``):
+    /// objects those rows cover are refreshed from them, and by-ID fetches made while the merge
+    /// is announced (a results controller loading the inserted objects) use them too, so the
+    /// store is read on this queue only for what they do not cover.
+    package func mergeChanges(fromContextDidSave note: DidSaveNotification, prefetched: PrefetchedRows) -> ObjectsDidChangeNotification {
+        performAndWait { mergeOnQueue(note, prefetched: prefetched) }
+    }
+
     /// Merges the same saved-object IDs into several contexts (each on its own queue).
     public static func mergeChanges(fromRemoteContextSave note: DidSaveNotification, into contexts: [ManagedObjectContext]) {
         for context in contexts { context.mergeChanges(fromContextDidSave: note) }
     }
 
-    private func mergeOnQueue(_ note: DidSaveNotification) -> ObjectsDidChangeNotification {
+    private func mergeOnQueue(_ note: DidSaveNotification, prefetched: PrefetchedRows = PrefetchedRows()) -> ObjectsDidChangeNotification {
         var invalidated = Set<ManagedObjectID>()
         for object in registeredObjects(among: note.deleted) {
             detachFromInverses(object)
@@ -37,27 +45,44 @@ extension ManagedObjectContext {
         var refreshed = Set<ManagedObjectID>()
         var notReread = Set<ManagedObjectID>()
         if !targets.isEmpty {
-            do {
-                let states = try loadStates(targets.map(\.objectID))
-                for object in targets {
-                    guard let fresh = states[object.objectID], !fresh.isDeleted else {
-                        invalidated.insert(object.objectID)
-                        detachFromInverses(object)
-                        invalidate(object)
-                        continue
-                    }
-                    refreshKeepingChanges(object, fresh, storeWins: mergePolicy == .mergeByPropertyStoreTrump)
-                    refreshed.insert(object.objectID)
+            // Prefetched rows serve the objects they cover, unless the object is newer (saved
+            // here since the read); a parent's unsaved state comes before the store's.
+            var states: [ManagedObjectID: ObjectState] = [:]
+            var toRead: [ManagedObjectID] = []
+            for object in targets {
+                switch parent == nil ? prefetched.lookup(object.objectID) : nil {
+                case .some(.some(let row)) where row.version >= object.version: states[object.objectID] = ObjectState(row: row)
+                case .some(.none): break  // deleted when the rows were read
+                default: toRead.append(object.objectID)
                 }
-            } catch {
-                notReread = Set(targets.map(\.objectID))
-                report(ContextFailure(operation: "merge a save (\(targets.count) objects could not be re-read; they keep their old values)", object: nil, property: nil, error: error))
+            }
+            if !toRead.isEmpty {
+                do {
+                    states.merge(try loadStates(toRead)) { _, read in read }
+                } catch {
+                    notReread = Set(toRead)
+                    report(ContextFailure(operation: "merge a save (\(toRead.count) objects could not be re-read; they keep their old values)", object: nil, property: nil, error: error))
+                }
+            }
+            for object in targets where !notReread.contains(object.objectID) {
+                guard let fresh = states[object.objectID], !fresh.isDeleted else {
+                    invalidated.insert(object.objectID)
+                    detachFromInverses(object)
+                    invalidate(object)
+                    continue
+                }
+                refreshKeepingChanges(object, fresh, storeWins: mergePolicy == .mergeByPropertyStoreTrump)
+                refreshed.insert(object.objectID)
             }
         }
         var change = ObjectsDidChangeNotification(
             context: identifier, inserted: note.inserted, updated: refreshed, deleted: note.deleted,
             refreshed: refreshed, invalidated: invalidated, invalidatedAll: false)
         change.notReread = notReread
+        // While the merge is announced, by-ID fetches of the save's objects use the rows read.
+        let outer = state.mergeRows
+        state.mergeRows = prefetched.isEmpty ? outer : prefetched
+        defer { state.mergeRows = outer }
         postObjectsDidChange(change)
         return change
     }

@@ -415,6 +415,8 @@ final class ContextState {
     var pendingUpdated = Set<ManagedObjectID>()
     var pendingDeleted = Set<ManagedObjectID>()
     var depth = 0
+    /// The rows read for the merge being announced (see ``PrefetchedRows``); nil otherwise.
+    var mergeRows: PrefetchedRows?
     private var resultsPasses: UInt64 = 0
 
     /// A number no results-controller pass in this context used before: objects a change touches

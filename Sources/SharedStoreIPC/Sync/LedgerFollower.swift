@@ -27,6 +27,8 @@ final class LedgerFollower: Sendable {
         /// Transactions whose merge is queued on the main context, in ledger order; one main-queue
         /// block (`mergeScheduled`) merges all of them at once.
         var pendingMerges: [PendingMerge] = []
+        /// Pages of the ledger read so far.
+        var pagesRead = 0
         var mergeScheduled = false
         var lastCursorWrite: ContinuousClock.Instant?
         var lastCursorWritten: Int64 = -1
@@ -36,21 +38,29 @@ final class LedgerFollower: Sendable {
         var rejectedSinceLog = 0
     }
 
-    /// A transaction waiting for its merge into the main context.
+    /// A transaction waiting for its merge into the main context, with the rows read for the
+    /// page of the ledger it came in (shared by the page's transactions; empty when not read).
     private struct PendingMerge {
         let transaction: HistoryTransaction
+        let rows: PrefetchedRows
+        /// The ledger read the transaction came in (its page's transactions share `rows`).
+        let page: Int
     }
 
     /// The most doorbell claims kept while their transactions are not in the ledger yet.
     static let maximumPendingClaims = 1024
     /// How many transactions one ledger read takes.
     static let pageSize = 500
+    /// The most objects whose rows are read ahead for one page of the ledger; a larger page's
+    /// are read on the main queue, for the objects it holds only.
+    static let maximumRowsReadAhead = 10_000
 
     private let coordinator: PersistentStoreCoordinator
     private let main: ManagedObjectContext
     private let consumerName: String
     private let removesCursorOnStop: Bool
     private let heartbeat: Duration
+    private let readsRowsAhead: Bool
     private let events: ObserverList<RemoteMergeEvent>
     private let state = Locked(State())
     private let clock = ContinuousClock()
@@ -59,12 +69,13 @@ final class LedgerFollower: Sendable {
     /// A follower that merges into `main` and records its position as `consumerName` (at least
     /// every `heartbeat`, so that purging knows it is alive).
     init(coordinator: PersistentStoreCoordinator, main: ManagedObjectContext, consumerName: String,
-         removesCursorOnStop: Bool, heartbeat: Duration, events: ObserverList<RemoteMergeEvent>) {
+         removesCursorOnStop: Bool, heartbeat: Duration, readsRowsAhead: Bool, events: ObserverList<RemoteMergeEvent>) {
         self.coordinator = coordinator
         self.main = main
         self.consumerName = consumerName
         self.removesCursorOnStop = removesCursorOnStop
         self.heartbeat = heartbeat
+        self.readsRowsAhead = readsRowsAhead
         self.events = events
     }
 
@@ -156,7 +167,9 @@ final class LedgerFollower: Sendable {
                 Self.logger.error("reading the ledger failed; retrying at the next doorbell or check", metadata: ["error": "\(error)"])
                 return
             }
+            let rows = readRowsAhead(page)
             state.withLock { s in
+                s.pagesRead += 1
                 for transaction in page {
                     if let doorbell = s.claims.removeValue(forKey: transaction.token) {
                         check(doorbell, against: transaction, &s)
@@ -166,7 +179,7 @@ final class LedgerFollower: Sendable {
                     guard transaction.token > s.cursor else { continue }
                     s.cursor = transaction.token
                     if transaction.isFromThisProcess || transaction.isEmpty { continue }
-                    enqueueMerge(&s, transaction)
+                    enqueueMerge(&s, PendingMerge(transaction: transaction, rows: rows, page: s.pagesRead))
                 }
                 // Claims at or below the cursor that no transaction answered name a transaction
                 // the ledger does not hold.
@@ -176,6 +189,28 @@ final class LedgerFollower: Sendable {
                 }
             }
             if page.count < Self.pageSize { return }
+        }
+    }
+
+    /// Reads the rows of the objects that the page's transactions from other processes
+    /// inserted or updated, on this thread, so that their merge on the main queue reads nothing.
+    /// They are read after the page, so they are at least as new as its transactions. A failed
+    /// read is not lost: the merge then reads on the main queue and reports a failure there.
+    private func readRowsAhead(_ page: [HistoryTransaction]) -> PrefetchedRows {
+        guard readsRowsAhead else { return PrefetchedRows() }
+        let cursor = state.withLock { $0.cursor }
+        var ids = Set<ManagedObjectID>()
+        for transaction in page where transaction.token > cursor && !transaction.isFromThisProcess && !transaction.isEmpty {
+            ids.formUnion(transaction.inserted)
+            ids.formUnion(transaction.updated)
+            if ids.count > Self.maximumRowsReadAhead { return PrefetchedRows() }
+        }
+        guard !ids.isEmpty else { return PrefetchedRows() }
+        do {
+            return try coordinator.prefetchRows(ids)
+        } catch {
+            Self.logger.debug("reading the changed rows ahead failed; the merge reads them on the main queue", metadata: ["error": "\(error)"])
+            return PrefetchedRows()
         }
     }
 
@@ -242,8 +277,8 @@ final class LedgerFollower: Sendable {
     /// waiting for the main queue join it: a receiver that fell behind merges its backlog in one
     /// pass, so it always catches up, and the main queue holds one merge block, not one per
     /// transaction.
-    private func enqueueMerge(_ s: inout State, _ transaction: HistoryTransaction) {
-        s.pendingMerges.append(PendingMerge(transaction: transaction))
+    private func enqueueMerge(_ s: inout State, _ pending: PendingMerge) {
+        s.pendingMerges.append(pending)
         guard !s.mergeScheduled else { return }
         s.mergeScheduled = true
         main.enqueue { [self] in mergePending() }
@@ -271,7 +306,14 @@ final class LedgerFollower: Sendable {
             combined = DidSaveNotification(inserted: inserted.subtracting(deleted), updated: updated.subtracting(deleted), deleted: deleted,
                                            author: batch.last?.transaction.author, token: batch.last?.transaction.token)
         }
-        let change = main.mergeChanges(fromContextDidSave: combined)
+        // Each page's rows once, later pages' replacing earlier ones.
+        var rows = PrefetchedRows()
+        var lastPage: Int?
+        for pending in batch where pending.page != lastPage {
+            rows.add(pending.rows)
+            lastPage = pending.page
+        }
+        let change = main.mergeChanges(fromContextDidSave: combined, prefetched: rows)
         if !change.notReread.isEmpty { remergeLater(change.notReread) }
         let now = Date()
         for pending in batch {

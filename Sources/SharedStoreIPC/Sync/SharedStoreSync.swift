@@ -74,7 +74,8 @@ public final class SharedStoreSync: Sendable {
         let follower = LedgerFollower(
             coordinator: coordinator, main: main, consumerName: configuration.resolvedConsumerName,
             removesCursorOnStop: configuration.consumerNameIsPerProcess,
-            heartbeat: .seconds(min(60, configuration.retention.consumerLease / 4)), events: events)
+            heartbeat: .seconds(min(60, configuration.retention.consumerLease / 4)),
+            readsRowsAhead: configuration.readsChangedRowsAhead, events: events)
         self.follower = follower
         let storeIdentifier = coordinator.storeIdentifier
         var storeFile: URL? = nil

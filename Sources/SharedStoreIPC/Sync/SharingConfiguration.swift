@@ -32,6 +32,15 @@ public struct SharingConfiguration: Sendable {
     /// While connected, how often the ledger is read anyway (doorbells are hints; a lost one
     /// costs at most this long).
     public var ledgerCheckInterval: Duration = .seconds(2)
+    /// Whether the rows of the objects other processes inserted and updated are read as soon as
+    /// their transactions are found in the ledger, on the thread that follows it (default
+    /// `true`). The merge on the main queue then reads nothing from the store, and a results
+    /// controller there finds the inserted objects already read: the main queue only applies.
+    ///
+    /// Set it to `false` for a process that holds few of the store's objects and lists none of
+    /// them: it then reads, on the main queue, only the rows of the objects it holds. Pages of
+    /// the ledger that name more than 10,000 objects are never read ahead.
+    public var readsChangedRowsAhead = true
 
     /// Sharing through `directory` with every default.
     public static func sharedDirectory(_ directory: URL) -> SharingConfiguration {
