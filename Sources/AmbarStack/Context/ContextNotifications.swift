@@ -122,7 +122,8 @@ public final class ContextObservation: Sendable {
 
 /// A thread-safe list of callbacks, each called with every posted value.
 public final class ObserverList<Value: Sendable>: Sendable {
-    private let entries = Locked<[UInt64: @Sendable (Value) -> Void]>([:])
+    /// The callbacks in the order they were added (keys only grow, so appending keeps it).
+    private let entries = Locked<[(key: UInt64, callback: @Sendable (Value) -> Void)]>([])
     private let counter = Atomic<UInt64>(0)
 
     /// Creates an empty list.
@@ -131,15 +132,16 @@ public final class ObserverList<Value: Sendable>: Sendable {
     /// Adds `callback`; it is called until the returned observation is cancelled or released.
     public func add(_ callback: @escaping @Sendable (Value) -> Void) -> ContextObservation {
         let key = counter.add(1, ordering: .relaxed).newValue
-        entries.withLock { $0[key] = callback }
+        entries.withLock { $0.append((key, callback)) }
         return ContextObservation { [weak self] in
-            _ = self?.entries.withLock { $0.removeValue(forKey: key) }
+            self?.entries.withLock { $0.removeAll { $0.key == key } }
         }
     }
 
     /// Calls every callback with `value`, on the caller's thread.
     public func post(_ value: Value) {
-        let callbacks = entries.withLock { Array($0.sorted { $0.key < $1.key }.map(\.value)) }
+        // A closure, not a key path: in a generic type a key path is instantiated at each call.
+        let callbacks = entries.withLock { $0.map { $0.callback } }
         for callback in callbacks { callback(value) }
     }
 
