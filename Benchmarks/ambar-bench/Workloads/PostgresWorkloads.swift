@@ -109,7 +109,7 @@ struct PostgresWorkloads {
                 figure("AmbarStack: insert one object, save; \(smallSaves) times", "small.ambar", s, unit: "saves/s", against: "small.raw"),
                 figure("postgres-nio, autocommit INSERT", "small.raw", s, unit: "saves/s"),
             ],
-            target: "measured (no target yet: the performance issue sets them)", met: nil,
+            target: "measured beside postgres-nio (no target set for PostgreSQL)", met: nil,
             note: "the same server, loopback TCP, fsync as the server is configured; every AmbarStack save also writes the ledger and sends NOTIFY"))
 
         progress("PostgreSQL cross-process: \(receivers) AmbarStack receiver(s), \(crossProcessSaves) saves")
@@ -126,7 +126,7 @@ struct PostgresWorkloads {
                 Figure(approach: "postgres-nio UPDATE + NOTIFY, LISTEN + SELECT, \(receivers) receiver(s): p50", value: r.0, unit: "µs"),
                 Figure(approach: "postgres-nio UPDATE + NOTIFY, LISTEN + SELECT, \(receivers) receiver(s): p99", value: r.1, unit: "µs"),
             ],
-            target: "measured (no target yet)", met: nil,
+            target: "measured beside postgres-nio (no target set)", met: nil,
             note: "from the publisher's CLOCK_MONOTONIC just before its save to the object refreshed in each receiver's main context (AmbarStack: through the receivers' host hub, which holds the LISTEN), or to the row read after the notification (baseline); \(crossProcessSaves) saves, 2 ms apart"))
     }
 
