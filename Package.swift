@@ -1,4 +1,5 @@
 // swift-tools-version:6.1
+import CompilerPluginSupport
 import Foundation
 import PackageDescription
 
@@ -7,6 +8,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "AmbarStack", targets: ["AmbarStack"]),
+        .library(name: "AmbarModels", targets: ["AmbarModels"]),
         .library(name: "SharedStoreIPC", targets: ["SharedStoreIPC"]),
         .library(name: "AmbarPostgres", targets: ["AmbarPostgres"]),
         .executable(name: "sync-agent", targets: ["SyncAgent"]),
@@ -19,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
     ],
     targets: [
         .target(
@@ -27,6 +30,21 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Models declared in their classes: the `@Model` macro and its companions. A library of
+        // its own, so that only what uses them builds swift-syntax (not the agent, not the soak).
+        .target(
+            name: "AmbarModels",
+            dependencies: ["AmbarStack", "AmbarMacros"]
+        ),
+        .macro(
+            name: "AmbarMacros",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
             ]
         ),
         .target(
@@ -157,6 +175,7 @@ let package = Package(
             name: "AmbarStackTests",
             dependencies: [
                 "AmbarStack",
+                "AmbarModels",
                 "AmbarPostgres",
                 "AmbarTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),

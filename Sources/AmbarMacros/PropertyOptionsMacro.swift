@@ -1,0 +1,12 @@
+import SwiftSyntax
+import SwiftSyntaxMacros
+
+/// `@Attribute`, `@Relationship` and `@Transient`: markers that `@Model` reads; they add
+/// nothing themselves.
+public struct PropertyOptionsMacro: PeerMacro {
+    public static func expansion(
+        of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        []
+    }
+}
