@@ -75,6 +75,23 @@ final class FetchedResultsControllerTests: StoreTestCase {
         }
     }
 
+    func testAControllerWithoutSectionsReportsRowsOnly() throws {
+        let context = privateContext()
+        try context.performAndWait {
+            let (controller, log) = try makeController(context)
+            XCTAssertTrue(controller.fetchedObjects.isEmpty)
+            let first = try context.insert(Employee.self)
+            first.name = "First"
+            first.salary = 20
+            context.processPendingChanges()
+            XCTAssertEqual(log.all.last, [.insert(first.objectID, at: ResultsIndexPath(row: 0, section: 0))], "no section insert")
+            try context.delete(first)
+            context.processPendingChanges()
+            XCTAssertEqual(log.all.last, [.delete(first.objectID, at: ResultsIndexPath(row: 0, section: 0))], "no section delete")
+            XCTAssertTrue(controller.sections.isEmpty)
+        }
+    }
+
     func testMergedSavesFromAnotherContextReachTheController() throws {
         let id = try seedEmployee("Kept", salary: 10)
         let doomed = try seedEmployee("Doomed", salary: 20)

@@ -125,6 +125,8 @@ public final class ObserverList<Value: Sendable>: Sendable {
     /// The callbacks in the order they were added (keys only grow, so appending keeps it).
     private let entries = Locked<[(key: UInt64, callback: @Sendable (Value) -> Void)]>([])
     private let counter = Atomic<UInt64>(0)
+    /// How to end each live stream, by key.
+    private let finishers = Locked<[(key: UInt64, finish: @Sendable () -> Void)]>([])
 
     /// Creates an empty list.
     public init() {}
@@ -145,11 +147,27 @@ public final class ObserverList<Value: Sendable>: Sendable {
         for callback in callbacks { callback(value) }
     }
 
-    /// An async sequence of the values posted from now on, until the consumer stops iterating.
+    /// An async sequence of the values posted from now on, until the consumer stops iterating
+    /// or ``finishStreams()`` ends it.
     public func stream() -> AsyncStream<Value> {
         let (stream, continuation) = AsyncStream<Value>.makeStream(bufferingPolicy: .unbounded)
         let observation = add { continuation.yield($0) }
-        continuation.onTermination = { _ in observation.cancel() }
+        let key = counter.add(1, ordering: .relaxed).newValue
+        finishers.withLock { $0.append((key, { continuation.finish() })) }
+        continuation.onTermination = { [weak self] _ in
+            observation.cancel()
+            self?.finishers.withLock { $0.removeAll { $0.key == key } }
+        }
         return stream
+    }
+
+    /// Ends every stream made by ``stream()``: their loops finish after the values already
+    /// posted. Callbacks added with ``add(_:)`` stay.
+    public func finishStreams() {
+        let all = finishers.withLock { list -> [@Sendable () -> Void] in
+            defer { list = [] }
+            return list.map { $0.finish }
+        }
+        for finish in all { finish() }
     }
 }

@@ -31,9 +31,11 @@ public enum ResultsChange: Sendable, Hashable {
     case move(ManagedObjectID, from: ResultsIndexPath, to: ResultsIndexPath)
     /// An object changed in place (its old position).
     case update(ManagedObjectID, at: ResultsIndexPath)
-    /// A section appeared at this (new) index.
+    /// A section appeared at this (new) index (only for a controller with a
+    /// `sectionNameKeyPath`; one without sections reports rows only, as Core Data's does).
     case insertSection(String, at: Int)
-    /// A section disappeared from this (old) index.
+    /// A section disappeared from this (old) index (only for a controller with a
+    /// `sectionNameKeyPath`).
     case deleteSection(String, at: Int)
 }
 
@@ -282,7 +284,6 @@ public final class FetchedResultsController<T: ManagedObject> {
         // The array is edited in place (the sections' copy is dropped first, so nothing else
         // holds its storage), and no tuple of `T` is built: in a caller that is not specialized
         // for `T`, each costs a metadata lookup.
-        let hadObjects = !fetchedObjects.isEmpty
         var rows = fetchedObjects
         fetchedObjects = []
         sections = []
@@ -312,14 +313,12 @@ public final class FetchedResultsController<T: ManagedObject> {
         rows.insert(order.map { matching[$0] }, atAscending: positions)
         fetchedObjects = rows
         sections = rows.isEmpty ? [] : [ResultsSection(name: "", objects: rows)]
-        let next = rows
         guard let onChange else { return }
 
         let oldRows = Dictionary(zip(removedIDs, removedRows), uniquingKeysWith: { first, _ in first })
+        // Without sections there are no section changes to report: rows only.
         var changes: [ResultsChange] = []
-        if hadObjects && next.isEmpty { changes.append(.deleteSection("", at: 0)) }
         for (id, row) in zip(removedIDs, removedRows) where newRows[id] == nil { changes.append(.delete(id, at: ResultsIndexPath(row: row, section: 0))) }
-        if !hadObjects && !next.isEmpty { changes.append(.insertSection("", at: 0)) }
         var inserts: [ResultsChange] = [], moves: [ResultsChange] = [], updates: [ResultsChange] = []
         for (id, row) in newRows {
             let to = ResultsIndexPath(row: row, section: 0)
@@ -341,11 +340,12 @@ public final class FetchedResultsController<T: ManagedObject> {
         let newPositions = positions()
         let oldNames = old.map(\.name), newNames = sections.map(\.name)
         var changes: [ResultsChange] = []
-        for (i, name) in oldNames.enumerated() where !newNames.contains(name) { changes.append(.deleteSection(name, at: i)) }
+        let sectioned = sectionNameKeyPath != nil  // without sections, rows only
+        for (i, name) in oldNames.enumerated() where sectioned && !newNames.contains(name) { changes.append(.deleteSection(name, at: i)) }
         for (id, path) in oldPositions.sorted(by: { $0.value < $1.value }) where newPositions[id] == nil {
             changes.append(.delete(id, at: path))
         }
-        for (i, name) in newNames.enumerated() where !oldNames.contains(name) { changes.append(.insertSection(name, at: i)) }
+        for (i, name) in newNames.enumerated() where sectioned && !oldNames.contains(name) { changes.append(.insertSection(name, at: i)) }
         for (id, path) in newPositions.sorted(by: { $0.value < $1.value }) where oldPositions[id] == nil {
             changes.append(.insert(id, at: path))
         }

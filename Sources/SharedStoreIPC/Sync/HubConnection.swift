@@ -121,7 +121,7 @@ final class HubConnection: Sendable {
                     return s.stopped
                 }
                 if stopped { await client.close(); return }
-                Self.logger.info("connected to the hub", metadata: ["hub-pid": "\(client.welcome.hubProcessID)", "peers": "\(client.welcome.peers)"])
+                Self.logger.debug("connected to the hub", metadata: ["hub-pid": "\(client.welcome.hubProcessID)", "peers": "\(client.welcome.peers)"])
                 onConnected()
                 return
             } catch SyncClient.ConnectError.refused(let code, let message) {
@@ -158,7 +158,7 @@ final class HubConnection: Sendable {
             return s.stopped
         }
         guard !stopped else { return }
-        Self.logger.info("hub connection lost; reconnecting")
+        Self.logger.debug("hub connection lost; reconnecting")
         onDisconnected()
         startConnecting()
     }
@@ -186,7 +186,7 @@ final class HubConnection: Sendable {
                 await hub.stop()
                 return false
             }
-            Self.logger.info("serving the hub in this process", metadata: ["socket": "\(configuration.resolvedSocketPath)"])
+            Self.logger.debug("serving the hub in this process", metadata: ["socket": "\(configuration.resolvedSocketPath)"])
             return true
         } catch {
             trouble("could not serve the hub: \(error)", level: .error)

@@ -81,7 +81,7 @@ public final class SharedStoreSync: Sendable {
         var storeFile: URL? = nil
         if case .sqlite(let url) = storeDescription { storeFile = url }
         let refreshAll: @Sendable () -> Void = {
-            Self.logger.info("the store changed outside Ambar; refreshing every object")
+            Self.logger.debug("the store changed outside Ambar; refreshing every object")
             main.enqueue { LedgerFollower.refreshAll(main) }
         }
         self.connection = HubConnection(
@@ -147,13 +147,30 @@ public final class SharedStoreSync: Sendable {
     }
 
     /// Stops sharing: closes the hub connection (never waiting on a hub that does not answer),
-    /// stops serving the hub if this process did, and records this process's position in the
-    /// ledger (or, for a per-process consumer name, removes it).
+    /// stops serving the hub if this process did, records this process's position in the
+    /// ledger (or, for a per-process consumer name, removes it), and ends the streams of
+    /// ``remoteMerges()``.
+    ///
+    /// Call it before the process exits, or when the stack is no longer shared:
+    ///
+    /// ```swift
+    /// let sync = try await SharedStoreSync.start(stack: stack, configuration: .sharedDirectory(directory))
+    /// // … the process runs …
+    /// await sync.stop()   // where it shuts down (a service's graceful shutdown, for example)
+    /// ```
+    ///
+    /// A process that exits without it loses nothing: the ledger is the truth, the hub notices
+    /// the closed socket, and if this process served the hub, another one that may serve it
+    /// takes over. Its per-process cursor
+    /// then stays in the store until the retention's consumer lease expires. After `stop()`,
+    /// saves of this process are no longer announced and other processes' are no longer merged.
+    /// Calling it twice does nothing more.
     public func stop() async {
         timer.withLock { $0?.timer.cancel(); $0 = nil }
         observations.withLock { list in list.forEach { $0.cancel() }; list = [] }
         await connection.stop()
         queue.sync { follower.stop() }
+        events.finishStreams()
     }
 
     // MARK: - Observing
@@ -164,7 +181,19 @@ public final class SharedStoreSync: Sendable {
         events.add(callback)
     }
 
-    /// The remote merges from now on.
+    /// The remote merges from now on, as an async sequence: one event per transaction of
+    /// another process, in ledger order, each after its changes were merged into the main
+    /// context. The stream ends when sharing stops (``stop()``) or when the loop stops
+    /// iterating; events are buffered until the loop takes them.
+    ///
+    /// ```swift
+    /// for await merge in sync.remoteMerges() {
+    ///     print("transaction \(merge.token) from pid \(merge.processID): \(merge.inserted.count) inserted")
+    /// }
+    /// ```
+    ///
+    /// The main context's objects are already up to date when an event arrives; read them on the
+    /// main queue.
     public func remoteMerges() -> AsyncStream<RemoteMergeEvent> { events.stream() }
 
     /// The last ledger token this process has merged (or skipped as its own).
@@ -242,7 +271,7 @@ public final class SharedStoreSync: Sendable {
         guard due else { return }
         follower.follow()
         if watchdog?.foreignWriteHappened() == true {
-            Self.logger.info("the store changed outside Ambar; refreshing every object")
+            Self.logger.debug("the store changed outside Ambar; refreshing every object")
             let main = self.main
             main.enqueue { LedgerFollower.refreshAll(main) }
         }

@@ -103,7 +103,7 @@ public final class SyncHub: Sendable {
                     throw SocketSetupError.cannotSetMode(path: configuration.socketPath, reason: reason)
                 }
             }
-            logger.info("hub serving", metadata: [
+            logger.debug("hub serving", metadata: [
                 "socket": "\(configuration.socketPath)", "store": "\(configuration.storeUUID)",
                 "activated": "\(configuration.inheritedSocket != nil)",
             ])
@@ -355,7 +355,7 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         let key = ObjectIdentifier(context.channel)
         if context.channel.isWritable, state.peers[key]?.fellBehind == true {
             state.peers[key]?.fellBehind = false
-            SyncHub.logger.info("a peer that fell behind drained; telling it to catch up from the ledger",
+            SyncHub.logger.debug("a peer that fell behind drained; telling it to catch up from the ledger",
                                 metadata: ["pid": "\(state.peers[key]?.hello?.processID ?? 0)", "token": "\(state.newestToken)"])
             reply(context, .tokenOnly(storeUUID: state.configuration.storeUUID, token: state.newestToken, processID: 0, instanceID: 0))
         }
