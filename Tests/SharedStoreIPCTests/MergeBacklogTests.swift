@@ -66,6 +66,7 @@ final class MergeBacklogTests: SharedStoreTestCase {
         let merged = MainQueueLog()
         let merges = sync.observeRemoteMerges { merged.entries.append(String($0.token)) }
         defer { merges.cancel() }
+        let stream = sync.remoteMerges()
         let writer = try Peer("writer", directory: directory)
         defer { writer.kill() }
 
@@ -83,5 +84,20 @@ final class MergeBacklogTests: SharedStoreTestCase {
         }
         XCTAssertEqual(shown, (0..<40).map { "n\($0)" }.sorted())
         await sync.stop()
+
+        // Stopping ends the streams: a loop over one finishes after the events it buffered.
+        let streamed = Locked<Int?>(nil)
+        let loop = Task {
+            var count = 0
+            for await _ in stream { count += 1 }
+            streamed.withLock { $0 = count }
+        }
+        defer { loop.cancel() }
+        waited = 0
+        while streamed.withLock({ $0 }) == nil && waited < 200 {
+            try await Task.sleep(nanoseconds: 50_000_000)
+            waited += 1
+        }
+        XCTAssertEqual(streamed.withLock { $0 }, 40, "the stream ended with stop(), after the 40 transactions' events")
     }
 }
