@@ -1,4 +1,4 @@
-import AmbarStack
+@testable import AmbarStack
 import Foundation
 import XCTest
 
@@ -21,8 +21,14 @@ final class PrefetchedMergeTests: StoreTestCase {
         return try XCTUnwrap(saves.all.first)
     }
 
-    func testTheRowsReadAheadServeTheMergeAndTheResultsController() throws {
-        let kept = try seedEmployee("Kept", salary: 10)
+    /// Reads the rows of `ids` as a ledger follower does: through the ledger's head as it was
+    /// before the read.
+    private func prefetch(_ ids: Set<ManagedObjectID>) throws -> PrefetchedRows {
+        try coordinator.prefetchRows(ids, readThrough: try coordinator.currentHistoryToken())
+    }
+
+    /// A viewer whose results controller lists every employee by salary.
+    private func viewerWithController() throws -> (ManagedObjectContext, FetchedResultsController<Employee>) {
         let viewer = privateContext("viewer")
         let controller: FetchedResultsController<Employee> = try viewer.performAndWait {
             let controller = FetchedResultsController(
@@ -30,13 +36,19 @@ final class PrefetchedMergeTests: StoreTestCase {
             try controller.performFetch()
             return controller
         }
+        return (viewer, controller)
+    }
+
+    func testTheRowsReadAheadServeTheMergeAndTheResultsController() throws {
+        let kept = try seedEmployee("Kept", salary: 10)
+        let (viewer, controller) = try viewerWithController()
         let first = try save("writer") { writer in
             (try writer.existingObject(with: kept) as? Employee)?.salary = 50
             let arrived = try writer.insert(Employee.self)
             arrived.name = "Arrived"
             arrived.salary = 20
         }
-        let rows = try coordinator.prefetchRows(first.inserted.union(first.updated))
+        let rows = try prefetch(first.inserted.union(first.updated))
         XCTAssertEqual(rows.count, 2)
         // A later save, not merged yet: the merge must show the state of the rows it was given.
         let second = try save("later") { later in
@@ -65,7 +77,7 @@ final class PrefetchedMergeTests: StoreTestCase {
             return employee
         }
         let theirs = try save("writer") { writer in (try writer.existingObject(with: id) as? Employee)?.salary = 20 }
-        let rows = try coordinator.prefetchRows(theirs.updated)
+        let rows = try prefetch(theirs.updated)
         try viewer.performAndWait {
             employee.salary = 30
             try viewer.save()
@@ -87,9 +99,68 @@ final class PrefetchedMergeTests: StoreTestCase {
         }
         let update = try save("writer") { writer in (try writer.existingObject(with: id) as? Employee)?.salary = 20 }
         _ = try save("deleter") { deleter in try deleter.delete(try deleter.existingObject(with: id)) }
-        let rows = try coordinator.prefetchRows(update.updated)
+        let rows = try prefetch(update.updated)
         let change = viewer.mergeChanges(fromContextDidSave: update, prefetched: rows)
         XCTAssertEqual(change.invalidated, [id])
         viewer.performAndWait { XCTAssertNil(employee.managedObjectContext) }
+    }
+
+    /// An object this process saved after the rows were read, merged before them while the
+    /// context did not hold it: the results controller loads it from the store, not from the
+    /// older row (the soak's importers, which also view, found the stale row).
+    func testAnObjectSavedHereAfterTheReadIsLoadedFromTheStore() throws {
+        let (viewer, controller) = try viewerWithController()
+        let theirs = try save("writer") { writer in
+            let arrived = try writer.insert(Employee.self)
+            arrived.name = "Arrived"
+            arrived.salary = 20
+        }
+        let rows = try prefetch(theirs.inserted)
+        let id = try XCTUnwrap(theirs.inserted.first)
+        let mine = try save("importer") { importer in (try importer.existingObject(with: id) as? Employee)?.salary = 30 }
+        viewer.mergeChanges(fromContextDidSave: mine)
+
+        _ = viewer.mergeChanges(fromContextDidSave: theirs, prefetched: rows)
+        viewer.performAndWait {
+            XCTAssertEqual(controller.fetchedObjects.map(\.salary), [30], "the row read before this process's save must not be used")
+        }
+    }
+
+    /// The same for an object this process deleted after the read: it does not come back.
+    func testAnObjectDeletedHereAfterTheReadDoesNotComeBack() throws {
+        let (viewer, controller) = try viewerWithController()
+        let theirs = try save("writer") { writer in
+            let arrived = try writer.insert(Employee.self)
+            arrived.name = "Arrived"
+            arrived.salary = 20
+        }
+        let rows = try prefetch(theirs.inserted)
+        let id = try XCTUnwrap(theirs.inserted.first)
+        let mine = try save("deleter") { deleter in try deleter.delete(try deleter.existingObject(with: id)) }
+        viewer.mergeChanges(fromContextDidSave: mine)
+
+        _ = viewer.mergeChanges(fromContextDidSave: theirs, prefetched: rows)
+        viewer.performAndWait { XCTAssertEqual(controller.fetchedObjects.map(\.name), []) }
+    }
+
+    /// Rows read after this process's save reflect it, and serve the merge.
+    func testRowsReadAfterALocalSaveStillServe() throws {
+        let (viewer, controller) = try viewerWithController()
+        let theirs = try save("writer") { writer in
+            let arrived = try writer.insert(Employee.self)
+            arrived.name = "Arrived"
+            arrived.salary = 20
+        }
+        let id = try XCTUnwrap(theirs.inserted.first)
+        let mine = try save("importer") { importer in (try importer.existingObject(with: id) as? Employee)?.salary = 30 }
+        viewer.mergeChanges(fromContextDidSave: mine)
+        var rows = try prefetch(theirs.inserted)
+        var log = MergedSaveLog()
+        log.record(mine)
+        log.screen(&rows)
+        XCTAssertEqual(rows.count, 1, "a save the rows were read through does not screen them")
+
+        _ = viewer.mergeChanges(fromContextDidSave: theirs, prefetched: rows)
+        viewer.performAndWait { XCTAssertEqual(controller.fetchedObjects.map(\.salary), [30]) }
     }
 }

@@ -32,6 +32,14 @@ extension ManagedObjectContext {
     }
 
     private func mergeOnQueue(_ note: DidSaveNotification, prefetched: PrefetchedRows = PrefetchedRows()) -> ObjectsDidChangeNotification {
+        // Rows read ahead serve a context without a parent (a child reads through its parent's
+        // unsaved state), and not for objects a save merged since their read touched.
+        var prefetched = parent == nil ? prefetched : PrefetchedRows()
+        if prefetched.isEmpty {
+            state.mergedSaves.record(note)
+        } else {
+            state.mergedSaves.screen(&prefetched)
+        }
         var invalidated = Set<ManagedObjectID>()
         for object in registeredObjects(among: note.deleted) {
             detachFromInverses(object)
@@ -50,7 +58,7 @@ extension ManagedObjectContext {
             var states: [ManagedObjectID: ObjectState] = [:]
             var toRead: [ManagedObjectID] = []
             for object in targets {
-                switch parent == nil ? prefetched.lookup(object.objectID) : nil {
+                switch prefetched.lookup(object.objectID) {
                 case .some(.some(let row)) where row.version >= object.version: states[object.objectID] = ObjectState(row: row)
                 case .some(.none): break  // deleted when the rows were read
                 default: toRead.append(object.objectID)

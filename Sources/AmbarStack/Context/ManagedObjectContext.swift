@@ -417,6 +417,8 @@ final class ContextState {
     var depth = 0
     /// The rows read for the merge being announced (see ``PrefetchedRows``); nil otherwise.
     var mergeRows: PrefetchedRows?
+    /// The saves merged without prefetched rows, for screening rows read before them.
+    var mergedSaves = MergedSaveLog()
     private var resultsPasses: UInt64 = 0
 
     /// A number no results-controller pass in this context used before: objects a change touches

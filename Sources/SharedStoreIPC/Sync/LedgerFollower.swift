@@ -207,7 +207,7 @@ final class LedgerFollower: Sendable {
         }
         guard !ids.isEmpty else { return PrefetchedRows() }
         do {
-            return try coordinator.prefetchRows(ids)
+            return try coordinator.prefetchRows(ids, readThrough: page.last?.token ?? 0)
         } catch {
             Self.logger.debug("reading the changed rows ahead failed; the merge reads them on the main queue", metadata: ["error": "\(error)"])
             return PrefetchedRows()
