@@ -117,7 +117,7 @@ let package = Package(
         .executableTarget(
             name: "ambar-bench",
             dependencies: [
-                "AmbarStack", "SharedStoreIPC", "AmbarPostgres",
+                "AmbarStack", "AmbarModels", "SharedStoreIPC", "AmbarPostgres",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),

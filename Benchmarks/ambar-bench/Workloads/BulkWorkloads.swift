@@ -41,6 +41,11 @@ struct BulkWorkloads {
             t["import.ambar"] = try seconds {
                 try importItems(into: importer, 0..<data.count, batchSize: batchSize, uid: { data.uids[$0] }, name: { data.names[$0] })
             }
+            let declaredCoordinator = try PersistentStoreCoordinator(model: try Dataset.declaredModel(), store: .sqlite(scratch.file("ambar-declared.sqlite")))
+            let declaredImporter = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: declaredCoordinator, name: "declared importer")
+            t["import.declared"] = try seconds {
+                try importItems(DeclaredItem.self, into: declaredImporter, 0..<data.count, batchSize: batchSize, uid: { data.uids[$0] }, name: { data.names[$0] })
+            }
             let batchCoordinator = try PersistentStoreCoordinator(model: model, store: .sqlite(scratch.file("ambar-batch.sqlite")))
             let batchImporter = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: batchCoordinator, name: "batch importer")
             t["import.batch"] = try seconds {
@@ -56,25 +61,15 @@ struct BulkWorkloads {
             precondition(fetched == data.count)
             t["fetch.records"] = try seconds { fetched = try grdb.fetchRecords().count }
             precondition(fetched == data.count)
-            t["fetch.objects"] = try fetchAmbar(coordinator, asFaults: false)
-            t["fetch.faults"] = try fetchAmbar(coordinator, asFaults: true)
+            t["fetch.objects"] = try fetchAmbar(Item.self, coordinator, asFaults: false)
+            t["fetch.faults"] = try fetchAmbar(Item.self, coordinator, asFaults: true)
+            t["fetch.declared"] = try fetchAmbar(DeclaredItem.self, declaredCoordinator, asFaults: false)
 
             // 3. Update random rows by uid.
             t["update.raw"] = try seconds { try raw.update(data, data.updateIndices) }
             t["update.grdb"] = try seconds { try grdb.update(data, data.updateIndices) }
-            let uids = data.updateIndices.map { data.uids[$0] }
-            let editor = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator, name: "editor")
-            t["update.ambar"] = try editor.performAndWait { () throws -> Double in
-                try seconds {
-                    let items = try editor.fetch(FetchRequest<Item>(predicate: Key<String>("uid").isIn(uids)))
-                    precondition(items.count == uids.count)
-                    for item in items {
-                        item.score = -item.score
-                        item.updatedAt = -item.updatedAt
-                    }
-                    try editor.save()
-                }
-            }
+            t["update.ambar"] = try updateAmbar(Item.self, coordinator)
+            t["update.declared"] = try updateAmbar(DeclaredItem.self, declaredCoordinator)
 
             // 4. Small saves into fresh files.
             let rawSmall = try RawDatabase(path: scratch.file("raw-small.sqlite").path)
@@ -106,6 +101,7 @@ struct BulkWorkloads {
             figures: [
                 figure("AmbarStack importer context, batches of \(batchSize), ledger included", "import.ambar", n, against: ("import.raw", "raw")),
                 figure("AmbarStack batchInsert (no objects), batches of \(batchSize), ledger included", "import.batch", n, against: ("import.raw", "raw")),
+                figure("AmbarStack @Model class, same importer", "import.declared", n, against: ("import.ambar", "the @Managed class")),
                 figure("raw SQLite C API, prepared statement, one transaction", "import.raw", n),
                 figure("GRDB cached statement, one transaction", "import.grdb", n, against: ("import.raw", "raw")),
                 figure("GRDB Codable record insert, one transaction", "import.records", n, against: ("import.raw", "raw")),
@@ -117,6 +113,7 @@ struct BulkWorkloads {
             figures: [
                 figure("AmbarStack, all as objects (values loaded)", "fetch.objects", n, against: ("fetch.raw", "raw")),
                 figure("AmbarStack, all as faults", "fetch.faults", n, against: ("fetch.raw", "raw")),
+                figure("AmbarStack @Model class, all as objects", "fetch.declared", n, against: ("fetch.objects", "the @Managed class")),
                 figure("raw SQLite C API, stepped into structs", "fetch.raw", n),
                 figure("GRDB row cursor into structs", "fetch.grdb", n, against: ("fetch.raw", "raw")),
                 figure("GRDB Codable fetchAll", "fetch.records", n, against: ("fetch.raw", "raw")),
@@ -127,6 +124,7 @@ struct BulkWorkloads {
             number: 3, title: "Update",
             figures: [
                 figure("AmbarStack: fetch \(Int(u)) by uid, change, save", "update.ambar", u, against: ("update.raw", "raw")),
+                figure("AmbarStack @Model class, the same", "update.declared", u, against: ("update.ambar", "the @Managed class")),
                 figure("raw SQLite C API, UPDATE … WHERE uid = ?, one transaction", "update.raw", u),
                 figure("GRDB cached statement, same SQL", "update.grdb", u, against: ("update.raw", "raw")),
             ],
@@ -142,10 +140,27 @@ struct BulkWorkloads {
             target: "≥ 0.50× raw", met: smallRatio >= 0.5))
     }
 
-    private func fetchAmbar(_ coordinator: PersistentStoreCoordinator, asFaults: Bool) throws -> Double {
+    /// Fetches the update workload's rows by uid, changes two properties of each and saves.
+    private func updateAmbar<Row: BenchRow>(_ type: Row.Type, _ coordinator: PersistentStoreCoordinator) throws -> Double {
+        let uids = data.updateIndices.map { data.uids[$0] }
+        let editor = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator, name: "editor")
+        return try editor.performAndWait { () throws -> Double in
+            try seconds {
+                let items = try editor.fetch(FetchRequest<Row>(predicate: Key<String>("uid").isIn(uids)))
+                precondition(items.count == uids.count)
+                for item in items {
+                    item.score = -item.score
+                    item.updatedAt = -item.updatedAt
+                }
+                try editor.save()
+            }
+        }
+    }
+
+    private func fetchAmbar<Row: BenchRow>(_ type: Row.Type, _ coordinator: PersistentStoreCoordinator, asFaults: Bool) throws -> Double {
         let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator, name: "reader")
         return try context.performAndWait { () throws -> Double in
-            var request = FetchRequest<Item>()
+            var request = FetchRequest<Row>()
             request.returnsObjectsAsFaults = asFaults
             var total = 0.0
             let time = try seconds {

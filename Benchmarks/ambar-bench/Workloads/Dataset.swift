@@ -1,4 +1,4 @@
-import AmbarStack
+import AmbarModels
 import Foundation
 
 /// The rows every bulk workload writes (shared/reference/baselines.md §2): a unique text uid, a
@@ -28,6 +28,11 @@ struct Dataset {
 
     static let createTable = "CREATE TABLE item (id INTEGER PRIMARY KEY, uid TEXT UNIQUE, name TEXT, score DOUBLE, payload BLOB, updated_at INTEGER)"
 
+    /// The model of ``DeclaredItem``, made from the class alone.
+    static func declaredModel() throws -> ManagedObjectModel {
+        try ManagedObjectModel(declaring: [DeclaredItem.self])
+    }
+
     /// The same table as an AmbarStack model.
     static func model() throws -> ManagedObjectModel {
         try ManagedObjectModel(entities: [
@@ -44,8 +49,8 @@ struct Dataset {
 
 /// Imports rows `range` through `importer` the way an importer does: `batchSize` inserts, a save,
 /// a reset (so memory stays flat), again. Row `i` gets `uid(i)` and `name(i)`.
-func importItems(
-    into importer: ManagedObjectContext, _ range: Range<Int>, batchSize: Int,
+func importItems<Row: BenchRow>(
+    _ type: Row.Type = Item.self, into importer: ManagedObjectContext, _ range: Range<Int>, batchSize: Int,
     uid: (Int) -> String, name: (Int) -> String
 ) throws {
     try importer.performAndWait { () throws in
@@ -53,7 +58,7 @@ func importItems(
         while start < range.upperBound {
             let end = min(range.upperBound, start + batchSize)
             for i in start..<end {
-                let item = try importer.insert(Item.self)
+                let item = try importer.insert(Row.self)
                 item.uid = uid(i)
                 item.name = name(i)
                 item.score = Double(i)
@@ -100,12 +105,31 @@ func batchImportItems(
 }
 
 /// The dataset's entity as a typed managed object.
-final class Item: ManagedObject {
+final class Item: ManagedObject, BenchRow {
     @Managed("uid") var uid: String
     @Managed("name") var name: String
     @Managed("score") var score: Double
     @Managed("payload") var payload: Data
     @Managed("updatedAt") var updatedAt: Int64
+}
+
+/// The same row as a class that declares its entity (`@Model`): workloads 1–3 time it beside
+/// `Item`, whose entity is described apart and whose properties are `@Managed`.
+@Model final class DeclaredItem: ManagedObject, BenchRow {
+    @Attribute(.unique) var uid: String
+    var name: String
+    var score: Double
+    var payload: Data
+    var updatedAt: Int64
+}
+
+/// A row's typed properties, whichever way its class declares them.
+protocol BenchRow: ManagedObject {
+    var uid: String { get set }
+    var name: String { get set }
+    var score: Double { get set }
+    var payload: Data { get set }
+    var updatedAt: Int64 { get set }
 }
 
 /// A row read back by the baselines.
