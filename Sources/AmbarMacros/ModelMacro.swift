@@ -56,9 +56,13 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             }
             """,
         ]
-        if case .argumentList(let arguments)? = node.arguments,
-           let original = arguments.first(where: { $0.label?.text == "originalName" }) {
-            members.append("\(raw: access)static var declaredOriginalName: String? { \(original.expression.trimmed) }")
+        if case .argumentList(let arguments)? = node.arguments {
+            if let original = arguments.first(where: { $0.label?.text == "originalName" }) {
+                members.append("\(raw: access)static var declaredOriginalName: String? { \(original.expression.trimmed) }")
+            }
+            if let name = arguments.first(where: { $0.label?.text == "name" }) {
+                members.append("\(raw: access)override class var entityName: String { \(name.expression.trimmed) }")
+            }
         }
         // A class with initializers of its own inherits none: contexts still need this one.
         let declaresInitializers = type.memberBlock.members.contains { $0.decl.is(InitializerDeclSyntax.self) }

@@ -27,14 +27,17 @@
 /// not one of the attribute types needs a default value or an optional type. `let`, `static`,
 /// `lazy` and computed properties, and those marked ``Transient()``, are not part of the entity.
 ///
-/// The entity is named like the class; nest the class to give it a name that would clash
+/// The entity is named like the class, or as `name` says (`@Model(name: "Task") final class
+/// TaskItem`, so that the class does not hide Swift's `Task`); nesting the class does the same
 /// (`enum Tracker { @Model final class Task: ManagedObject { … } }` declares the entity `Task`).
 ///
-/// - Parameter originalName: the entity's name in an earlier model version, when it was renamed.
-@attached(member, names: named(declaredProperties), named(declaredOriginalName), named(init))
+/// - Parameters:
+///   - name: the entity's name, when it is not the class's.
+///   - originalName: the entity's name in an earlier model version, when it was renamed.
+@attached(member, names: named(declaredProperties), named(declaredOriginalName), named(entityName), named(init))
 @attached(memberAttribute)
 @attached(extension, conformances: DeclaredModel)
-public macro Model(originalName: String? = nil) = #externalMacro(module: "AmbarMacros", type: "ModelMacro")
+public macro Model(name: String? = nil, originalName: String? = nil) = #externalMacro(module: "AmbarMacros", type: "ModelMacro")
 
 /// Options of a declared attribute: `@Attribute(.unique) var name: String`,
 /// `@Attribute(.transient) var draft: String?`, `@Attribute(originalName: "title") var name: String`.

@@ -109,6 +109,7 @@ extension ManagedObjectContext {
 
     func setToOne(_ object: ManagedObject, _ index: Int, _ destination: ManagedObject?) throws(AmbarError) {
         let relationship = object.layout.relationships[index]
+        if let destination, destination.lifecycle == .detached { try insert(destination) }
         if let destination { try checkDestination(destination, for: object, relationship) }
         object.fireFaultIfNeeded()
         let old = object.toOne[index]
@@ -124,6 +125,7 @@ extension ManagedObjectContext {
 
     func addToMany(_ object: ManagedObject, _ index: Int, _ destination: ManagedObject) throws(AmbarError) {
         let relationship = object.layout.relationships[index]
+        if destination.lifecycle == .detached { try insert(destination) }
         try checkDestination(destination, for: object, relationship)
         guard !loadToMany(object, index).contains(destination.objectID) else { return }
         if let inv = inverseIndex(relationship, on: destination) {

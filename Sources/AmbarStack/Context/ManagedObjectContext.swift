@@ -378,7 +378,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         case .inserted:
             // Edits to an insert not yet announced are part of its insert notification.
             if object.insertAnnounced { state.pendingUpdated.insert(object.objectID) }
-        case .deleted, .invalidated:
+        case .deleted, .invalidated, .detached:
             break
         }
     }

@@ -12,7 +12,7 @@ extension ManagedObject {
     ///   ``AmbarError/invalidFetchRequest(_:)`` when the relationship is not ordered.
     public func orderedObjects(forKey key: String) throws(AmbarError) -> [ManagedObject] {
         let relationship = try orderedRelationship(key)
-        guard let context = managedObjectContext else { return [] }
+        guard let context = managedObjectContext else { return detached?.toMany[relationship.index] ?? [] }
         return context.loadOrderedToMany(self, relationship.index).compactMap { context.registeredOrFault(for: $0) }
     }
 
@@ -20,6 +20,7 @@ extension ManagedObject {
     /// if it is already in it), keeping the inverse in step. ``addObject(_:toKey:)`` appends.
     public func insertObject(_ object: ManagedObject, at position: Int, inOrderedKey key: String) throws(AmbarError) {
         let relationship = try orderedRelationship(key)
+        if lifecycle == .detached, let detached { return try detached.insert(object, at: position, in: relationship.index, name: "\(layout.name).\(key)") }
         try checkMutable("changing \(layout.name).\(key)")
         guard let context = managedObjectContext else { throw .foreignObject(objectID, operation: "changing a relationship") }
         try context.insertOrdered(self, relationship.index, object, at: position)
@@ -28,6 +29,13 @@ extension ManagedObject {
     /// Moves the object at `from` to `to` in the ordered relationship named `key`.
     public func moveObject(at from: Int, to: Int, inOrderedKey key: String) throws(AmbarError) {
         let relationship = try orderedRelationship(key)
+        if lifecycle == .detached, let detached {
+            let list = detached.toMany[relationship.index] ?? []
+            guard list.indices.contains(from) else {
+                throw .invalidFetchRequest("position \(from) is outside '\(layout.name).\(key)', which holds \(list.count) objects")
+            }
+            return try detached.insert(list[from], at: to, in: relationship.index, name: "\(layout.name).\(key)")
+        }
         try checkMutable("changing \(layout.name).\(key)")
         guard let context = managedObjectContext else { throw .foreignObject(objectID, operation: "changing a relationship") }
         try context.moveOrdered(self, relationship.index, from: from, to: to)
@@ -47,6 +55,11 @@ extension ManagedObject {
     /// that order, keeping inverses in step.
     public func setOrderedObjects(_ objects: [ManagedObject], forKey key: String) throws(AmbarError) {
         let relationship = try orderedRelationship(key)
+        if lifecycle == .detached, let detached {
+            detached.toMany[relationship.index] = []
+            for object in objects { detached.add(object, at: relationship.index) }
+            return
+        }
         try checkMutable("changing \(layout.name).\(key)")
         guard let context = managedObjectContext else { throw .foreignObject(objectID, operation: "changing a relationship") }
         try context.setOrdered(self, relationship.index, objects)

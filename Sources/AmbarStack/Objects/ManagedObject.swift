@@ -35,7 +35,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The context that owns the object; `nil` once the object is deleted and saved, or its
     /// context is reset or gone.
     public internal(set) weak var managedObjectContext: ManagedObjectContext?
-    let layout: EntityLayout
+    /// The entity's layout in the owning context's model (for an object made outside a context,
+    /// in its class's own declaration until it is inserted). Written only then, on the object's
+    /// queue, so the exclusivity checks of every read are not needed.
+    @exclusivity(unchecked) final var layout: EntityLayout
 
     // Values, in the layout's attribute order; `snapshot` holds the committed ones.
     final var values: [AttributeValue]
@@ -64,8 +67,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The pass of a results controller that marked this object as touched by a change (see
     /// ``ContextState/nextResultsPass()``); compared with the pass's number, never reset.
     final var resultsPass: UInt64 = 0
+    /// For an object made outside a context (``init()``): its relationships, and why it cannot
+    /// be inserted if it cannot; `nil` otherwise.
+    final var detached: DetachedState?
 
-    enum Lifecycle { case registered, inserted, deleted, invalidated }
+    /// `detached`: made with ``init()`` and not inserted yet.
+    enum Lifecycle { case detached, registered, inserted, deleted, invalidated }
 
     /// Made by contexts only; do not call or override.
     public required init(_ token: ManagedObjectInitToken) {
@@ -88,8 +95,50 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         self.snapshotToMany = toMany
     }
 
-    /// Called once when the object is inserted, after defaults are set. Override to set up
-    /// initial values; call `super`.
+    /// Makes an object outside any context, of a class that declares its entity (`@Model`):
+    /// set its properties, then insert it with ``ManagedObjectContext/insert(_:)-(ManagedObject)``
+    /// (as in SwiftData), or let a context make it with ``ManagedObjectContext/insert(_:)-(T.Type)``
+    /// (as in Core Data).
+    ///
+    /// A class with an initializer of its own calls this one first, then sets its properties:
+    ///
+    /// ```swift
+    /// @Model final class Project: ManagedObject {
+    ///     @Attribute(.unique) var name: String
+    ///
+    ///     init(name: String) {
+    ///         super.init()
+    ///         self.name = name
+    ///     }
+    /// }
+    ///
+    /// let project = Project(name: "Home")
+    /// try context.insert(project)
+    /// ```
+    ///
+    /// Until it is inserted the object holds its values and relationships itself, starting from
+    /// the declared defaults; inverses are set, and related objects made outside a context are
+    /// inserted with it, when it is inserted. An object of a class that does not declare its
+    /// entity can be made this way but not inserted: the insert throws and says so.
+    public init() {
+        let made = DetachedLayouts.layout(for: Self.self)
+        self.layout = made.layout
+        self.objectID = ManagedObjectID.makeTemporary(entityName: made.layout.name)
+        self.values = made.layout.insertValues
+        self.snapshot = []
+        self.toOne = made.layout.noDestinations
+        self.snapshotToOne = made.layout.noDestinations
+        self.toMany = made.layout.unloadedToMany
+        self.snapshotToMany = made.layout.unloadedToMany
+        self.hasData = true
+        self.faultFlag = false
+        self.lifecycle = .detached
+        self.detached = DetachedState(problem: made.problem)
+    }
+
+    /// Called once when the object is inserted, after defaults are set (for an object made with
+    /// ``init()``, before the values it was given are applied). Override to set up initial
+    /// values; call `super`.
     open func awakeFromInsert() {}
 
     // MARK: - State
@@ -229,7 +278,15 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         guard let coerced = value.coerced(to: description.type) else {
             throw .typeMismatch(entity: layout.name, property: description.name, expected: description.type, got: value.kindName)
         }
-        let context = try mutableContext("setting \(layout.name).\(description.name)")
+        guard let context = managedObjectContext, lifecycle != .invalidated else {
+            guard lifecycle == .detached else { throw .foreignObject(objectID, operation: "setting \(layout.name).\(description.name)") }
+            values[i] = coerced
+            changedAttributes.insert(i)
+            return
+        }
+        guard context.isOnQueue else {
+            throw .wrongQueue(context: context.displayName, operation: "setting \(layout.name).\(description.name)")
+        }
         if faultFlag { fireFaultIfNeeded() }
         if values[i] == coerced { return }
         values[i] = coerced
@@ -239,12 +296,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     func destination(at i: Int) -> ManagedObject? {
         fireFaultIfNeeded()
-        guard let id = toOne[i], let context = managedObjectContext else { return nil }
+        guard let id = toOne[i], let context = managedObjectContext else { return detached?.toOne[i] }
         return context.registeredOrFault(for: id)
     }
 
     func destinations(at i: Int) -> Set<ManagedObject> {
-        guard let context = managedObjectContext else { return [] }
+        guard let context = managedObjectContext else { return Set(detached?.toMany[i] ?? []) }
         let ids = context.loadToMany(self, i)
         return Set(ids.compactMap { context.registeredOrFault(for: $0) })
     }
@@ -256,7 +313,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     func setDestination(_ object: ManagedObject?, at i: Int) throws(AmbarError) {
         guard let context = managedObjectContext else {
-            throw .foreignObject(objectID, operation: "setting a relationship")
+            guard lifecycle == .detached, let detached else { throw .foreignObject(objectID, operation: "setting a relationship") }
+            return detached.setToOne(object, at: i)
         }
         try checkMutable("setting \(layout.name).\(layout.relationships[i].name)")
         try context.setToOne(self, i, object)
@@ -264,7 +322,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     func insertDestination(_ object: ManagedObject, at i: Int) throws(AmbarError) {
         guard let context = managedObjectContext else {
-            throw .foreignObject(objectID, operation: "changing a relationship")
+            guard lifecycle == .detached, let detached else { throw .foreignObject(objectID, operation: "changing a relationship") }
+            return detached.add(object, at: i)
         }
         try checkMutable("changing \(layout.name).\(layout.relationships[i].name)")
         try context.addToMany(self, i, object)
@@ -272,7 +331,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     func removeDestination(_ object: ManagedObject, at i: Int) throws(AmbarError) {
         guard let context = managedObjectContext else {
-            throw .foreignObject(objectID, operation: "changing a relationship")
+            guard lifecycle == .detached, let detached else { throw .foreignObject(objectID, operation: "changing a relationship") }
+            return detached.remove(object, at: i)
         }
         try checkMutable("changing \(layout.name).\(layout.relationships[i].name)")
         try context.removeFromToMany(self, i, object)

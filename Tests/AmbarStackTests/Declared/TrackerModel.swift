@@ -8,6 +8,12 @@ enum Tracker {
         @Attribute(.unique) var name: String
         @Relationship(deleteRule: .cascade, inverse: \Tracker.Task.project) var tasks: Set<Task>
         var createdAt: Date?
+
+        /// Made outside a context, then inserted (as in SwiftData).
+        init(name: String) {
+            super.init()
+            self.name = name
+        }
     }
 
     @Model final class Task: ManagedObject {
@@ -20,6 +26,14 @@ enum Tracker {
         @Attribute(.transient) var draft: String?
         @Attribute(.indexed, originalName: "code") var reference: String?
         @Transient var scratch = 0
+
+        /// Made outside a context, then inserted (as in SwiftData).
+        init(title: String, priority: Int = 0, project: Project? = nil) {
+            super.init()
+            self.title = title
+            self.priority = priority
+            self.project = project
+        }
     }
 
     static func model() throws -> ManagedObjectModel {
