@@ -55,3 +55,14 @@ public struct ObjectCollection<T: StringIdentified> {
         try T.delete(in: context)
     }
 }
+
+extension ObjectCollection where T: DeclaredModel {
+    /// A results controller over the collection's objects that `predicate` (from `#Predicate`)
+    /// matches, in the order of `sortBy`.
+    ///
+    /// - Throws: ``AmbarError/invalidPredicate(_:)`` for an expression or sort with no store
+    ///   equivalent; ``AmbarError/invalidFetchRequest(_:)`` when `sortBy` is empty.
+    public func frc(predicate: Predicate<T>? = nil, sortBy: [SortDescriptor<T>], sectionKeyPath: String? = nil) throws(AmbarError) -> FetchedResultsController<T> {
+        try FetchedResultsController(predicate: predicate, sortBy: sortBy, context: context, sectionNameKeyPath: sectionKeyPath)
+    }
+}

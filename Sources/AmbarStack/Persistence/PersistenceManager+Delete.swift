@@ -24,6 +24,16 @@ extension PersistenceManager {
         try delete(entity: entity, uids: models.map(\.uid))
     }
 
+    /// Deletes the records that `predicate` (from `#Predicate`) matches, as
+    /// ``delete(entity:predicate:saveEvery:)-(_,ObjectPredicate?,_)`` does, for a declared class.
+    ///
+    /// - Throws: ``AmbarError/invalidPredicate(_:)`` for an expression with no store equivalent,
+    ///   and the errors of the save.
+    @discardableResult
+    public func delete<T: DataRecord & DeclaredModel>(entity: T.Type, predicate: Predicate<T>, saveEvery: Int = 500) throws(AmbarError) -> Int {
+        try delete(entity: entity, predicate: try ObjectPredicate(predicate), saveEvery: saveEvery)
+    }
+
     /// Deletes the records matching `predicate` (all when `nil`), with their delete rules, reading
     /// them `saveEvery` at a time but saving once: one transaction, so a failure deletes nothing
     /// (decision D7; the seed saved every chunk). Returns how many were deleted.

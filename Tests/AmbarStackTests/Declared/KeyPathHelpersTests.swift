@@ -51,3 +51,36 @@ final class KeyPathHelpersTests: StoreTestCase {
         }
     }
 }
+
+/// A declared record for the seed libraries' APIs (Y—Persistence's `DataRecord`,
+/// BBLCoreDataKit's `StringIdentified`).
+@Model final class NoteRecord: ManagedObject, DataRecord, StringIdentified {
+    @Attribute(.unique) var uid: String = ""
+    var idString: String = ""
+    var pinned: Bool = false
+}
+
+/// The seed libraries' predicate-taking APIs take `#Predicate` for declared classes.
+final class KeyPathSeedHelpersTests: StoreTestCase {
+    func testPersistenceManagerDeleteAndCollectionControllersTakeKeyPathPredicates() async throws {
+        let manager = PersistenceManager(model: .model(try ManagedObjectModel(declaring: [NoteRecord.self])), storeType: .inMemory)
+        try await manager.load()
+        let context = try manager.workerContext
+        try context.performAndWait {
+            for (i, pinned) in [true, false, true, false].enumerated() {
+                let note = NoteRecord()
+                note.uid = "n\(i)"
+                note.idString = "n\(i)"
+                note.pinned = pinned
+                try context.insert(note)
+            }
+            try context.save()
+            let collection = ObjectCollection<NoteRecord>(context: context)
+            let controller = try collection.frc(predicate: #Predicate { $0.pinned }, sortBy: [SortDescriptor(\.uid, order: .reverse)])
+            try controller.performFetch()
+            XCTAssertEqual(controller.fetchedObjects.map(\.uid), ["n2", "n0"])
+        }
+        XCTAssertEqual(try manager.delete(entity: NoteRecord.self, predicate: #Predicate { !$0.pinned }), 2)
+        XCTAssertEqual(try context.performAndWait { try NoteRecord.count(in: context, predicate: #Predicate { $0.uid != "" }) }, 2)
+    }
+}
