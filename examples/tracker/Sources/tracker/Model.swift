@@ -7,6 +7,11 @@ enum Tracker {
     @Model final class Project: ManagedObject {
         @Attribute(.unique) var name: String
         @Relationship(deleteRule: .cascade, inverse: \Tracker.Task.project) var tasks: Set<Task>
+
+        init(name: String) {
+            super.init()
+            self.name = name
+        }
     }
 
     @Model final class Task: ManagedObject {
@@ -15,6 +20,13 @@ enum Tracker {
         var priority: Int = 0
         var due: Date?
         var project: Project?
+
+        init(title: String, priority: Int, project: Project) {
+            super.init()
+            self.title = title
+            self.priority = priority
+            self.project = project
+        }
     }
 
     static func model() throws -> ManagedObjectModel {

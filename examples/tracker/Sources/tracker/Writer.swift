@@ -14,17 +14,12 @@ enum Writer {
         let things = ["the fence", "the budget", "the roof", "seeds", "the gutters"]
 
         try await context.perform { () throws(AmbarError) in
-            for name in names {
-                let project = try context.insert(Tracker.Project.self)
-                project.name = name
-            }
+            let projects = names.map { Tracker.Project(name: $0) }
+            for project in projects { try context.insert(project) }
             try context.save()
-            let projects = try context.fetch(try FetchRequest<Tracker.Project>(sortBy: [SortDescriptor(\.name)]))
             for i in 0..<50 {
-                let task = try context.insert(Tracker.Task.self)
-                task.title = "\(verbs[i % verbs.count]) \(things[i / verbs.count]) #\(i + 1)"
-                task.priority = (i * 7) % 5
-                task.project = projects[i % projects.count]
+                let title = "\(verbs[i % verbs.count]) \(things[i / verbs.count]) #\(i + 1)"
+                try context.insert(Tracker.Task(title: title, priority: (i * 7) % 5, project: projects[i % projects.count]))
                 if i % 10 == 9 { try context.save() }  // five transactions of ten tasks
             }
         }
