@@ -48,12 +48,16 @@ struct Plan {
         var rest = arguments[...]
         while let argument = rest.popFirst() {
             switch argument {
-            case "--smoke": smoke = true; repetitions = 1
+            case "--smoke":
+                smoke = true
+                repetitions = 1
             case "--repetitions": repetitions = max(1, Int(rest.popFirst() ?? "") ?? repetitions)
             case "--output": output = rest.popFirst().map { URL(fileURLWithPath: $0, isDirectory: true) }
             case "--only": only = Set((rest.popFirst() ?? "").split(separator: ",").compactMap { Int($0) })
             case "--postgres": postgres = rest.popFirst().flatMap { URL(string: $0) }
-            case "--help", "-h": print(Self.usage); exit(0)
+            case "--help", "-h":
+                print(Self.usage)
+                exit(0)
             default: throw BenchError("unknown argument \(argument)\n\(Self.usage)")
             }
         }
@@ -61,7 +65,9 @@ struct Plan {
 }
 
 func runSuite(_ plan: Plan) async throws {
-    var report = Report(date: ISO8601DateFormatter().string(from: Date()), mode: plan.smoke ? "smoke run, small sizes" : "full run, medians of \(plan.repetitions)", machine: .current())
+    var report = Report(
+        date: ISO8601DateFormatter().string(from: Date()), mode: plan.smoke ? "smoke run, small sizes" : "full run, medians of \(plan.repetitions)",
+        machine: .current())
     progress("generating \(plan.rows) rows")
     let data = Dataset(count: plan.rows, updates: plan.updates)
     if !plan.only.isDisjoint(with: 1...4) {
@@ -71,10 +77,13 @@ func runSuite(_ plan: Plan) async throws {
     if plan.only.contains(5) { try SmartMerge(objects: plan.mergeObjects, repetitions: min(plan.repetitions, 3)).run(into: &report) }
     var crossProcess = CrossProcess(saves: plan.crossProcessSaves, receiverCounts: plan.receiverCounts)
     if plan.only.contains(6) { try await crossProcess.run(into: &report) }
-    if plan.only.contains(7) { try await HubThroughput(messages: plan.hubMessages, receivers: plan.hubReceivers, saves: plan.crossProcessSaves).run(into: &report) }
+    if plan.only.contains(7) {
+        try await HubThroughput(messages: plan.hubMessages, receivers: plan.hubReceivers, saves: plan.crossProcessSaves).run(into: &report)
+    }
     if plan.only.contains(8) { try Memory(objects: plan.memoryObjects, batchSize: 5_000).run(into: &report) }
     if plan.only.contains(9) {
-        try await ViewersKeepingUp(pace: 20_000, seconds: plan.viewerSeconds, searchSeconds: plan.viewerSearchSeconds, maximumPace: plan.viewerMaximumPace).run(into: &report)
+        try await ViewersKeepingUp(pace: 20_000, seconds: plan.viewerSeconds, searchSeconds: plan.viewerSearchSeconds, maximumPace: plan.viewerMaximumPace).run(
+            into: &report)
     }
     if !plan.only.isDisjoint(with: [10, 11]) {
         if let server = plan.postgres {
@@ -97,10 +106,12 @@ func runSuite(_ plan: Plan) async throws {
     try report.markdown().write(to: output.appendingPathComponent("latest.md"), atomically: true, encoding: .utf8)
     if plan.only.contains(6) {
         let receivers = plan.receiverCounts.last ?? 0
-        let svg = Histogram.svg(title: "Commit → merged, \(receivers) receivers (workload 6)", series: [
-            ("AmbarStack", "#c0392b", crossProcess.histogram.ambar),
-            ("raw socket notify + SELECT", "#2c3e50", crossProcess.histogram.raw),
-        ])
+        let svg = Histogram.svg(
+            title: "Commit → merged, \(receivers) receivers (workload 6)",
+            series: [
+                ("AmbarStack", "#c0392b", crossProcess.histogram.ambar),
+                ("raw socket notify + SELECT", "#2c3e50", crossProcess.histogram.raw),
+            ])
         try svg.write(to: output.appendingPathComponent("cross-process-latency.svg"), atomically: true, encoding: .utf8)
     }
     progress("wrote \(output.path)/latest.json, latest.md and cross-process-latency.svg")

@@ -11,7 +11,8 @@ public struct DeclaredPropertyMacro: AccessorMacro {
     ) throws -> [AccessorDeclSyntax] {
         // What cannot be declared is reported once, by `@Model`, at the property.
         guard let variable = declaration.as(VariableDeclSyntax.self), let property = StoredProperty(variable),
-              property.type != nil, !property.isImplicitlyUnwrapped else { return [] }
+            property.type != nil, !property.isImplicitlyUnwrapped
+        else { return [] }
         let name = property.name
         let defaultArgument = property.defaultArgument.map { ", \($0)" } ?? ""
         var accessors: [AccessorDeclSyntax] = []

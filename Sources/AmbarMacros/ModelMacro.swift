@@ -15,8 +15,9 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         in context: some MacroExpansionContext
     ) throws -> [AttributeSyntax] {
         guard declaration.is(ClassDeclSyntax.self), let variable = member.as(VariableDeclSyntax.self),
-              StoredProperty(variable) != nil,
-              StoredProperty.attribute(named: "_DeclaredProperty", in: variable) == nil else { return [] }
+            StoredProperty(variable) != nil,
+            StoredProperty.attribute(named: "_DeclaredProperty", in: variable) == nil
+        else { return [] }
         return ["@_DeclaredProperty"]
     }
 
@@ -54,7 +55,7 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
                 [\(raw: entries.map { "\n        \($0)," }.joined())
                 ]
             }
-            """,
+            """
         ]
         if case .argumentList(let arguments)? = node.arguments {
             if let original = arguments.first(where: { $0.label?.text == "originalName" }) {
@@ -67,7 +68,8 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         // A class with initializers of its own inherits none: contexts still need this one.
         let declaresInitializers = type.memberBlock.members.contains { $0.decl.is(InitializerDeclSyntax.self) }
         if declaresInitializers {
-            members.append("""
+            members.append(
+                """
                 \(raw: access)required init(_ token: ManagedObjectInitToken) {
                     super.init(token)
                 }
@@ -98,7 +100,8 @@ enum ModelDiagnostic: DiagnosticMessage {
         case .notAClass:
             return "@Model applies to a class that subclasses ManagedObject"
         case .missingType(let name):
-            return "write the type of '\(name)' (for example 'var \(name): Bool = false'): a declared property keeps its value in the object, so Swift needs the type spelled out"
+            return
+                "write the type of '\(name)' (for example 'var \(name): Bool = false'): a declared property keeps its value in the object, so Swift needs the type spelled out"
         case .implicitlyUnwrapped(let name):
             return "'\(name)' cannot be implicitly unwrapped: declare it optional ('?') or give it a default value"
         }

@@ -16,8 +16,9 @@ struct StoredProperty {
     /// with one identifier, no accessors, not `lazy`, not marked `@Transient`.
     init?(_ declaration: VariableDeclSyntax) {
         guard declaration.bindingSpecifier.tokenKind == .keyword(.var), declaration.bindings.count == 1,
-              let binding = declaration.bindings.first,
-              let identifier = binding.pattern.as(IdentifierPatternSyntax.self), binding.accessorBlock == nil else { return nil }
+            let binding = declaration.bindings.first,
+            let identifier = binding.pattern.as(IdentifierPatternSyntax.self), binding.accessorBlock == nil
+        else { return nil }
         let excluded: Set<String> = ["static", "class", "lazy", "override"]
         guard !declaration.modifiers.contains(where: { excluded.contains($0.name.text) }) else { return nil }
         if Self.attribute(named: "Transient", in: declaration) != nil { return nil }
@@ -32,7 +33,8 @@ struct StoredProperty {
     static func attribute(named name: String, in declaration: VariableDeclSyntax) -> AttributeSyntax? {
         for element in declaration.attributes {
             if let attribute = element.as(AttributeSyntax.self),
-               attribute.attributeName.trimmedDescription == name || attribute.attributeName.trimmedDescription.hasSuffix(".\(name)") {
+                attribute.attributeName.trimmedDescription == name || attribute.attributeName.trimmedDescription.hasSuffix(".\(name)")
+            {
                 return attribute
             }
         }
@@ -79,7 +81,8 @@ struct StoredProperty {
             let byLabel = Dictionary(arguments.compactMap { a in a.label.map { ($0.text, a.expression) } }, uniquingKeysWith: { first, _ in first })
             if let rule = byLabel["deleteRule"] { result.append("deleteRule: \(rule.trimmedDescription)") }
             if let inverse = byLabel["inverse"], let keyPath = inverse.as(KeyPathExprSyntax.self),
-               let last = keyPath.components.last?.component.as(KeyPathPropertyComponentSyntax.self) {
+                let last = keyPath.components.last?.component.as(KeyPathPropertyComponentSyntax.self)
+            {
                 result.append("inverse: \(inverse.trimmedDescription)")
                 result.append("inverseName: \"\(last.declName.baseName.text)\"")
             }

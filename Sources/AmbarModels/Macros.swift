@@ -47,7 +47,8 @@ public macro Model(name: String? = nil, originalName: String? = nil) = #external
 ///     ``DeclaredAttributeOptions/indexed``.
 ///   - originalName: the attribute's name in an earlier model version, when it was renamed.
 @attached(peer)
-public macro Attribute(_ options: DeclaredAttributeOptions..., originalName: String? = nil) = #externalMacro(module: "AmbarMacros", type: "PropertyOptionsMacro")
+public macro Attribute(_ options: DeclaredAttributeOptions..., originalName: String? = nil) =
+    #externalMacro(module: "AmbarMacros", type: "PropertyOptionsMacro")
 
 /// Options of a declared relationship:
 /// `@Relationship(deleteRule: .cascade, inverse: \Task.project) var tasks: Set<Task>`.
@@ -59,7 +60,8 @@ public macro Attribute(_ options: DeclaredAttributeOptions..., originalName: Str
 ///   - originalName: the relationship's name in an earlier model version, when it was renamed.
 ///   - ordered: for an array, whether the relationship keeps the array's order.
 @attached(peer)
-public macro Relationship(deleteRule: DeleteRule = .nullify, inverse: AnyKeyPath? = nil, originalName: String? = nil, ordered: Bool = false) = #externalMacro(module: "AmbarMacros", type: "PropertyOptionsMacro")
+public macro Relationship(deleteRule: DeleteRule = .nullify, inverse: AnyKeyPath? = nil, originalName: String? = nil, ordered: Bool = false) =
+    #externalMacro(module: "AmbarMacros", type: "PropertyOptionsMacro")
 
 /// Leaves a stored property out of the entity: an ordinary Swift property of the object, never
 /// stored, not tracked, not merged. (A transient *attribute*, tracked but not stored, is

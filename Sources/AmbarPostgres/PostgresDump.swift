@@ -7,7 +7,8 @@ import Foundation
 /// password is never on a command line.
 enum PostgresDump {
     static func dump(_ url: PostgresURL, to file: URL) throws(AmbarError) {
-        let dump = try tool("pg_dump"), restore = try tool("pg_restore")
+        let dump = try tool("pg_dump")
+        let restore = try tool("pg_restore")
         var environment = ProcessInfo.processInfo.environment
         environment["PGHOST"] = url.socketDirectory ?? url.host
         environment["PGPORT"] = String(url.port)
@@ -25,13 +26,16 @@ enum PostgresDump {
         }
         let dumped = run(dump, ["--format=custom", "--no-password", "--file=\(file.path)"], environment)
         if dumped.status != 0 {
-            throw .serverUnavailable(server: url.description, operation: "backup (pg_dump)",
-                                     reason: dumped.error.trimmingCharacters(in: .whitespacesAndNewlines) + removePartial(file))
+            throw .serverUnavailable(
+                server: url.description, operation: "backup (pg_dump)",
+                reason: dumped.error.trimmingCharacters(in: .whitespacesAndNewlines) + removePartial(file))
         }
         let listed = run(restore, ["--list", file.path], environment)
         if listed.status != 0 || !listed.output.contains("ambar_transactions") {
-            throw .storage(operation: "backup", code: 0,
-                           message: "the dump written by pg_dump cannot be read back (pg_restore --list: \(listed.error.trimmingCharacters(in: .whitespacesAndNewlines)))" + removePartial(file))
+            throw .storage(
+                operation: "backup", code: 0,
+                message: "the dump written by pg_dump cannot be read back (pg_restore --list: \(listed.error.trimmingCharacters(in: .whitespacesAndNewlines)))"
+                    + removePartial(file))
         }
     }
 
@@ -67,7 +71,8 @@ enum PostgresDump {
         process.executableURL = tool
         process.arguments = arguments
         process.environment = environment
-        let output = Pipe(), error = Pipe()
+        let output = Pipe()
+        let error = Pipe()
         process.standardOutput = output
         process.standardError = error
         do { try process.run() } catch { return (127, "", "cannot run \(tool.path): \(error)") }
@@ -92,12 +97,14 @@ private final class CollectedOutput: @unchecked Sendable {
     private var output = Data(), error = Data()
 
     func set(_ isError: Bool, _ data: Data) {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         if isError { error = data } else { output = data }
     }
 
     func text(_ isError: Bool) -> String {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return String(decoding: isError ? error : output, as: UTF8.self)
     }
 }

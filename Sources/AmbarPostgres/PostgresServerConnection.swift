@@ -129,13 +129,16 @@ final class PostgresServerConnection: SQLServerConnection, Sendable {
         } catch {
             // The server sent something its type does not allow: not a PostgreSQL answer.
             close()
-            throw SQLServerError(message: "the server sent a value of type \(cell.dataType) in column \(cell.columnName) that cannot be read", connectionLost: true)
+            throw SQLServerError(
+                message: "the server sent a value of type \(cell.dataType) in column \(cell.columnName) that cannot be read", connectionLost: true)
         }
     }
 
     /// Waits for `future` without blocking an event loop of this group; after `timeout`, calls
     /// `onTimeout` (which closes the connection) and reports the server as unreachable.
-    private static func wait<T: Sendable>(_ future: EventLoopFuture<T>, timeout: TimeInterval, location: String, onTimeout: () -> Void) throws(SQLServerError) -> T {
+    private static func wait<T: Sendable>(_ future: EventLoopFuture<T>, timeout: TimeInterval, location: String, onTimeout: () -> Void) throws(SQLServerError)
+        -> T
+    {
         let box = Locked<Result<T, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         future.whenComplete { result in

@@ -47,7 +47,8 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
     ///   contains the password.
     public init(_ url: URL, environment: [String: String] = ProcessInfo.processInfo.environment) throws(AmbarError) {
         guard let scheme = url.scheme?.lowercased(), scheme == "postgres" || scheme == "postgresql",
-              let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        else {
             throw .invalidArgument("a PostgreSQL store URL starts with postgres:// or postgresql:// (got \(Self.redacted(url)))")
         }
         var query: [String: String] = [:]

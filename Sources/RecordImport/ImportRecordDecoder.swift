@@ -41,7 +41,8 @@ public struct ImportRecordDecoder {
         do {
             object = try decoder.decode([String: JSONValue].self, from: text)
         } catch DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty,
-                DecodingError.valueNotFound(_, let context) where context.codingPath.isEmpty {  // valueNotFound: the line is null
+            DecodingError.valueNotFound(_, let context) where context.codingPath.isEmpty
+        {  // valueNotFound: the line is null
             throw ImportLineError(line: line, field: nil, reason: "expected a JSON object, one per line")
         } catch {
             throw ImportLineError(line: line, field: nil, reason: "not valid JSON (\(Self.describe(error)))")
@@ -52,7 +53,8 @@ public struct ImportRecordDecoder {
                 if relationships.contains(field) {
                     throw ImportLineError(line: line, field: field, reason: "is a relationship; import sets attributes only")
                 }
-                throw ImportLineError(line: line, field: field, reason: "\(entityName) has no such attribute (it has: \(attributes.keys.sorted().joined(separator: ", ")))")
+                throw ImportLineError(
+                    line: line, field: field, reason: "\(entityName) has no such attribute (it has: \(attributes.keys.sorted().joined(separator: ", ")))")
             }
             if attribute.isTransient {
                 throw ImportLineError(line: line, field: field, reason: "is a transient attribute (kept in memory only); import writes stored attributes only")
@@ -93,11 +95,12 @@ public struct ImportRecordDecoder {
             guard case .string(let text) = value else { throw mismatch("a string") }
             return .string(text)
         case .integer16, .integer32, .integer64:
-            let range: ClosedRange<Int64> = switch attribute.type {
-            case .integer16: Int64(Int16.min)...Int64(Int16.max)
-            case .integer32: Int64(Int32.min)...Int64(Int32.max)
-            default: Int64.min...Int64.max
-            }
+            let range: ClosedRange<Int64> =
+                switch attribute.type {
+                case .integer16: Int64(Int16.min)...Int64(Int16.max)
+                case .integer32: Int64(Int32.min)...Int64(Int32.max)
+                default: Int64.min...Int64.max
+                }
             let number: Int64
             switch value {
             case .integer(let n): number = n

@@ -22,13 +22,19 @@ public enum JSONValue: Decodable, Equatable, Sendable {
     /// failed attempt at a level would build a coding path as long as the depth).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
-        else if let value = try? container.decode(Int64.self) { self = .integer(value) }
-        else if let value = try? container.decode(Double.self) { self = .double(value) }
-        else if let value = try? container.decode(String.self) { self = .string(value) }
-        else if (try? decoder.unkeyedContainer()) != nil { self = .array }
-        else {
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Int64.self) {
+            self = .integer(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .double(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if (try? decoder.unkeyedContainer()) != nil {
+            self = .array
+        } else {
             _ = try decoder.container(keyedBy: AnyKey.self)
             self = .object
         }

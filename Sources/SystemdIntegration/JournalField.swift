@@ -16,11 +16,15 @@ public enum JournalField {
         for character in key {
             let isSeparator = !(character.isASCII && (character.isLetter || character.isNumber))
             if isSeparator {
-                if !current.isEmpty { words.append(current); current = "" }
+                if !current.isEmpty {
+                    words.append(current)
+                    current = ""
+                }
             } else {
                 // A new word starts at an uppercase letter after a lowercase one or a digit ("objectID").
                 if character.isUppercase, let previous, previous.isLowercase || previous.isNumber, !current.isEmpty {
-                    words.append(current); current = ""
+                    words.append(current)
+                    current = ""
                 }
                 current.append(character)
             }

@@ -141,7 +141,8 @@ final class AmbarSeedHelpersTests: StoreTestCase {
 
     // Row 57
     enum Seniority: Int16, AttributeRepresentable {
-        case junior = 1, senior = 2
+        case junior = 1
+        case senior = 2
         static let fallback = Seniority.junior
     }
 

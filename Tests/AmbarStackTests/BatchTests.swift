@@ -10,9 +10,11 @@ final class BatchTests: StoreTestCase {
         let context = privateContext()
         let viewer = privateContext("viewer")
         let inserted = try context.performAndWait {
-            try context.batchInsert(entityName: "Employee", rows: (0..<10).map {
-                ["name": .string("E\($0)"), "salary": .double(Double($0))]
-            })
+            try context.batchInsert(
+                entityName: "Employee",
+                rows: (0..<10).map {
+                    ["name": .string("E\($0)"), "salary": .double(Double($0))]
+                })
         }
         XCTAssertEqual(inserted.objectIDs.count, 10)
         XCTAssertTrue(inserted.objectIDs.allSatisfy { !$0.isTemporaryID })
@@ -48,9 +50,11 @@ final class BatchTests: StoreTestCase {
     func testLargeBatchesReachEveryRowAndTheirJoinRows() throws {
         let context = privateContext()
         try context.performAndWait {
-            _ = try context.batchInsert(entityName: "Employee", rows: (0..<1_200).map {
-                ["name": .string("E\($0)"), "salary": .double(Double($0 % 2))]
-            })
+            _ = try context.batchInsert(
+                entityName: "Employee",
+                rows: (0..<1_200).map {
+                    ["name": .string("E\($0)"), "salary": .double(Double($0 % 2))]
+                })
             let project = try context.insert(Project.self)
             project.title = "P"
             for employee in try context.fetch(FetchRequest<Employee>(predicate: Key<Double>("salary") == 1)) {
@@ -64,9 +68,10 @@ final class BatchTests: StoreTestCase {
             XCTAssertEqual(try context.count(for: FetchRequest<Employee>()), 600)
         }
         // Read the join table itself: loading `members` would hide dangling rows (it joins).
-        let tables = try rawRows(backend == .sqlite
-            ? #"SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\_%\_%' ESCAPE '\'"#
-            : #"SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename LIKE 'Z\_%\_%' ESCAPE '\'"#)
+        let tables = try rawRows(
+            backend == .sqlite
+                ? #"SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\_%\_%' ESCAPE '\'"#
+                : #"SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename LIKE 'Z\_%\_%' ESCAPE '\'"#)
         XCTAssertEqual(tables.count, 1, "one join table (employees ↔ projects)")
         let joinRows = try tables.reduce(0) { $0 + (Int(try rawRows("SELECT count(*) FROM \"\($1)\"").first ?? "") ?? -1) }
         XCTAssertEqual(joinRows, 0, "the deleted members' join rows are gone")
@@ -87,7 +92,10 @@ final class BatchTests: StoreTestCase {
                 if case .invalidFetchRequest(let message) = $0 { return message.contains("non-optional") }
                 return false
             }
-            assertThrows({ try context.batchInsert(entityName: "Employee", rows: [["name": .string("a"), "email": .string("x")], ["name": .string("b"), "email": .string("x")]]) }) {
+            assertThrows({
+                try context.batchInsert(
+                    entityName: "Employee", rows: [["name": .string("a"), "email": .string("x")], ["name": .string("b"), "email": .string("x")]])
+            }) {
                 if case .constraintViolation = $0 { return true }
                 return false
             }

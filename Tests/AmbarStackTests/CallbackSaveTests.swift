@@ -27,7 +27,10 @@ final class CallbackSaveTests: XCTestCase {
         let calls = Locked<[AmbarError?]>([])
         let first = expectation(description: "callback")
         context.save(shouldPropagate: propagate) { error in
-            let count = calls.withLock { $0.append(error); return $0.count }
+            let count = calls.withLock {
+                $0.append(error)
+                return $0.count
+            }
             if count == 1 { first.fulfill() }
         }
         wait(for: [first], timeout: 10)

@@ -101,7 +101,8 @@ final class DataStackTests: XCTestCase {
 
     // Rows 8, 9, 10: locations.
     func testLocationsFollowSystemdAndXDG() {
-        XCTAssertEqual(StoreLocation.defaultDirectory(name: "n", environment: ["STATE_DIRECTORY": "/var/lib/a:/var/lib/b", "XDG_DATA_HOME": "/x"]).path, "/var/lib/a")
+        XCTAssertEqual(
+            StoreLocation.defaultDirectory(name: "n", environment: ["STATE_DIRECTORY": "/var/lib/a:/var/lib/b", "XDG_DATA_HOME": "/x"]).path, "/var/lib/a")
         XCTAssertEqual(StoreLocation.defaultDirectory(name: "n", environment: ["XDG_DATA_HOME": "/x"]).path, "/x/n")
         XCTAssertEqual(StoreLocation.defaultDirectory(name: "n", environment: ["HOME": "/home/u"]).path, "/home/u/.local/share/n")
         XCTAssertEqual(StoreLocation.storeFile(for: nil, name: "n", environment: ["STATE_DIRECTORY": "/s"]).path, "/s/n.sqlite")
@@ -146,7 +147,8 @@ final class DataStackTests: XCTestCase {
     // Row 21.
     func testImporterContextsWriteStraightToTheStore() throws {
         let stack = try openStack()
-        let a = try stack.importerContext(), b = try stack.importerContext()
+        let a = try stack.importerContext()
+        let b = try stack.importerContext()
         XCTAssertFalse(a === b)
         XCTAssertEqual(a.mergePolicy, .mergeByPropertyObjectTrump)
         XCTAssertTrue(a.persistentStoreCoordinator === (try stack.writerCoordinator))
@@ -281,7 +283,9 @@ final class DataStackTests: XCTestCase {
         XCTAssertTrue(pumpMainQueue { loaded.allSatisfy { $0.salary == 2 } }, "an importer's batch update reaches main")
 
         let mainRoot = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: try stack.mainCoordinator)
-        _ = try mainRoot.performAndWait { try mainRoot.batchUpdate(FetchRequest<Employee>(predicate: Key<String>("name") == "E0"), set: ["salary": .double(3)]) }
+        _ = try mainRoot.performAndWait {
+            try mainRoot.batchUpdate(FetchRequest<Employee>(predicate: Key<String>("name") == "E0"), set: ["salary": .double(3)])
+        }
         XCTAssertTrue(pumpMainQueue { loaded[0].salary == 3 }, "a batch on the main coordinator reaches main")
 
         _ = try main.batchDelete(FetchRequest<Employee>(predicate: Key<String>("name") == "E1"))
@@ -453,4 +457,3 @@ final class DataStackTests: XCTestCase {
         }
     }
 }
-

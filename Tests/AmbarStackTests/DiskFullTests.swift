@@ -23,7 +23,8 @@ final class DiskFullTests: XCTestCase {
             // sh -c <script> sh <directory> <helper> <arguments…>: mount, then exec the rest.
             let script = #"mount -t tmpfs -o size=4m ambar-test "$1" && shift && exec "$@""#
             let shellArguments = ["-c", script, "sh", directory.url.path, helper.path] + arguments
-            result = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/unshare"), ["-m", "--propagation", "private", "/bin/sh"] + shellArguments, timeout: 120)
+            result = try ProcessRunner.run(
+                URL(fileURLWithPath: "/usr/bin/unshare"), ["-m", "--propagation", "private", "/bin/sh"] + shellArguments, timeout: 120)
         } else {
             result = try ProcessRunner.run(helper, arguments, timeout: 120)
         }
@@ -40,7 +41,9 @@ final class DiskFullTests: XCTestCase {
             URL(fileURLWithPath: "/usr/bin/unshare"),
             ["-m", "--propagation", "private", "/bin/sh", "-c", #"mount -t tmpfs -o size=64k ambar-probe "$1""#, "sh", directory.url.path], timeout: 20)
         guard probe.status == 0 else {
-            throw XCTSkip("cannot mount a tmpfs in a private mount namespace here (\(probe.error.trimmingCharacters(in: .whitespacesAndNewlines))); the file-size-limit test covers the same save path")
+            throw XCTSkip(
+                "cannot mount a tmpfs in a private mount namespace here (\(probe.error.trimmingCharacters(in: .whitespacesAndNewlines))); the file-size-limit test covers the same save path"
+            )
         }
     }
 
@@ -76,10 +79,11 @@ final class DiskFullTests: XCTestCase {
         let lines = try runHelper(["diskfull", shared.url.path, "fsize"], tmpfs: false)
         assertNothingLost(lines)
         let report = try reader.receive(timeout: 30)
-        let fields = Dictionary(uniqueKeysWithValues: report.split(separator: " ").dropFirst().compactMap { field -> (String, String)? in
-            let parts = field.split(separator: "=", maxSplits: 1).map(String.init)
-            return parts.count == 2 ? (parts[0], parts[1]) : nil
-        })
+        let fields = Dictionary(
+            uniqueKeysWithValues: report.split(separator: " ").dropFirst().compactMap { field -> (String, String)? in
+                let parts = field.split(separator: "=", maxSplits: 1).map(String.init)
+                return parts.count == 2 ? (parts[0], parts[1]) : nil
+            })
         XCTAssertGreaterThan(Int(fields["reads"] ?? "") ?? 0, 100, report)
         XCTAssertEqual(fields["errors"], "0", report)
         let counts = Set((fields["counts"] ?? "").split(separator: ",").map(String.init))

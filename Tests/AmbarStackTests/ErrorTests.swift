@@ -20,7 +20,9 @@ final class ErrorTests: StoreTestCase {
         check([EntityDescription("A", properties: [.attribute("Z_PK", .string)])], contains: "reserved")
         check([EntityDescription("A", properties: [.attribute("n", .integer16, defaultValue: "text")])], contains: "default value")
         check([EntityDescription("A", properties: [.attribute("n", .string)], uniquenessConstraints: [["m"]])], contains: "'m'")
-        check([EntityDescription("A", properties: [.toOne("b", "B", inverse: "a")]), EntityDescription("B", properties: [.toOne("a", "A", inverse: "other")])], contains: "name each other")
+        check(
+            [EntityDescription("A", properties: [.toOne("b", "B", inverse: "a")]), EntityDescription("B", properties: [.toOne("a", "A", inverse: "other")])],
+            contains: "name each other")
         check([EntityDescription("bad name")], contains: "entity name")
     }
 
@@ -64,8 +66,10 @@ final class ErrorTests: StoreTestCase {
         XCTAssertTrue(id.uriString.hasPrefix("ambar://\(coordinator.storeIdentifier)/Employee/p"))
         XCTAssertEqual(try ManagedObjectID(uriString: id.uriString), id)
         XCTAssertEqual(try coordinator.managedObjectID(forURIRepresentation: id.uriRepresentation), id)
-        for bad in ["", "http://x/y/p1", "ambar://not-a-uuid/Employee/p1", "ambar://\(coordinator.storeIdentifier)/Employee/x1",
-                    "ambar://\(coordinator.storeIdentifier)/Employee/p0", "ambar://\(coordinator.storeIdentifier)/p1"] {
+        for bad in [
+            "", "http://x/y/p1", "ambar://not-a-uuid/Employee/p1", "ambar://\(coordinator.storeIdentifier)/Employee/x1",
+            "ambar://\(coordinator.storeIdentifier)/Employee/p0", "ambar://\(coordinator.storeIdentifier)/p1",
+        ] {
             assertThrows({ try ManagedObjectID(uriString: bad) }) {
                 if case .invalidObjectID = $0 { return true }
                 return false
@@ -162,7 +166,8 @@ final class ErrorTests: StoreTestCase {
     }
 
     func testForeignObjectsAreRefused() throws {
-        let a = privateContext("a"), b = privateContext("b")
+        let a = privateContext("a")
+        let b = privateContext("b")
         let employee = try a.performAndWait { try a.insert(Employee.self) }
         try b.performAndWait {
             let dept = try b.insert(Department.self)

@@ -6,7 +6,9 @@ import XCTest
 final class FetchedResultsControllerTests: StoreTestCase {
     override class var runsOnPostgreSQL: Bool { true }
 
-    private func makeController(_ context: ManagedObjectContext, sections: Bool = false) throws -> (FetchedResultsController<Employee>, Collector<[ResultsChange]>) {
+    private func makeController(_ context: ManagedObjectContext, sections: Bool = false) throws -> (
+        FetchedResultsController<Employee>, Collector<[ResultsChange]>
+    ) {
         let request = FetchRequest<Employee>(
             predicate: Key<Double>("salary") >= 10,
             sortDescriptors: sections ? [Key<String>("department.name").sorted(), Key<Double>("salary").sorted()] : [Key<Double>("salary").sorted()])
@@ -33,7 +35,7 @@ final class FetchedResultsControllerTests: StoreTestCase {
             context.processPendingChanges()
             XCTAssertEqual(log.all.last, [.insert(new.objectID, at: ResultsIndexPath(row: 2, section: 0))])
 
-            (context.registeredObject(for: low) as? Employee)?.salary = 40   // moves to the end
+            (context.registeredObject(for: low) as? Employee)?.salary = 40  // moves to the end
             context.processPendingChanges()
             XCTAssertEqual(log.all.last, [.move(low, from: ResultsIndexPath(row: 0, section: 0), to: ResultsIndexPath(row: 3, section: 0))])
 
@@ -70,8 +72,12 @@ final class FetchedResultsControllerTests: StoreTestCase {
             e.department = b
             context.processPendingChanges()
             XCTAssertEqual(controller.sections.map(\.name), ["B"])
-            XCTAssertEqual(log.all.last, [.deleteSection("A", at: 0), .insertSection("B", at: 0),
-                                          .move(e.objectID, from: ResultsIndexPath(row: 0, section: 0), to: ResultsIndexPath(row: 0, section: 0))])
+            XCTAssertEqual(
+                log.all.last,
+                [
+                    .deleteSection("A", at: 0), .insertSection("B", at: 0),
+                    .move(e.objectID, from: ResultsIndexPath(row: 0, section: 0), to: ResultsIndexPath(row: 0, section: 0)),
+                ])
         }
     }
 
@@ -152,7 +158,8 @@ final class FetchedResultsControllerTests: StoreTestCase {
                 // A save gives inserted objects permanent IDs without a change to report.
                 let current = Dictionary(controller.fetchedObjects.map { (ObjectIdentifier($0), $0.objectID) }, uniquingKeysWith: { a, _ in a })
                 shown = shown.map { id in temporaries[id].flatMap { current[$0] } ?? id }
-                temporaries = Dictionary(controller.fetchedObjects.filter(\.objectID.isTemporaryID).map { ($0.objectID, ObjectIdentifier($0)) }, uniquingKeysWith: { a, _ in a })
+                temporaries = Dictionary(
+                    controller.fetchedObjects.filter(\.objectID.isTemporaryID).map { ($0.objectID, ObjectIdentifier($0)) }, uniquingKeysWith: { a, _ in a })
                 XCTAssertEqual(shown, fresh, "step \(step): the reported changes do not turn the old rows into the new ones")
                 if shown != fresh { return }
             }
@@ -166,12 +173,15 @@ extension FetchedResultsControllerTests {
     /// their old rows (from the bottom), then inserts and move destinations at their new rows
     /// (from the top).
     static func replay(_ changes: [ResultsChange], on rows: [ManagedObjectID]) -> [ManagedObjectID] {
-        var removals: [Int] = [], additions: [(Int, ManagedObjectID)] = []
+        var removals: [Int] = []
+        var additions: [(Int, ManagedObjectID)] = []
         for change in changes {
             switch change {
             case .delete(_, let at): removals.append(at.row)
             case .insert(let id, let at): additions.append((at.row, id))
-            case .move(let id, let from, let to): removals.append(from.row); additions.append((to.row, id))
+            case .move(let id, let from, let to):
+                removals.append(from.row)
+                additions.append((to.row, id))
             case .update, .insertSection, .deleteSection: break
             }
         }

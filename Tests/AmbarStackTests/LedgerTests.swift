@@ -111,7 +111,8 @@ extension LedgerTests {
     /// lower token could commit after one holding a higher token, the follower would pass it and
     /// never see it. Each token must be seen exactly once, in order.
     func testAFollowerNeverSkipsATokenWhileWritersOnSeveralConnectionsCommit() throws {
-        let writers = 6, savesEach = 60
+        let writers = 6
+        let savesEach = 60
         let coordinators = try (0..<writers).map { _ in try PersistentStoreCoordinator(model: model, store: try store()) }
         let seen = Locked<[Int64]>([])
         let readErrors = Locked<[String]>([])

@@ -65,7 +65,8 @@ final class MergePolicyTests: StoreTestCase {
         }
         XCTAssertEqual(try stored(id).salary, 2_000)
         try context.performAndWait {
-            XCTAssertEqual(try context.count(for: FetchRequest<Employee>(predicate: Key<String>("name") == "Innocent bystander")), 1, "pending insert still visible")
+            XCTAssertEqual(
+                try context.count(for: FetchRequest<Employee>(predicate: Key<String>("name") == "Innocent bystander")), 1, "pending insert still visible")
         }
         let fresh = privateContext("fresh")
         try fresh.performAndWait {

@@ -17,16 +17,20 @@ final class MigrationTests: StoreTestCase {
 
     func v2() throws -> ManagedObjectModel {
         try ManagedObjectModel(entities: [
-            EntityDescription("Item", properties: [
-                .attribute("name", .string, indexed: true),
-                .attribute("note", .string, optional: true),
-                .attribute("rank", .integer64, defaultValue: 7),
-                .toOne("tag", "Tag", inverse: "items"),
-            ]),
-            EntityDescription("Tag", properties: [
-                .attribute("label", .string),
-                .toMany("items", "Item", inverse: "tag"),
-            ]),
+            EntityDescription(
+                "Item",
+                properties: [
+                    .attribute("name", .string, indexed: true),
+                    .attribute("note", .string, optional: true),
+                    .attribute("rank", .integer64, defaultValue: 7),
+                    .toOne("tag", "Tag", inverse: "items"),
+                ]),
+            EntityDescription(
+                "Tag",
+                properties: [
+                    .attribute("label", .string),
+                    .toMany("items", "Item", inverse: "tag"),
+                ]),
         ])
     }
 
@@ -81,7 +85,7 @@ final class MigrationTests: StoreTestCase {
     func testNonAdditiveChangesAreRefusedWithReasonsAndTheStoreUntouched() throws {
         _ = try seed()
         let retyped = try ManagedObjectModel(entities: [
-            EntityDescription("Item", properties: [.attribute("name", .integer64), .attribute("size", .double)]),
+            EntityDescription("Item", properties: [.attribute("name", .integer64), .attribute("size", .double)])
         ])
         XCTAssertThrowsError(try open(retyped)) { error in
             guard case .migrationRefused(let reasons) = error as? AmbarError else { return XCTFail("\(error)") }
@@ -100,7 +104,8 @@ final class MigrationTests: StoreTestCase {
 
     func testConcurrentOpenersMigrateOnceAndAllOpen() throws {
         _ = try seed()
-        let migrating = try self.migrating, model = try v2()
+        let migrating = try self.migrating
+        let model = try v2()
         let counts = Collector<String>()
         DispatchQueue.concurrentPerform(iterations: 4) { _ in
             do {

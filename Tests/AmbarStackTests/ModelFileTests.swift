@@ -78,18 +78,18 @@ final class ModelFileTests: XCTestCase {
         let directory = try TemporaryDirectory()
         let file = directory.file("library.json")
         try #"""
-            {"entities": [
-              {"name": "Author", "indexes": [["name", "born"]],
-               "attributes": [{"name": "name", "type": "string"}, {"name": "born", "type": "date", "optional": true},
-                              {"name": "draft", "type": "string", "optional": true, "transient": true},
-                              {"name": "prefs", "type": "transformable", "optional": true, "valueTransformerName": "Prefs"},
-                              {"name": "key", "type": "string", "optional": true, "derivation": "canonical:(name)"}],
-               "relationships": [{"name": "books", "destination": "Book", "inverse": "author", "toMany": true, "ordered": true, "maxCount": 50}],
-               "fetchedProperties": [{"name": "long", "entityName": "Book", "predicateFormat": "author == $FETCH_SOURCE AND pages > 300"}]},
-              {"name": "Book", "attributes": [{"name": "pages", "type": "integer32", "default": 0}],
-               "relationships": [{"name": "author", "destination": "Author", "inverse": "books"}]}],
-             "fetchRequests": [{"name": "Thick", "entityName": "Book", "predicateFormat": "pages > $MIN"}]}
-            """#.write(to: file, atomically: true, encoding: .utf8)
+        {"entities": [
+          {"name": "Author", "indexes": [["name", "born"]],
+           "attributes": [{"name": "name", "type": "string"}, {"name": "born", "type": "date", "optional": true},
+                          {"name": "draft", "type": "string", "optional": true, "transient": true},
+                          {"name": "prefs", "type": "transformable", "optional": true, "valueTransformerName": "Prefs"},
+                          {"name": "key", "type": "string", "optional": true, "derivation": "canonical:(name)"}],
+           "relationships": [{"name": "books", "destination": "Book", "inverse": "author", "toMany": true, "ordered": true, "maxCount": 50}],
+           "fetchedProperties": [{"name": "long", "entityName": "Book", "predicateFormat": "author == $FETCH_SOURCE AND pages > 300"}]},
+          {"name": "Book", "attributes": [{"name": "pages", "type": "integer32", "default": 0}],
+           "relationships": [{"name": "author", "destination": "Author", "inverse": "books"}]}],
+         "fetchRequests": [{"name": "Thick", "entityName": "Book", "predicateFormat": "pages > $MIN"}]}
+        """#.write(to: file, atomically: true, encoding: .utf8)
         let model = try ModelFile.load(file)
         let author = try XCTUnwrap(model.entity(named: "Author"))
         XCTAssertEqual(author.indexes, [["name", "born"]])
@@ -142,13 +142,17 @@ final class ModelFileTests: XCTestCase {
 
     func testAllModelsMergesJSONAndCoreDataFiles() throws {
         let directory = try TemporaryDirectory()
-        try FileManager.default.copyItem(at: fixtures.appendingPathComponent("Shop.xcdatamodeld"), to: directory.url.appendingPathComponent("Shop.xcdatamodeld"))
-        try FileManager.default.copyItem(at: repository.appendingPathComponent("examples/products.model.json"), to: directory.url.appendingPathComponent("Catalog.json"))
+        try FileManager.default.copyItem(
+            at: fixtures.appendingPathComponent("Shop.xcdatamodeld"), to: directory.url.appendingPathComponent("Shop.xcdatamodeld"))
+        try FileManager.default.copyItem(
+            at: repository.appendingPathComponent("examples/products.model.json"), to: directory.url.appendingPathComponent("Catalog.json"))
         XCTAssertThrowsError(try ModelSource.allModels(directory: directory.url).load(), "both define Product: a clear error, not a silent pick") { error in
             guard case .invalidModel = error as? AmbarError else { return XCTFail("\(error)") }
         }
         try FileManager.default.removeItem(at: directory.url.appendingPathComponent("Catalog.json"))
-        try #"{"entities":[{"name":"Setting","attributes":[{"name":"key","type":"string"}]}]}"#.write(to: directory.file("Settings.json"), atomically: true, encoding: .utf8)
-        XCTAssertEqual(Set(try ModelSource.allModels(directory: directory.url).load().entityNames), ["Item", "Product", "Category", "Tag", "Review", "Setting"])
+        try #"{"entities":[{"name":"Setting","attributes":[{"name":"key","type":"string"}]}]}"#.write(
+            to: directory.file("Settings.json"), atomically: true, encoding: .utf8)
+        XCTAssertEqual(
+            Set(try ModelSource.allModels(directory: directory.url).load().entityNames), ["Item", "Product", "Category", "Tag", "Review", "Setting"])
     }
 }

@@ -11,10 +11,15 @@ final class MultiProcessMigrationTests: XCTestCase {
         let directory = try TemporaryDirectory()
         let store = directory.file("shared.sqlite")
         let v1 = try ManagedObjectModel(entities: [EntityDescription("Item", properties: [.attribute("name", .string)])])
-        let v2 = try ManagedObjectModel(entities: [EntityDescription("Item", properties: [
-            .attribute("name", .string), .attribute("rank", .integer64, defaultValue: 1),
-        ])])
-        let v1File = directory.file("v1.json"), v2File = directory.file("v2.json")
+        let v2 = try ManagedObjectModel(entities: [
+            EntityDescription(
+                "Item",
+                properties: [
+                    .attribute("name", .string), .attribute("rank", .integer64, defaultValue: 1),
+                ])
+        ])
+        let v1File = directory.file("v1.json")
+        let v2File = directory.file("v2.json")
         try JSONEncoder().encode(v1).write(to: v1File)
         try JSONEncoder().encode(v2).write(to: v2File)
 
@@ -35,7 +40,9 @@ final class MultiProcessMigrationTests: XCTestCase {
         let check = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: try PersistentStoreCoordinator(model: v2, store: .sqlite(store)))
         try check.performAndWait { () throws in
             let items = try check.fetch(FetchRequest<ManagedObject>(entityName: "Item", sortDescriptors: [Key<String>("name").sorted()]))
-            XCTAssertEqual(try items.map { try $0.value(forKey: "name") }, ["before", "new0", "new1", "new2"].map { .string($0) }, "nothing lost, nothing written by the old process")
+            XCTAssertEqual(
+                try items.map { try $0.value(forKey: "name") }, ["before", "new0", "new1", "new2"].map { .string($0) },
+                "nothing lost, nothing written by the old process")
             XCTAssertEqual(try items[0].value(forKey: "rank"), .integer(1))
         }
         for opener in openers + [old] { XCTAssertEqual(try opener.send("quit"), "bye") }

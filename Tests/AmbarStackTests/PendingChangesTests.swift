@@ -37,7 +37,8 @@ final class PendingChangesTests: StoreTestCase {
             let ids = try context.fetchObjectIDs(FetchRequest<Employee>(sortDescriptors: [Key<String>("name").sorted(ascending: false)]))
             XCTAssertEqual(ids.count, 4)
             XCTAssertEqual(context.registeredObjectCount, 0, "ID fetches make no objects")
-            let values = try context.fetchValues(FetchRequest<Employee>(sortDescriptors: [Key<Double>("salary").sorted()]), properties: ["salary"], distinct: true)
+            let values = try context.fetchValues(
+                FetchRequest<Employee>(sortDescriptors: [Key<Double>("salary").sorted()]), properties: ["salary"], distinct: true)
             XCTAssertEqual(values.map { $0["salary"] }, [.double(1), .double(2), .double(3)])
             var batched = FetchRequest<Employee>(sortDescriptors: [Key<String>("name").sorted()])
             batched.fetchBatchSize = 2

@@ -47,16 +47,19 @@ final class PersistenceManagerTests: XCTestCase {
     var manager: PersistenceManager!
 
     static func model() throws -> ManagedObjectModel {
-        try ManagedObjectModel(entities: [
-            EntityDescription("Fruit", properties: [
-                .attribute("uid", .string, indexed: true),
-                .attribute("name", .string),
-                .attribute("code", .string, optional: true),
-                .attribute("isUploaded", .boolean, defaultValue: false),
-                .attribute("wasDeleted", .boolean, defaultValue: false),
-            ], uniquenessConstraints: [["code"]]),
-            EntityDescription("Setting", properties: [.attribute("key", .string, defaultValue: "k")]),
-        ], classes: [FruitRecord.self, SettingRecord.self])
+        try ManagedObjectModel(
+            entities: [
+                EntityDescription(
+                    "Fruit",
+                    properties: [
+                        .attribute("uid", .string, indexed: true),
+                        .attribute("name", .string),
+                        .attribute("code", .string, optional: true),
+                        .attribute("isUploaded", .boolean, defaultValue: false),
+                        .attribute("wasDeleted", .boolean, defaultValue: false),
+                    ], uniquenessConstraints: [["code"]]),
+                EntityDescription("Setting", properties: [.attribute("key", .string, defaultValue: "k")]),
+            ], classes: [FruitRecord.self, SettingRecord.self])
     }
 
     override func setUp() async throws {
@@ -91,7 +94,8 @@ final class PersistenceManagerTests: XCTestCase {
             try await manager.load()
             XCTFail("a second load is refused")
         } catch {}
-        let first = try manager.workerContext, second = try manager.workerContext
+        let first = try manager.workerContext
+        let second = try manager.workerContext
         XCTAssertFalse(first === second, "a fresh worker on each access")
         XCTAssertEqual(first.mergePolicy, .error, "the configured policy")
         let strict = PersistenceManager(model: .model(try Self.model()), storeType: .inMemory, mergePolicy: .mergeByPropertyObjectTrump)
@@ -106,7 +110,9 @@ final class PersistenceManagerTests: XCTestCase {
         try await other.load()
         let manager = self.manager!
         let ids = try await onThread {
-            let a = try manager.contextForThread(), b = try manager.contextForThread(), c = try other.contextForThread()
+            let a = try manager.contextForThread()
+            let b = try manager.contextForThread()
+            let c = try other.contextForThread()
             return (a === b, a === c, a.identifier)
         }
         XCTAssertTrue(ids.0, "same thread: the same context")
@@ -195,9 +201,12 @@ final class PersistenceManagerTests: XCTestCase {
         try manager.save(entity: FruitRecord.self, models: [Fruit(uid: "2", name: "BANANA"), Fruit(uid: "9", name: "kiwi")], shouldOverwrite: true)
         XCTAssertEqual(try storedNames(), ["BANANA", "kiwi"])
         // Two models claiming the same unique code: the save fails and nothing changes.
-        XCTAssertThrowsError(try manager.save(entity: FruitRecord.self, models: [
-            Fruit(uid: "5", name: "x", code: "same"), Fruit(uid: "6", name: "y", code: "same"),
-        ], shouldOverwrite: true))
+        XCTAssertThrowsError(
+            try manager.save(
+                entity: FruitRecord.self,
+                models: [
+                    Fruit(uid: "5", name: "x", code: "same"), Fruit(uid: "6", name: "y", code: "same"),
+                ], shouldOverwrite: true))
         XCTAssertEqual(try storedNames(), ["BANANA", "kiwi"], "not the seed's data loss")
         try manager.save(entity: FruitRecord.self, models: [], shouldOverwrite: true)
         XCTAssertEqual(try storedNames(), [], "an empty overwrite empties the entity")
@@ -217,8 +226,10 @@ final class PersistenceManagerTests: XCTestCase {
         XCTAssertEqual(try storedNames(), ["APPLE", "banana", "cherry", "date", "grape"], "4 + (1 update, 1 new) = 5")
 
         try manager.save(entity: FruitRecord.self, models: [], shouldOverwrite: true)
-        try insertRecords([Fruit(uid: "1", name: "apple"), Fruit(uid: "2", name: "banana"), Fruit(uid: "2", name: "banana"),
-                           Fruit(uid: "3", name: "cherry"), Fruit(uid: "8", name: "mango"), Fruit(uid: "8", name: "mango"), Fruit(uid: "8", name: "mango")])
+        try insertRecords([
+            Fruit(uid: "1", name: "apple"), Fruit(uid: "2", name: "banana"), Fruit(uid: "2", name: "banana"),
+            Fruit(uid: "3", name: "cherry"), Fruit(uid: "8", name: "mango"), Fruit(uid: "8", name: "mango"), Fruit(uid: "8", name: "mango"),
+        ])
         try manager.save(entity: FruitRecord.self, models: [Fruit(uid: "2", name: "banana"), Fruit(uid: "8", name: "mango")], shouldOverwrite: false)
         XCTAssertEqual(try storedNames(), ["apple", "banana", "cherry", "mango"], "7 rows with duplicates + [banana, mango] = 4")
 
@@ -243,7 +254,10 @@ final class PersistenceManagerTests: XCTestCase {
 
         let keeper = KeepSettings(model: .model(try Self.model()), classes: [FruitRecord.self, SettingRecord.self], storeURL: directory.url, name: "fruits")
         let loaded = expectation(description: "loaded")
-        keeper.load { ok in XCTAssertTrue(ok); loaded.fulfill() }
+        keeper.load { ok in
+            XCTAssertTrue(ok)
+            loaded.fulfill()
+        }
         wait(for: [loaded], timeout: 10)
         try keeper.save(entity: FruitRecord.self, models: fruits, shouldOverwrite: false)
         let worker = try keeper.workerContext
@@ -298,7 +312,10 @@ final class PersistenceManagerTests: XCTestCase {
         let child = ManagedObjectContext(concurrencyType: .privateQueue, parent: main, name: "child")
         try main.insert(FruitRecord.self).fromModel(Fruit(uid: "1", name: "apple"))
         let done = expectation(description: "completion")
-        child.saveChanges { error in XCTAssertNil(error); done.fulfill() }
+        child.saveChanges { error in
+            XCTAssertNil(error)
+            done.fulfill()
+        }
         wait(for: [done], timeout: 5)
         XCTAssertTrue(main.hasChanges, "async: a child without changes stops the chain")
         try child.saveChangesAndWait()
@@ -318,7 +335,10 @@ final class WorkerThread: @unchecked Sendable {
             while true {
                 condition.lock()
                 while jobs.isEmpty && !finished { condition.wait() }
-                if jobs.isEmpty && finished { condition.unlock(); return }
+                if jobs.isEmpty && finished {
+                    condition.unlock()
+                    return
+                }
                 let job = jobs.removeFirst()
                 condition.unlock()
                 job()
@@ -331,7 +351,10 @@ final class WorkerThread: @unchecked Sendable {
         let done = DispatchSemaphore(value: 0)
         var result: Result<R, any Error>!
         condition.lock()
-        jobs.append { result = Result { try body() }; done.signal() }
+        jobs.append {
+            result = Result { try body() }
+            done.signal()
+        }
         condition.signal()
         condition.unlock()
         done.wait()

@@ -15,7 +15,7 @@ final class PostgresSecurityTests: XCTestCase {
     override func setUpWithError() throws {
         do {
             server = try PostgresTestServer.startPrivate()
-        } catch where !PostgresTestServer.isRequired {
+        } catch  where !PostgresTestServer.isRequired {
             throw XCTSkip("no PostgreSQL server on this machine: \(error)")
         }
         certificates = URL(fileURLWithPath: server.directory).appendingPathComponent("certs")
@@ -25,12 +25,16 @@ final class PostgresSecurityTests: XCTestCase {
             guard result.status == 0 else { throw PostgresTestServer.Unavailable(description: "openssl \(arguments.first ?? ""): \(result.error)") }
         }
         let dir = certificates.path
-        try openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=Ambar test CA",
-                     "-keyout", "\(dir)/ca.key", "-out", "\(dir)/ca.pem"])
+        try openssl([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=Ambar test CA",
+            "-keyout", "\(dir)/ca.key", "-out", "\(dir)/ca.pem",
+        ])
         try openssl(["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", "\(dir)/server.key", "-out", "\(dir)/server.csr"])
         try Data("subjectAltName=DNS:localhost\n".utf8).write(to: certificates.appendingPathComponent("san.ext"))
-        try openssl(["x509", "-req", "-in", "\(dir)/server.csr", "-CA", "\(dir)/ca.pem", "-CAkey", "\(dir)/ca.key", "-CAcreateserial",
-                     "-days", "2", "-extfile", "\(dir)/san.ext", "-out", "\(dir)/server.pem"])
+        try openssl([
+            "x509", "-req", "-in", "\(dir)/server.csr", "-CA", "\(dir)/ca.pem", "-CAkey", "\(dir)/ca.key", "-CAcreateserial",
+            "-days", "2", "-extfile", "\(dir)/san.ext", "-out", "\(dir)/server.pem",
+        ])
         // The server reads its key as its own user, and only from a file no one else can read.
         _ = try ProcessRunner.run(URL(fileURLWithPath: "/bin/chown"), ["-R", "postgres", dir], timeout: 10)
         _ = try ProcessRunner.run(URL(fileURLWithPath: "/bin/chmod"), ["600", "\(dir)/server.key"], timeout: 10)
@@ -74,7 +78,9 @@ final class PostgresSecurityTests: XCTestCase {
             try context.insertObject(entityName: "Note").setValue(.string("over TLS"), forKey: "text")
             try context.save()
         }
-        let ssl = try server.psql(["-d", "postgres", "-At", "-c", "SELECT count(*) FROM pg_stat_ssl JOIN pg_stat_activity USING (pid) WHERE ssl AND usename = 'app'"])
+        let ssl = try server.psql([
+            "-d", "postgres", "-At", "-c", "SELECT count(*) FROM pg_stat_ssl JOIN pg_stat_activity USING (pid) WHERE ssl AND usename = 'app'",
+        ])
         XCTAssertGreaterThan(Int(ssl.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0, 0, "the connections use TLS")
         // The password from a file (LoadCredential=), not the URL.
         let file = URL(fileURLWithPath: server.directory).appendingPathComponent("password")
@@ -88,7 +94,8 @@ final class PostgresSecurityTests: XCTestCase {
             XCTAssertThrowsError(try PersistentStoreCoordinator(model: try model(), store: .postgres(url)), file: file, line: line) { error in
                 let message = "\(error)"
                 XCTAssertTrue(message.localizedCaseInsensitiveContains(expected), "expected '\(expected)' in: \(message)", file: file, line: line)
-                XCTAssertFalse(message.contains(Self.password) || message.contains("wrong-Pa55"), "the message shows a password: \(message)", file: file, line: line)
+                XCTAssertFalse(
+                    message.contains(Self.password) || message.contains("wrong-Pa55"), "the message shows a password: \(message)", file: file, line: line)
                 guard case AmbarError.serverUnavailable = error else { return XCTFail("not serverUnavailable: \(error)", file: file, line: line) }
             }
         }

@@ -6,7 +6,8 @@ import XCTest
 /// Reading PostgreSQL URLs, and keeping their passwords out of every message.
 final class PostgresURLTests: XCTestCase {
     func testPartsDefaultsAndParameters() throws {
-        let url = try PostgresURL(URL(string: "postgresql://app:pw%40x@db.example:6543/inventory?sslmode=verify-full&sslrootcert=/etc/ca.pem&statement_timeout=5")!, environment: [:])
+        let url = try PostgresURL(
+            URL(string: "postgresql://app:pw%40x@db.example:6543/inventory?sslmode=verify-full&sslrootcert=/etc/ca.pem&statement_timeout=5")!, environment: [:])
         XCTAssertEqual(url.host, "db.example")
         XCTAssertEqual(url.port, 6543)
         XCTAssertEqual(url.user, "app")
@@ -52,7 +53,8 @@ final class PostgresURLTests: XCTestCase {
 
     func testAnUnreadableURLFailsWhenTheStoreOpensSayingWhy() throws {
         let model = try ManagedObjectModel(entities: [EntityDescription("Item", properties: [.attribute("name", .string)])])
-        XCTAssertThrowsError(try PersistentStoreCoordinator(model: model, store: .postgres(URL(string: "postgres://app:s3cret@db/x?sslmode=never")!))) { error in
+        XCTAssertThrowsError(try PersistentStoreCoordinator(model: model, store: .postgres(URL(string: "postgres://app:s3cret@db/x?sslmode=never")!))) {
+            error in
             guard case AmbarError.serverUnavailable(let server, _, let reason) = error else { return XCTFail("\(error)") }
             XCTAssertEqual(server, "postgres://app@db/x")
             XCTAssertTrue(reason.contains("sslmode"), reason)

@@ -1,6 +1,7 @@
-@testable import AmbarStack
 import Foundation
 import XCTest
+
+@testable import AmbarStack
 
 /// Merging a save with its rows read before, off the merging context's queue (what a process
 /// following the ledger does): the rows serve the refresh and the results controller's load of
@@ -52,7 +53,10 @@ final class PrefetchedMergeTests: StoreTestCase {
         XCTAssertEqual(rows.count, 2)
         // A later save, not merged yet: the merge must show the state of the rows it was given.
         let second = try save("later") { later in
-            for employee in try later.fetch(FetchRequest<Employee>()) { employee.name += " later"; employee.salary += 100 }
+            for employee in try later.fetch(FetchRequest<Employee>()) {
+                employee.name += " later"
+                employee.salary += 100
+            }
         }
 
         _ = viewer.mergeChanges(fromContextDidSave: first, prefetched: rows)

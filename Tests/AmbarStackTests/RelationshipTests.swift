@@ -125,14 +125,18 @@ final class RelationshipTests: StoreTestCase {
 
     func testDenyRuleRefusesSaveAndWritesNothing() throws {
         let model = try ManagedObjectModel(entities: [
-            EntityDescription("Owner", properties: [
-                .attribute("name", .string),
-                .toMany("pets", "Pet", inverse: "owner", deleteRule: .deny),
-            ]),
-            EntityDescription("Pet", properties: [
-                .attribute("name", .string),
-                .toOne("owner", "Owner", inverse: "pets"),
-            ]),
+            EntityDescription(
+                "Owner",
+                properties: [
+                    .attribute("name", .string),
+                    .toMany("pets", "Pet", inverse: "owner", deleteRule: .deny),
+                ]),
+            EntityDescription(
+                "Pet",
+                properties: [
+                    .attribute("name", .string),
+                    .toOne("owner", "Owner", inverse: "pets"),
+                ]),
         ])
         let coordinator = try PersistentStoreCoordinator(model: model, store: try store("deny.sqlite"))
         let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)

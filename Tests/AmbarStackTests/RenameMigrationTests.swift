@@ -17,20 +17,26 @@ final class RenameMigrationTests: XCTestCase {
     /// its to-many inverse, and a many-to-many.
     func v1() throws -> ManagedObjectModel {
         try ManagedObjectModel(entities: [
-            EntityDescription("Shelf", properties: [
-                .attribute("name", .string, indexed: true),
-                .toMany("books", "Book", inverse: "shelf"),
-            ]),
-            EntityDescription("Book", properties: [
-                .attribute("title", .string),
-                .toOne("shelf", "Shelf", inverse: "books"),
-                .toMany("authors", "Author", inverse: "books"),
-            ], uniquenessConstraints: [["title"]]),
+            EntityDescription(
+                "Shelf",
+                properties: [
+                    .attribute("name", .string, indexed: true),
+                    .toMany("books", "Book", inverse: "shelf"),
+                ]),
+            EntityDescription(
+                "Book",
+                properties: [
+                    .attribute("title", .string),
+                    .toOne("shelf", "Shelf", inverse: "books"),
+                    .toMany("authors", "Author", inverse: "books"),
+                ], uniquenessConstraints: [["title"]]),
             EntityDescription("Novel", parent: "Book", properties: [.attribute("genre", .string)]),
-            EntityDescription("Author", properties: [
-                .attribute("name", .string),
-                .toMany("books", "Book", inverse: "authors"),
-            ]),
+            EntityDescription(
+                "Author",
+                properties: [
+                    .attribute("name", .string),
+                    .toMany("books", "Book", inverse: "authors"),
+                ]),
         ])
     }
 
@@ -38,20 +44,26 @@ final class RenameMigrationTests: XCTestCase {
     /// table to the other side (it is named after the alphabetically first end).
     func v2() throws -> ManagedObjectModel {
         try ManagedObjectModel(entities: [
-            EntityDescription("Bookcase", properties: [
-                .attribute("label", .string, indexed: true, renamedFrom: "name"),
-                .toMany("volumes", "Volume", inverse: "bookcase", renamedFrom: "books"),
-            ], renamingIdentifier: "Shelf"),
-            EntityDescription("Volume", properties: [
-                .attribute("heading", .string, renamedFrom: "title"),
-                .toOne("bookcase", "Bookcase", inverse: "volumes", renamedFrom: "shelf"),
-                .toMany("writers", "Writer", inverse: "works", renamedFrom: "authors"),
-            ], uniquenessConstraints: [["heading"]], renamingIdentifier: "Book"),
+            EntityDescription(
+                "Bookcase",
+                properties: [
+                    .attribute("label", .string, indexed: true, renamedFrom: "name"),
+                    .toMany("volumes", "Volume", inverse: "bookcase", renamedFrom: "books"),
+                ], renamingIdentifier: "Shelf"),
+            EntityDescription(
+                "Volume",
+                properties: [
+                    .attribute("heading", .string, renamedFrom: "title"),
+                    .toOne("bookcase", "Bookcase", inverse: "volumes", renamedFrom: "shelf"),
+                    .toMany("writers", "Writer", inverse: "works", renamedFrom: "authors"),
+                ], uniquenessConstraints: [["heading"]], renamingIdentifier: "Book"),
             EntityDescription("Novel", parent: "Volume", properties: [.attribute("kind", .string, renamedFrom: "genre")]),
-            EntityDescription("Writer", properties: [
-                .attribute("name", .string),
-                .toMany("works", "Volume", inverse: "writers", renamedFrom: "books"),
-            ], renamingIdentifier: "Author"),
+            EntityDescription(
+                "Writer",
+                properties: [
+                    .attribute("name", .string),
+                    .toMany("works", "Volume", inverse: "writers", renamedFrom: "books"),
+                ], renamingIdentifier: "Author"),
         ])
     }
 
@@ -70,7 +82,8 @@ final class RenameMigrationTests: XCTestCase {
             let book = try context.insertObject(entityName: "Book")
             try book.setValue("b2", forKey: "title")
             for volume in [novel, book] { try volume.setObject(shelf, forKey: "shelf") }
-            let a1 = try context.insertObject(entityName: "Author"), a2 = try context.insertObject(entityName: "Author")
+            let a1 = try context.insertObject(entityName: "Author")
+            let a2 = try context.insertObject(entityName: "Author")
             try a1.setValue("a1", forKey: "name")
             try a2.setValue("a2", forKey: "name")
             try a1.setObjects([novel, book], forKey: "books")
@@ -152,22 +165,26 @@ final class RenameMigrationTests: XCTestCase {
             try Row.fetchAll(db, sql: "SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND name NOT LIKE 'ambar_%'")
                 .map { "\($0["tbl_name"] as String):\($0["name"] as String)" }
         }
-        XCTAssertEqual(Set(indexes), [
-            "Bookcase:Bookcase_label",
-            "Volume:Volume_Z_ENT", "Volume:Volume_bookcase", "Volume:Volume_unique_heading",
-            "Z_Volume_writers:Z_Volume_writers_dst",
-        ])
+        XCTAssertEqual(
+            Set(indexes),
+            [
+                "Bookcase:Bookcase_label",
+                "Volume:Volume_Z_ENT", "Volume:Volume_bookcase", "Volume:Volume_unique_heading",
+                "Z_Volume_writers:Z_Volume_writers_dst",
+            ])
     }
 
     func testSwappedNamesSwapValues() throws {
         let v1 = try ManagedObjectModel(entities: [
-            EntityDescription("Pair", properties: [.attribute("left", .string), .attribute("right", .string, indexed: true)]),
+            EntityDescription("Pair", properties: [.attribute("left", .string), .attribute("right", .string, indexed: true)])
         ])
         let swapped = try ManagedObjectModel(entities: [
-            EntityDescription("Pair", properties: [
-                .attribute("left", .string, indexed: true, renamedFrom: "right"),
-                .attribute("right", .string, renamedFrom: "left"),
-            ]),
+            EntityDescription(
+                "Pair",
+                properties: [
+                    .attribute("left", .string, indexed: true, renamedFrom: "right"),
+                    .attribute("right", .string, renamedFrom: "left"),
+                ])
         ])
         let old = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: try PersistentStoreCoordinator(model: v1, store: .sqlite(file)))
         try old.performAndWait { () throws in
@@ -212,11 +229,12 @@ final class RenameMigrationTests: XCTestCase {
             guard case .migrationRefused(let reasons) = error as? AmbarError else { return XCTFail("\(error)") }
             XCTAssertEqual(reasons, ["properties Shelf.name and Shelf.label both claim to be name (check their renaming identifiers)"])
         }
-        let retypedRename = try ManagedObjectModel(entities: try v2().entities.map { entity in
-            var entity = entity
-            if entity.name == "Writer" { entity.attributes = [AttributeDescription(name: "fullName", type: .integer64, renamingIdentifier: "name")] }
-            return entity
-        })
+        let retypedRename = try ManagedObjectModel(
+            entities: try v2().entities.map { entity in
+                var entity = entity
+                if entity.name == "Writer" { entity.attributes = [AttributeDescription(name: "fullName", type: .integer64, renamingIdentifier: "name")] }
+                return entity
+            })
         XCTAssertThrowsError(try PersistentStoreCoordinator(model: retypedRename, store: .sqlite(file))) { error in
             guard case .migrationRefused(let reasons) = error as? AmbarError else { return XCTFail("\(error)") }
             XCTAssertEqual(reasons, ["attribute Writer.fullName changed type from string to integer64"], "the reason uses the new names")
@@ -228,18 +246,20 @@ final class RenameMigrationTests: XCTestCase {
     /// The renaming identifiers come from model files too: `renamingIdentifier` in the JSON
     /// format, Xcode's Renaming ID (`elementID`) in a Core Data model.
     func testRenamingIdentifiersFromModelFiles() throws {
-        let json = directory.file("Notes.json"), xml = directory.file("contents")
+        let json = directory.file("Notes.json")
+        let xml = directory.file("contents")
         try #"{"entities": [{"name": "Note", "attributes": [{"name": "text", "type": "string"}]}]}"#
             .write(to: json, atomically: true, encoding: .utf8)
         try """
-            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-            <model type="com.apple.IDECoreDataModeler.DataModel">
-                <entity name="Memo" elementID="Note">
-                    <attribute name="body" attributeType="String" elementID="text"/>
-                </entity>
-            </model>
-            """.write(to: xml, atomically: true, encoding: .utf8)
-        let old = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: try PersistentStoreCoordinator(model: try ModelFile.load(json), store: .sqlite(file)))
+        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+        <model type="com.apple.IDECoreDataModeler.DataModel">
+            <entity name="Memo" elementID="Note">
+                <attribute name="body" attributeType="String" elementID="text"/>
+            </entity>
+        </model>
+        """.write(to: xml, atomically: true, encoding: .utf8)
+        let old = ManagedObjectContext(
+            concurrencyType: .privateQueue, coordinator: try PersistentStoreCoordinator(model: try ModelFile.load(json), store: .sqlite(file)))
         try old.performAndWait { () throws in
             try old.insertObject(entityName: "Note").setValue("kept", forKey: "text")
             try old.save()
@@ -254,7 +274,8 @@ final class RenameMigrationTests: XCTestCase {
         let renamedBack = directory.file("Notes2.json")
         try #"{"entities": [{"name": "Note", "renamingIdentifier": "Memo", "attributes": [{"name": "text", "type": "string", "renamingIdentifier": "body"}]}]}"#
             .write(to: renamedBack, atomically: true, encoding: .utf8)
-        let back = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: try PersistentStoreCoordinator(model: try ModelFile.load(renamedBack), store: .sqlite(file)))
+        let back = ManagedObjectContext(
+            concurrencyType: .privateQueue, coordinator: try PersistentStoreCoordinator(model: try ModelFile.load(renamedBack), store: .sqlite(file)))
         try back.performAndWait { () throws in
             let notes = try back.fetch(FetchRequest<ManagedObject>(entityName: "Note"))
             XCTAssertEqual(try notes.map { try $0.value(forKey: "text") }, [.string("kept")], "and back again, by the JSON format's renamingIdentifier")
@@ -264,7 +285,7 @@ final class RenameMigrationTests: XCTestCase {
     func testARenamingIdentifierAloneIsNotANewVersion() throws {
         let plain = try ManagedObjectModel(entities: [EntityDescription("Note", properties: [.attribute("text", .string)])])
         let annotated = try ManagedObjectModel(entities: [
-            EntityDescription("Note", properties: [.attribute("text", .string, renamedFrom: "body")], renamingIdentifier: "Memo"),
+            EntityDescription("Note", properties: [.attribute("text", .string, renamedFrom: "body")], renamingIdentifier: "Memo")
         ])
         XCTAssertEqual(plain.versionHash, annotated.versionHash)
         let first = try PersistentStoreCoordinator(model: plain, store: .sqlite(file))

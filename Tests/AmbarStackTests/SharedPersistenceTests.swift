@@ -15,12 +15,15 @@ final class SharedPersistenceTests: XCTestCase {
 
     override func setUpWithError() throws {
         directory = try TemporaryDirectory()
-        let model = try ManagedObjectModel(entities: [
-            EntityDescription("Note", properties: [
-                .attribute("idString", .string, indexed: true),
-                .attribute("text", .string, defaultValue: ""),
-            ], uniquenessConstraints: [["idString"]]),
-        ], classes: [NoteObject.self])
+        let model = try ManagedObjectModel(
+            entities: [
+                EntityDescription(
+                    "Note",
+                    properties: [
+                        .attribute("idString", .string, indexed: true),
+                        .attribute("text", .string, defaultValue: ""),
+                    ], uniquenessConstraints: [["idString"]])
+            ], classes: [NoteObject.self])
         persistence = SharedPersistence(model: model, storeURL: directory.url, name: "notes")
     }
 
@@ -56,7 +59,8 @@ final class SharedPersistenceTests: XCTestCase {
         let writer = try ContextStack(persistence: persistence, concurrencyType: .privateQueue)
         let reader = try ContextStack(persistence: persistence, concurrencyType: .privateQueue)
         var updates: [String] = []
-        var inserts = 0, deletes = 0
+        var inserts = 0
+        var deletes = 0
         let monitor = reader.performAndWait {
             EntityMonitor<NoteObject>(context: reader.context) { ins, upd, del in
                 inserts += ins.count

@@ -9,7 +9,8 @@ import XCTest
 final class StatementReuseTests: StoreTestCase {
     /// Memory SQLite has allocated in this process, in bytes.
     private func sqliteMemoryUsed() -> Int64 {
-        var current: Int64 = 0, highwater: Int64 = 0
+        var current: Int64 = 0
+        var highwater: Int64 = 0
         sqlite3_status64(SQLITE_STATUS_MEMORY_USED, &current, &highwater, 0)
         return current
     }

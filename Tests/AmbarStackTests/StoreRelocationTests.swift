@@ -52,7 +52,10 @@ final class StoreRelocationTests: XCTestCase {
         let stack = DataStack(model: .model(try itemModel()), storeURL: new, relocatingFrom: old) { results.append($0) }
         do { try await stack.load() } catch { XCTFail("setup failed: \(error)") }
         // Give a second (wrong) completion every chance to arrive.
-        for _ in 0..<20 { await Task.yield(); try await Task.sleep(nanoseconds: 5_000_000) }
+        for _ in 0..<20 {
+            await Task.yield()
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
         return (stack, results)
     }
 
@@ -66,7 +69,9 @@ final class StoreRelocationTests: XCTestCase {
         XCTAssertEqual(try names(in: stack), ["a", "b", "c"])
         XCTAssertEqual(try stack.writerCoordinator.storeIdentifier, uuid, "the same store (UUID, ledger and all), not a new one")
         for suffix in ["", "-wal", "-shm"] { XCTAssertFalse(exists(old, suffix), "old\(suffix) is gone") }
-        XCTAssertFalse(try FileManager.default.contentsOfDirectory(atPath: new.deletingLastPathComponent().path).contains { $0.contains("relocating") }, "no temporary copy left")
+        XCTAssertFalse(
+            try FileManager.default.contentsOfDirectory(atPath: new.deletingLastPathComponent().path).contains { $0.contains("relocating") },
+            "no temporary copy left")
 
         // Every later launch passes the same arguments: nothing to move, the store opens.
         let again = try DataStack.open(model: .model(try itemModel()), storeURL: new, relocatingFrom: old)

@@ -12,7 +12,7 @@ final class WideEntityTests: StoreTestCase {
     override func setUpWithError() throws {
         try super.setUpWithError()
         model = try ManagedObjectModel(entities: [
-            EntityDescription("Wide", properties: (0..<Self.width).map { .attribute("a\($0)", .integer64, defaultValue: 0) }),
+            EntityDescription("Wide", properties: (0..<Self.width).map { .attribute("a\($0)", .integer64, defaultValue: 0) })
         ])
         coordinator = try PersistentStoreCoordinator(model: model, store: try store("wide.sqlite"))
     }

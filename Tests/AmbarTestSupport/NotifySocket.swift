@@ -16,14 +16,20 @@ public final class NotifySocket {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { close(fd); throw POSIXError(.ENAMETOOLONG) }
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            close(fd)
+            throw POSIXError(.ENAMETOOLONG)
+        }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             for (i, byte) in bytes.enumerated() { raw[i] = byte }
         }
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        guard bound == 0 else { close(fd); throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        guard bound == 0 else {
+            close(fd)
+            throw POSIXError(.init(rawValue: errno) ?? .EIO)
+        }
     }
 
     deinit {

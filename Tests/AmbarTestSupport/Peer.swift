@@ -16,10 +16,12 @@ public final class SharedDirectory {
 /// The model the peer helper uses: it reads it from the store.
 public func itemModel() throws -> ManagedObjectModel {
     try ManagedObjectModel(entities: [
-        EntityDescription("Item", properties: [
-            .attribute("uid", .string),
-            .attribute("value", .integer64, defaultValue: 0),
-        ], uniquenessConstraints: [["uid"]]),
+        EntityDescription(
+            "Item",
+            properties: [
+                .attribute("uid", .string),
+                .attribute("value", .integer64, defaultValue: 0),
+            ], uniquenessConstraints: [["uid"]])
     ])
 }
 
@@ -64,7 +66,8 @@ public final class Peer {
 
     /// What went wrong talking to a peer.
     public enum PeerError: Error {
-        case unexpected(String, String), timeout(String, log: String)
+        case unexpected(String, String)
+        case timeout(String, log: String)
         /// `await` polled `command` until its deadline and the last answer still did not satisfy it.
         case conditionNotMet(String, command: String, last: String)
     }

@@ -61,7 +61,8 @@ public final class PostgresTestServer: Sendable {
     public static func startPrivate(launcher: [String] = [], listen addresses: String = "127.0.0.1", port: Int = 0) throws -> PostgresTestServer {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ambar-pg-\(getpid())-\(UUID().uuidString.prefix(8))").path
         let arguments = ["start", directory] + (port > 0 ? [String(port)] : []) + ["--listen", addresses, "--watch", String(getpid())]
-        let run = launcher.isEmpty
+        let run =
+            launcher.isEmpty
             ? try ProcessRunner.run(script, arguments, timeout: 300)
             : try ProcessRunner.run(URL(fileURLWithPath: launcher[0]), Array(launcher.dropFirst()) + [script.path] + arguments, timeout: 300)
         guard run.status == 0, let printed = URLComponents(string: run.output.trimmingCharacters(in: .whitespacesAndNewlines)), let chosen = printed.port else {
@@ -121,8 +122,10 @@ public final class PostgresTestServer: Sendable {
     /// How many connections LISTEN for the store in `database` (the doorbell's connections are
     /// named `…-listen`), as the server counts them.
     public func listeners(database: String) throws -> Int {
-        let result = try psql(["-d", "postgres", "-At", "-c",
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND application_name = 'ambar-listen'"])
+        let result = try psql([
+            "-d", "postgres", "-At", "-c",
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND application_name = 'ambar-listen'",
+        ])
         return Int(result.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     }
 

@@ -5,12 +5,15 @@ public enum ProcessRunner {
     /// Runs `executable` to completion (killing it after `timeout` seconds) and returns its exit
     /// status, standard output and standard error; `environment` replaces the inherited one.
     @discardableResult
-    public static func run(_ executable: URL, _ arguments: [String], timeout: TimeInterval = 30, environment: [String: String]? = nil) throws -> (status: Int32, output: String, error: String) {
+    public static func run(_ executable: URL, _ arguments: [String], timeout: TimeInterval = 30, environment: [String: String]? = nil) throws -> (
+        status: Int32, output: String, error: String
+    ) {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
         if let environment { process.environment = environment }
-        let output = Pipe(), error = Pipe()
+        let output = Pipe()
+        let error = Pipe()
         process.standardOutput = output
         process.standardError = error
         try process.run()
@@ -37,11 +40,13 @@ public enum ProcessRunner {
         private let lock = NSLock()
         var output = Data(), error = Data()
         func set(_ keyPath: ReferenceWritableKeyPath<Collected, Data>, _ data: Data) {
-            lock.lock(); defer { lock.unlock() }
+            lock.lock()
+            defer { lock.unlock() }
             self[keyPath: keyPath] = data
         }
         func text(_ keyPath: KeyPath<Collected, Data>) -> String {
-            lock.lock(); defer { lock.unlock() }
+            lock.lock()
+            defer { lock.unlock() }
             return String(decoding: self[keyPath: keyPath], as: UTF8.self)
         }
     }

@@ -44,7 +44,10 @@ public final class SpawnedProcess {
     public var isRunning: Bool {
         guard exitStatus == nil else { return false }
         var status: Int32 = 0
-        if waitpid(processIdentifier, &status, WNOHANG) == processIdentifier { exitStatus = status; return false }
+        if waitpid(processIdentifier, &status, WNOHANG) == processIdentifier {
+            exitStatus = status
+            return false
+        }
         return true
     }
 

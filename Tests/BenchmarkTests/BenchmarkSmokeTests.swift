@@ -11,7 +11,10 @@ final class BenchmarkSmokeTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: output) }
         let result = try ProcessRunner.run(BuiltProducts.url("ambar-bench"), ["--smoke", "--output", output.path], timeout: 300)
         XCTAssertEqual(result.status, 0, result.error)
-        for title in ["1. Import", "2. Fetch", "3. Update", "4. Small saves", "5. Smart merge", "6. Cross-process", "7. Hub throughput", "8. Memory", "9. Viewers keeping up"] {
+        for title in [
+            "1. Import", "2. Fetch", "3. Update", "4. Small saves", "5. Smart merge", "6. Cross-process", "7. Hub throughput", "8. Memory",
+            "9. Viewers keeping up",
+        ] {
             XCTAssertTrue(result.output.contains(title), "the table lists \(title)")
         }
 

@@ -112,7 +112,8 @@ final class FuzzCorpusTests: XCTestCase {
         let line = Array(#"{"uid":"x"}"#.utf8)
         XCTAssertNil(ImportLineChecks.check(line, decoder: try ImportLineChecks.makeDecoder()))
         // Without an upsert key, records have none: the check (which expects one) says so.
-        XCTAssertEqual(ImportLineChecks.check(line, decoder: try ImportLineChecks.makeDecoder(keyAttribute: nil)),
-                       "a record without a string key")
+        XCTAssertEqual(
+            ImportLineChecks.check(line, decoder: try ImportLineChecks.makeDecoder(keyAttribute: nil)),
+            "a record without a string key")
     }
 }

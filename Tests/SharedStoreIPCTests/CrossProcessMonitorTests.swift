@@ -28,9 +28,9 @@ final class CrossProcessMonitorTests: SharedStoreTestCase {
         let inserted = expectation(description: "the entity monitor sees the other process's insert")
         let reports = MainQueueLog()
         let entityMonitor = EntityMonitor<Item>(context: main, predicate: Key<Int64>("value") >= 0) { ins, upd, del in
-                reports.entries.append("+\(ins.map(\.uid).sorted()) ~\(upd.map(\.uid).sorted()) -\(del.count)")
-                if ins.contains(where: { $0.uid == "u1" }) { inserted.fulfill() }
-            }
+            reports.entries.append("+\(ins.map(\.uid).sorted()) ~\(upd.map(\.uid).sorted()) -\(del.count)")
+            if ins.contains(where: { $0.uid == "u1" }) { inserted.fulfill() }
+        }
         let collection = ObjectCollection<Item>(context: main)
         let controller = collection.allObjects()
         try controller.performFetch()

@@ -79,8 +79,9 @@ extension CrossProcessSyncTests {
         for peer in [writer, watcher] {
             XCTAssertEqual(try peer.await("digest", timeout: 20) { $0 == stored }, stored, "\(peer.name) converged")
         }
-        XCTAssertEqual(try watcher.send("tokens"), "tokens " + (1...1000).map(String.init).joined(separator: ","),
-                       "every token exactly once, in order")
+        XCTAssertEqual(
+            try watcher.send("tokens"), "tokens " + (1...1000).map(String.init).joined(separator: ","),
+            "every token exactly once, in order")
         XCTAssertEqual(try writer.send("tokens"), "tokens ")
     }
 

@@ -186,7 +186,8 @@ extension FaultToleranceTests {
         // checks after now: the second one started after the commit was seen.
         let checked = statusField(try hub.send("status"), "checks")
         _ = try hub.await("status") { statusField($0, "checks") >= checked + 2 }
-        let script = "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA busy_timeout=5000'); c.execute(\"UPDATE Item SET value=77, Z_OPT=Z_OPT+1 WHERE uid='a'\"); c.commit()"
+        let script =
+            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA busy_timeout=5000'); c.execute(\"UPDATE Item SET value=77, Z_OPT=Z_OPT+1 WHERE uid='a'\"); c.commit()"
         XCTAssertEqual(try run("/usr/bin/env", ["python3", "-c", script, directory.store.path]), "")
         XCTAssertEqual(try hub.await("digest", timeout: 10) { $0 == "digest \"a\"=77" }, "digest \"a\"=77", hub.log)
     }

@@ -61,8 +61,9 @@ final class HubLimitsTests: XCTestCase {
         }
         reader.start()
         for token in 1...frames {
-            let save = Frame.DidSave(storeUUID: storeUUID, token: Int64(token), processID: 3, author: "publisher",
-                                     changes: ["Item": .init(inserted: Array(Int64(token * 40)..<Int64(token * 40 + 40)))])
+            let save = Frame.DidSave(
+                storeUUID: storeUUID, token: Int64(token), processID: 3, author: "publisher",
+                changes: ["Item": .init(inserted: Array(Int64(token * 40)..<Int64(token * 40 + 40)))])
             try publisher.write(WireFormat.encode(.didSave(save)))
         }
         let deadline = Date().addingTimeInterval(30)
@@ -82,7 +83,9 @@ final class HubLimitsTests: XCTestCase {
         }
         XCTAssertLessThan(received, frames)
         XCTAssertEqual(received + dropped, frames, "each frame was either delivered or counted as dropped")
-        guard case .tokenOnly(let uuid, let token, _, _)? = last else { return XCTFail("the slow receiver was not told to catch up: \(String(describing: last))") }
+        guard case .tokenOnly(let uuid, let token, _, _)? = last else {
+            return XCTFail("the slow receiver was not told to catch up: \(String(describing: last))")
+        }
         XCTAssertEqual(uuid, storeUUID)
         XCTAssertEqual(token, Int64(frames))
     }
@@ -104,7 +107,8 @@ final class HubLimitsTests: XCTestCase {
     }
 
     private func peerLimit() throws {
-        let first = try RawPeer(socketPath), second = try RawPeer(socketPath)
+        let first = try RawPeer(socketPath)
+        let second = try RawPeer(socketPath)
         defer { [first, second].forEach { $0.close() } }
         for (pid, peer) in [first, second].enumerated() {
             try peer.write(WireFormat.encode(.hello(hello(Int32(pid + 1)))))
@@ -212,8 +216,16 @@ final class HubLimitsTests: XCTestCase {
 final class Counter: @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0
-    func add() { lock.lock(); count += 1; lock.unlock() }
-    var value: Int { lock.lock(); defer { lock.unlock() }; return count }
+    func add() {
+        lock.lock()
+        count += 1
+        lock.unlock()
+    }
+    var value: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return count
+    }
 }
 
 /// The hub did not welcome a test's peer.

@@ -1,8 +1,9 @@
 import AmbarStack
 import AmbarTestSupport
 import Foundation
-@testable import SharedStoreIPC
 import XCTest
+
+@testable import SharedStoreIPC
 
 /// The ledger follower alone, without a hub: doorbells ring it from any thread, it reads the
 /// ledger, and whatever a doorbell claims is only checked against the ledger.

@@ -17,7 +17,10 @@ final class MergeBacklogTests: SharedStoreTestCase {
         let passes = MainQueueLog()
         let merges = sync.observeRemoteMerges { tokens.entries.append(String($0.token)) }
         let changes = main.observeObjectsDidChange { note in if !note.inserted.isEmpty { passes.entries.append("") } }
-        defer { merges.cancel(); changes.cancel() }
+        defer {
+            merges.cancel()
+            changes.cancel()
+        }
         let writer = try Peer("writer", directory: directory)
         defer { writer.kill() }
         var waited = 0

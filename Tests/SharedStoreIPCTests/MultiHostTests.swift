@@ -59,7 +59,8 @@ final class MultiHostTests: XCTestCase {
         defer { everyone.forEach { $0.kill() } }
         for peer in everyone { XCTAssertEqual(try peer.send("watch"), "ok 0") }
         for peer in everyone {
-            XCTAssertTrue(try peer.await("status", timeout: 30) { $0.contains("listening=true") }.contains("listening=true"), "\(peer.name) listens for its host")
+            XCTAssertTrue(
+                try peer.await("status", timeout: 30) { $0.contains("listening=true") }.contains("listening=true"), "\(peer.name) listens for its host")
         }
 
         let saves = TestScale.count(3000)

@@ -38,15 +38,19 @@ final class AgentCommandTests: AgentTestCase {
         hub.standardOutput = FileHandle.nullDevice
         hub.standardError = FileHandle.nullDevice
         try hub.run()
-        defer { if hub.isRunning { kill(hub.processIdentifier, SIGKILL); hub.waitUntilExit() } }
+        defer {
+            if hub.isRunning {
+                kill(hub.processIdentifier, SIGKILL)
+                hub.waitUntilExit()
+            }
+        }
         var reachable = false
         for _ in 0..<200 where !reachable {
             let status = try agent(["status", "--directory", directory.url.path, "--json"])
             let facts = try json(status.output)
             let hubFacts = facts["hub"] as? [String: Any]
             reachable = hubFacts?["reachable"] as? Bool == true
-            if reachable { XCTAssertEqual(hubFacts?["pid"] as? Int, Int(hub.processIdentifier)) }
-            else { usleep(20_000) }
+            if reachable { XCTAssertEqual(hubFacts?["pid"] as? Int, Int(hub.processIdentifier)) } else { usleep(20_000) }
         }
         XCTAssertTrue(reachable)
         // A process sharing the store uses the daemon instead of electing its own hub.
@@ -56,13 +60,14 @@ final class AgentCommandTests: AgentTestCase {
         // The hub lists its peers, with what it relayed to them.
         let token = Int(try peer.send("insert listed 1").dropFirst("ok ".count)) ?? -1
         var listed: [String: Any]?
-        XCTAssertTrue(try eventually {
-            let facts = try json(try agent(["status", "--directory", directory.url.path, "--json"]).output)
-            let peers = (facts["hub"] as? [String: Any])?["peers"] as? [[String: Any]] ?? []
-            XCTAssertFalse(peers.contains { $0["name"] as? String == "sync-agent status" }, "the status command itself is not listed")
-            listed = peers.first { $0["pid"] as? Int == Int(peer.process.processIdentifier) }
-            return listed?["last_token"] as? Int == token
-        }, "the hub lists the peer with the token it relayed: \(listed ?? [:])")
+        XCTAssertTrue(
+            try eventually {
+                let facts = try json(try agent(["status", "--directory", directory.url.path, "--json"]).output)
+                let peers = (facts["hub"] as? [String: Any])?["peers"] as? [[String: Any]] ?? []
+                XCTAssertFalse(peers.contains { $0["name"] as? String == "sync-agent status" }, "the status command itself is not listed")
+                listed = peers.first { $0["pid"] as? Int == Int(peer.process.processIdentifier) }
+                return listed?["last_token"] as? Int == token
+            }, "the hub lists the peer with the token it relayed: \(listed ?? [:])")
         kill(hub.processIdentifier, SIGTERM)
         hub.waitUntilExit()
         XCTAssertEqual(hub.terminationReason, .exit)
@@ -78,7 +83,12 @@ final class AgentCommandTests: AgentTestCase {
         watch.standardOutput = output
         watch.standardError = FileHandle.nullDevice
         try watch.run()
-        defer { if watch.isRunning { kill(watch.processIdentifier, SIGKILL); watch.waitUntilExit() } }
+        defer {
+            if watch.isRunning {
+                kill(watch.processIdentifier, SIGKILL)
+                watch.waitUntilExit()
+            }
+        }
         let socket = directory.url.appendingPathComponent(".ambar/sync.sock").path
         for _ in 0..<500 where !FileManager.default.fileExists(atPath: socket) { usleep(10_000) }
         let writer = try Peer("writer", directory: directory, store: store)

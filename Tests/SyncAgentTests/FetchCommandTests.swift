@@ -18,7 +18,9 @@ final class FetchCommandTests: AgentTestCase {
         let stack = try DataStack.open(model: .model(try PersistentStoreCoordinator.storedModel(at: store)), storeURL: store, name: "fill")
         let context = try stack.importerContext()
         try context.performAndWait { () throws in
-            for (name, books) in [("Le Guin", [("Earthsea", 200), ("The Dispossessed", 387), ("The Left Hand of Darkness", 304)]), ("Herbert", [("Dune", 612)])] {
+            for (name, books) in [
+                ("Le Guin", [("Earthsea", 200), ("The Dispossessed", 387), ("The Left Hand of Darkness", 304)]), ("Herbert", [("Dune", 612)]),
+            ] {
                 let author = try context.insertObject(entityName: "Author")
                 try author.setValue(name, forKey: "name")
                 for (title, pages) in books {
@@ -59,14 +61,18 @@ final class FetchCommandTests: AgentTestCase {
             XCTAssertEqual(result.status, 0, result.error)
             return try result.output.split(separator: "\n").map { try json($0)["title"] as? String ?? "?" }
         }
-        XCTAssertEqual(try titles(["--entity", "Book", "--predicate", "pages > 300 AND author.name BEGINSWITH 'Le'", "--sort", "pages:desc"]),
-                       ["The Dispossessed", "The Left Hand of Darkness"])
+        XCTAssertEqual(
+            try titles(["--entity", "Book", "--predicate", "pages > 300 AND author.name BEGINSWITH 'Le'", "--sort", "pages:desc"]),
+            ["The Dispossessed", "The Left Hand of Darkness"])
         XCTAssertEqual(try titles(["--entity", "Book", "--sort", "title", "--limit", "2"]), ["Dune", "Earthsea"])
-        XCTAssertEqual(try titles(["--entity", "Book", "--predicate", "title MATCHES '.*Dark.*' OR title LIKE 'E*'", "--sort", "title"]),
-                       ["Earthsea", "The Left Hand of Darkness"])
+        XCTAssertEqual(
+            try titles(["--entity", "Book", "--predicate", "title MATCHES '.*Dark.*' OR title LIKE 'E*'", "--sort", "title"]),
+            ["Earthsea", "The Left Hand of Darkness"])
         let authors = try agent(["fetch", "--directory", directory.url.path, "--entity", "Author", "--predicate", "ANY books.pages > 600", "--json"])
         XCTAssertEqual(try authors.output.split(separator: "\n").map { try json($0)["name"] as? String }, ["Herbert"])
-        let counted = try agent(["fetch", "--directory", directory.url.path, "--entity", "Author", "--predicate", "books.@count == 3 AND books.@sum.pages > 800"])
+        let counted = try agent([
+            "fetch", "--directory", directory.url.path, "--entity", "Author", "--predicate", "books.@count == 3 AND books.@sum.pages > 800",
+        ])
         XCTAssertEqual(counted.status, 0, counted.error)
         XCTAssertTrue(counted.output.contains("name=\"Le Guin\""), counted.output)
         XCTAssertEqual(counted.output.split(separator: "\n").count, 1)

@@ -25,8 +25,10 @@ final class ForgedMessageTests: AgentTestCase {
         try forger.write(try WireFormat.encode(.hello(.init(storeUUID: uuid, processID: 4242, instanceID: 99, processName: "forger", cursor: head))))
         guard case .welcome? = try forger.readFrame() else { return XCTFail("the hub did not admit the raw peer") }
         // The next token, naming deletions the ledger will never hold.
-        let forged = Frame.didSave(.init(storeUUID: uuid, token: head + 1, processID: 4242, instanceID: 99, author: "forger",
-                                         changes: ["Item": .init(deleted: [1, 2, 3])]))
+        let forged = Frame.didSave(
+            .init(
+                storeUUID: uuid, token: head + 1, processID: 4242, instanceID: 99, author: "forger",
+                changes: ["Item": .init(deleted: [1, 2, 3])]))
         try forger.write(try WireFormat.encode(forged))
         // A token far ahead, too.
         try forger.write(try WireFormat.encode(.tokenOnly(storeUUID: uuid, token: head + 1_000, processID: 4242, instanceID: 99)))
@@ -45,8 +47,12 @@ final class ForgedMessageTests: AgentTestCase {
 
         // Replays of the forged frame and of a stale token, then another real transaction.
         try forger.write(try WireFormat.encode(forged))
-        try forger.write(try WireFormat.encode(.didSave(.init(storeUUID: uuid, token: head + 2, processID: 4242, instanceID: 99, author: "forger",
-                                                              changes: ["Item": .init(updated: [1])]))))
+        try forger.write(
+            try WireFormat.encode(
+                .didSave(
+                    .init(
+                        storeUUID: uuid, token: head + 2, processID: 4242, instanceID: 99, author: "forger",
+                        changes: ["Item": .init(updated: [1])]))))
         try relayed(through: forger)
         let second = try importOne(uid: "real-2")
         XCTAssertEqual(second, [Int(head) + 2])

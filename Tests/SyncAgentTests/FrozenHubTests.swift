@@ -15,8 +15,9 @@ final class FrozenHubTests: AgentTestCase {
         let log = directory.url.appendingPathComponent("watch.log")
         let watch = try startWatch(output: output, log: log)
         // The watcher gives up on the frozen hub at its handshake deadline, and says so.
-        XCTAssertTrue(eventually(timeout: 15) { (try? String(contentsOf: log, encoding: .utf8))?.contains("did not answer") == true },
-                      "the watcher noticed the hub does not answer: \(String(describing: try? String(contentsOf: log, encoding: .utf8)))")
+        XCTAssertTrue(
+            eventually(timeout: 15) { (try? String(contentsOf: log, encoding: .utf8))?.contains("did not answer") == true },
+            "the watcher noticed the hub does not answer: \(String(describing: try? String(contentsOf: log, encoding: .utf8)))")
         // Meanwhile it follows the ledger: another process's import reaches it.
         let file = directory.url.appendingPathComponent("one.ndjson")
         try Data(#"{"uid":"while-frozen","value":1}"#.utf8).write(to: file)
@@ -70,7 +71,12 @@ final class FrozenHubTests: AgentTestCase {
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         process.standardError = try FileHandle(forWritingTo: log)
         try process.run()
-        addTeardownBlock { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        addTeardownBlock {
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+        }
         return process
     }
 
@@ -80,7 +86,10 @@ final class FrozenHubTests: AgentTestCase {
         let start = Date()
         kill(process.processIdentifier, SIGTERM)
         let exited = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async { process.waitUntilExit(); exited.signal() }
+        DispatchQueue.global().async {
+            process.waitUntilExit()
+            exited.signal()
+        }
         guard exited.wait(timeout: .now() + 15) == .success else {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()

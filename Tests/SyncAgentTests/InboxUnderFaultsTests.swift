@@ -22,8 +22,9 @@ final class InboxUnderFaultsTests: AgentTestCase {
         defer { sqlite3_close_v2(lock) }
         XCTAssertEqual(sqlite3_exec(lock, "BEGIN IMMEDIATE", nil, nil, nil), SQLITE_OK)
         try drop(#"{"uid":"held","value":1}"#, as: "held.ndjson")
-        XCTAssertTrue(eventually(timeout: 40) { (try? String(contentsOf: log, encoding: .utf8))?.contains("stays in the inbox") == true },
-                      "the agent reported that the store could not take the file")
+        XCTAssertTrue(
+            eventually(timeout: 40) { (try? String(contentsOf: log, encoding: .utf8))?.contains("stays in the inbox") == true },
+            "the agent reported that the store could not take the file")
         XCTAssertTrue(FileManager.default.fileExists(atPath: inbox.appendingPathComponent("held.ndjson").path), "the file is still in the inbox")
         XCTAssertEqual(try contents("failed/n"), [], "nothing went to failed/")
         XCTAssertEqual(sqlite3_exec(lock, "ROLLBACK", nil, nil, nil), SQLITE_OK)
@@ -63,7 +64,12 @@ final class InboxUnderFaultsTests: AgentTestCase {
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         process.standardError = try FileHandle(forWritingTo: log)
         try process.run()
-        addTeardownBlock { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        addTeardownBlock {
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+        }
         return process
     }
 

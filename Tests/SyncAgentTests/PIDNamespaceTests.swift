@@ -12,23 +12,29 @@ final class PIDNamespaceTests: AgentTestCase {
         guard FileManager.default.isExecutableFile(atPath: unshare) else { throw XCTSkip("\(unshare) (util-linux) is not installed") }
         let probe = try ProcessRunner.run(URL(fileURLWithPath: unshare), ["--pid", "--fork", "--kill-child", "/bin/sh", "-c", "echo $$"], timeout: 20)
         guard probe.status == 0, probe.output.trimmingCharacters(in: .whitespacesAndNewlines) == "1" else {
-            throw XCTSkip("cannot create a PID namespace here (unshare --pid: \(probe.error.trimmingCharacters(in: .whitespacesAndNewlines))); it needs root or user namespaces")
+            throw XCTSkip(
+                "cannot create a PID namespace here (unshare --pid: \(probe.error.trimmingCharacters(in: .whitespacesAndNewlines))); it needs root or user namespaces"
+            )
         }
         try initStore()
         let socket = directory.url.appendingPathComponent(".ambar/sync.sock").path
         // The watcher serves the hub itself (no daemon): both ends of every frame are PID 1.
         let output = Pipe()
-        let watch = try startAgent([], executable: URL(fileURLWithPath: unshare), arguments: [
-            "--pid", "--fork", "--kill-child", agentBinary.path, "watch", "--directory", directory.url.path, "--json",
-        ], output: output)
+        let watch = try startAgent(
+            [], executable: URL(fileURLWithPath: unshare),
+            arguments: [
+                "--pid", "--fork", "--kill-child", agentBinary.path, "watch", "--directory", directory.url.path, "--json",
+            ], output: output)
         XCTAssertTrue(eventually { FileManager.default.fileExists(atPath: socket) }, "the watcher serves the hub")
 
         let file = directory.url.appendingPathComponent("items.ndjson")
         try Data(#"{"uid":"from-another-namespace","value":7}"#.utf8).write(to: file)
-        let imported = try ProcessRunner.run(URL(fileURLWithPath: unshare), [
-            "--pid", "--fork", "--kill-child", agentBinary.path, "import", "--directory", directory.url.path,
-            "--entity", "Item", "--key", "uid", "--json", file.path,
-        ], timeout: 60)
+        let imported = try ProcessRunner.run(
+            URL(fileURLWithPath: unshare),
+            [
+                "--pid", "--fork", "--kill-child", agentBinary.path, "import", "--directory", directory.url.path,
+                "--entity", "Item", "--key", "uid", "--json", file.path,
+            ], timeout: 60)
         XCTAssertEqual(imported.status, 0, imported.error)
         let token = try XCTUnwrap((try json(imported.output)["tokens"] as? [Int])?.first)
         let history = try agent(["history", "--directory", directory.url.path, "--after", "0", "--json"]).output.split(separator: "\n")

@@ -38,19 +38,24 @@ final class PostgresCommandTests: AgentTestCase {
         let created = try agent(["init", "--store", storeURL, "--model", productsModel.path, "--json"])
         XCTAssertEqual(created.status, 0, created.error)
         assertNoSecret(created, "init")
-        XCTAssertEqual(try json(created.output)["store"] as? String, try XCTUnwrap(storeURL.replacingOccurrences(of: ":\(Self.secret)", with: "")).components(separatedBy: "?")[0])
+        XCTAssertEqual(
+            try json(created.output)["store"] as? String,
+            try XCTUnwrap(storeURL.replacingOccurrences(of: ":\(Self.secret)", with: "")).components(separatedBy: "?")[0])
 
         let records = directory.url.appendingPathComponent("products.ndjson")
-        try Data("""
+        try Data(
+            """
             {"sku":"A1","title":"Lamp","price":12.5,"stock":3}
             {"sku":"A2","title":"Desk","price":99,"stock":1}
             {"sku":"A3","title":"lampshade","price":4,"stock":0}
 
-            """.utf8).write(to: records)
+            """.utf8
+        ).write(to: records)
         // The store named by the environment instead of the option.
         var environment = ProcessInfo.processInfo.environment
         environment["AMBAR_STORE"] = storeURL
-        let imported = try ProcessRunner.run(agentBinary, ["import", "--directory", directory.url.path, "--entity", "Product", "--key", "sku", records.path], environment: environment)
+        let imported = try ProcessRunner.run(
+            agentBinary, ["import", "--directory", directory.url.path, "--entity", "Product", "--key", "sku", records.path], environment: environment)
         XCTAssertEqual(imported.status, 0, imported.error)
         assertNoSecret(imported, "import")
 
@@ -78,8 +83,12 @@ final class PostgresCommandTests: AgentTestCase {
         // The archive holds the rows: restored into a new database, the store opens with them.
         let restoredName = "restored_\(UUID().uuidString.prefix(8))"
         let restoredURL = try server.url(database: restoredName)
-        let restore = try ProcessRunner.run(URL(fileURLWithPath: "/bin/sh"), ["-c",
-            "pg_restore --no-owner -h 127.0.0.1 -p \(server.port) -U postgres -d \(PostgresTestServer.databaseName(restoredName)) \(backup.path)"])
+        let restore = try ProcessRunner.run(
+            URL(fileURLWithPath: "/bin/sh"),
+            [
+                "-c",
+                "pg_restore --no-owner -h 127.0.0.1 -p \(server.port) -U postgres -d \(PostgresTestServer.databaseName(restoredName)) \(backup.path)",
+            ])
         XCTAssertEqual(restore.status, 0, restore.error)
         let restored = try agent(["fetch", "--store", restoredURL.absoluteString, "--entity", "Product", "--json"])
         XCTAssertEqual(restored.output.split(separator: "\n").count, 3, restored.error)

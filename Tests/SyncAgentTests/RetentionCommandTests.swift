@@ -31,12 +31,13 @@ final class RetentionCommandTests: AgentTestCase {
 
         // Past the lease the cursor goes; past the retention the transactions go.
         var last: [String: Any] = [:]
-        XCTAssertTrue(try eventually(timeout: 40) {
-            last = try status()
-            let cursors = last["cursors"] as? [[String: Any]] ?? []
-            let ledger = last["history"] as? [String: Any] ?? [:]
-            return !cursors.contains { $0["consumer"] as? String == "gone-away" } && ledger["transactions"] as? Int == 0
-        }, "the hub removed the stale cursor and purged the aged transactions: \(last)")
+        XCTAssertTrue(
+            try eventually(timeout: 40) {
+                last = try status()
+                let cursors = last["cursors"] as? [[String: Any]] ?? []
+                let ledger = last["history"] as? [String: Any] ?? [:]
+                return !cursors.contains { $0["consumer"] as? String == "gone-away" } && ledger["transactions"] as? Int == 0
+            }, "the hub removed the stale cursor and purged the aged transactions: \(last)")
         let ledger = try XCTUnwrap(last["history"] as? [String: Any])
         XCTAssertTrue(ledger["oldest_token"] is NSNull, "an empty ledger has no oldest token")
         // The head stays (tokens are never reused). It may be past the last import: once the store

@@ -17,18 +17,21 @@ final class SystemdTests: AgentTestCase {
         try "log-level = info\n".write(to: config, atomically: true, encoding: .utf8)
 
         // Not Foundation's Process: systemd-socket-activate closes the descriptor Process watches.
-        let hub = try SpawnedProcess(activate, [
-            "-l", hubSocket, "--fdname=hub", "-E", "NOTIFY_SOCKET=\(notify.path)", "-E", "WATCHDOG_USEC=400000",
-            agentBinary.path, "hub", "--directory", directory.url.path, "--socket", hubSocket, "--config", config.path,
-        ], log: directory.url.appendingPathComponent("hub.log"))
+        let hub = try SpawnedProcess(
+            activate,
+            [
+                "-l", hubSocket, "--fdname=hub", "-E", "NOTIFY_SOCKET=\(notify.path)", "-E", "WATCHDOG_USEC=400000",
+                agentBinary.path, "hub", "--directory", directory.url.path, "--socket", hubSocket, "--config", config.path,
+            ], log: directory.url.appendingPathComponent("hub.log"))
         XCTAssertTrue(eventually { FileManager.default.fileExists(atPath: hubSocket) })
 
         // The first client's connection makes systemd-socket-activate exec the hub, which then serves it.
         var facts: [String: Any] = [:]
-        XCTAssertTrue(try eventually {
-            facts = try json(try agent(["status", "--directory", directory.url.path, "--socket", hubSocket, "--json"]).output)
-            return (facts["hub"] as? [String: Any])?["reachable"] as? Bool == true
-        })
+        XCTAssertTrue(
+            try eventually {
+                facts = try json(try agent(["status", "--directory", directory.url.path, "--socket", hubSocket, "--json"]).output)
+                return (facts["hub"] as? [String: Any])?["reachable"] as? Bool == true
+            })
         XCTAssertEqual((facts["hub"] as? [String: Any])?["pid"] as? Int, Int(hub.processIdentifier), "the activated hub runs in the exec'd process")
 
         var received: [String] = []

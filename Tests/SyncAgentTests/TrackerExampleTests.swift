@@ -48,11 +48,14 @@ final class TrackerExampleTests: AgentTestCase {
         let stack = try DataStack.open(model: .model(try PersistentStoreCoordinator.storedModel(at: store)), storeURL: store, name: "check")
         let context = try stack.importerContext()
         let stored: [String] = try context.performAndWait { () throws in
-            try context.fetch(FetchRequest<ManagedObject>(
-                entityName: "Task", predicate: Key<Bool>("done") == false,
-                sortDescriptors: [Key<Int64>("priority").sorted(), Key<String>("title").sorted()]
-            )).map { task in
-                let priority = try task.value(forKey: "priority"), title = try task.value(forKey: "title")
+            try context.fetch(
+                FetchRequest<ManagedObject>(
+                    entityName: "Task", predicate: Key<Bool>("done") == false,
+                    sortDescriptors: [Key<Int64>("priority").sorted(), Key<String>("title").sorted()]
+                )
+            ).map { task in
+                let priority = try task.value(forKey: "priority")
+                let title = try task.value(forKey: "title")
                 let project = try task.object(forKey: "project")?.value(forKey: "name")
                 guard case .integer(let p) = priority, case .string(let t) = title, case .string(let name)? = project else { return "?" }
                 return "\(p)\t\(t)\t\(name)"

@@ -10,7 +10,7 @@ let package = Package(
     name: "tracker",
     platforms: [.macOS(.v14)],
     dependencies: [
-        .package(name: "Ambar", path: "../.."),
+        .package(name: "Ambar", path: "../..")
     ],
     targets: [
         .executableTarget(
@@ -19,7 +19,7 @@ let package = Package(
                 .product(name: "AmbarModels", package: "Ambar"),
                 .product(name: "SharedStoreIPC", package: "Ambar"),
             ]
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

@@ -3,10 +3,17 @@ import Foundation
 /// An SVG histogram of two latency distributions on a logarithmic axis, for docs/benchmarks/.
 enum Histogram {
     static func svg(title: String, series: [(name: String, color: String, nanoseconds: [Int64])]) -> String {
-        let width = 760.0, height = 360.0, left = 60.0, right = 20.0, top = 40.0, bottom = 50.0
-        let plotWidth = width - left - right, plotHeight = height - top - bottom
+        let width = 760.0
+        let height = 360.0
+        let left = 60.0
+        let right = 20.0
+        let top = 40.0
+        let bottom = 50.0
+        let plotWidth = width - left - right
+        let plotHeight = height - top - bottom
         // Bins: 10 per decade from 10 µs to 10 ms.
-        let low = 1.0, high = 4.0  // log10 of µs
+        let low = 1.0
+        let high = 4.0  // log10 of µs
         let binCount = Int((high - low) * 10)
         func bin(_ ns: Int64) -> Int {
             let us = max(Double(ns) / 1000, 1)
@@ -31,7 +38,8 @@ enum Histogram {
                 let h = fraction / peak * plotHeight
                 let x = left + Double(i) * barWidth + Double(index) * barWidth / Double(series.count)
                 func f(_ v: Double) -> String { String(format: "%.1f", v) }
-                out += "<rect x=\"\(f(x))\" y=\"\(f(top + plotHeight - h))\" width=\"\(f(barWidth / Double(series.count) - 0.5))\" height=\"\(f(h))\" fill=\"\(s.color)\" opacity=\"0.8\"/>\n"
+                out +=
+                    "<rect x=\"\(f(x))\" y=\"\(f(top + plotHeight - h))\" width=\"\(f(barWidth / Double(series.count) - 0.5))\" height=\"\(f(h))\" fill=\"\(s.color)\" opacity=\"0.8\"/>\n"
             }
             out += "<rect x=\"\(Int(width - 250))\" y=\"\(Int(top + Double(index) * 18))\" width=\"12\" height=\"12\" fill=\"\(s.color)\"/>"
             out += "<text x=\"\(Int(width - 232))\" y=\"\(Int(top + 10 + Double(index) * 18))\">\(s.name) (n=\(s.nanoseconds.count))</text>\n"

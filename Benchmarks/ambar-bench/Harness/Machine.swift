@@ -12,15 +12,16 @@ struct Machine: Codable {
 
     static func current() -> Machine {
         let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-        let cpu = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
+        let cpu =
+            cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
             .map { $0.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "" } ?? "unknown CPU"
         var name = utsname()
         uname(&name)
         let release = withUnsafeBytes(of: &name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         #if swift(>=6.3)
-        let swift = "6.3 or later"
+            let swift = "6.3 or later"
         #else
-        let swift = "6.x"
+            let swift = "6.x"
         #endif
         return Machine(
             cpu: cpu, cores: ProcessInfo.processInfo.activeProcessorCount,

@@ -22,7 +22,10 @@ enum PosixSocket {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        guard bound == 0, Glibc.listen(fd, 64) == 0 else { close(fd); return -1 }
+        guard bound == 0, Glibc.listen(fd, 64) == 0 else {
+            close(fd)
+            return -1
+        }
         return fd
     }
 
@@ -33,7 +36,10 @@ enum PosixSocket {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        guard connected == 0 else { close(fd); return -1 }
+        guard connected == 0 else {
+            close(fd)
+            return -1
+        }
         return fd
     }
 
@@ -42,7 +48,10 @@ enum PosixSocket {
         var offset = 0
         while offset < buffer.count {
             let n = read(fd, buffer.baseAddress! + offset, buffer.count - offset)
-            if n <= 0 { if n < 0 && errno == EINTR { continue }; return false }
+            if n <= 0 {
+                if n < 0 && errno == EINTR { continue }
+                return false
+            }
             offset += n
         }
         return true
@@ -53,7 +62,10 @@ enum PosixSocket {
         var offset = 0
         while offset < bytes.count {
             let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-            if n <= 0 { if n < 0 && errno == EINTR { continue }; return }
+            if n <= 0 {
+                if n < 0 && errno == EINTR { continue }
+                return
+            }
             offset += n
         }
     }

@@ -40,8 +40,9 @@ struct Report: Codable {
             for (i, figure) in result.figures.enumerated() {
                 let ratio = figure.ratio.map { Self.format(ratio: $0) } ?? ""
                 let target = i == 0 ? "\(result.target)\(result.met.map { $0 ? "  met" : "  MISSED" } ?? "")" : ""
-                lines.append(pad(i == 0 ? "\(result.number). \(result.title)" : "", 28) + pad(figure.approach, 72)
-                    + pad(Self.format(figure.value, figure.unit), 18) + pad(ratio, 9) + target)
+                lines.append(
+                    pad(i == 0 ? "\(result.number). \(result.title)" : "", 28) + pad(figure.approach, 72)
+                        + pad(Self.format(figure.value, figure.unit), 18) + pad(ratio, 9) + target)
             }
         }
         return lines.joined(separator: "\n")
@@ -64,7 +65,8 @@ struct Report: Codable {
         for result in results {
             for (i, figure) in result.figures.enumerated() {
                 let target = i == 0 ? "\(result.target)\(result.met.map { $0 ? " — met" : " — **missed**" } ?? "")" : ""
-                out += "| \(i == 0 ? "\(result.number). \(result.title)" : "") | \(figure.approach) | \(Self.format(figure.value, figure.unit)) | \(figure.ratio.map { Self.format(ratio: $0) + (figure.ratioAgainst.map { " vs \($0)" } ?? "") } ?? "") | \(target) |\n"
+                out +=
+                    "| \(i == 0 ? "\(result.number). \(result.title)" : "") | \(figure.approach) | \(Self.format(figure.value, figure.unit)) | \(figure.ratio.map { Self.format(ratio: $0) + (figure.ratioAgainst.map { " vs \($0)" } ?? "") } ?? "") | \(target) |\n"
             }
         }
         let notes = results.compactMap { r in r.note.map { "- **\(r.number). \(r.title)**: \($0)" } }

@@ -44,7 +44,8 @@ struct BulkWorkloads {
             let declaredCoordinator = try PersistentStoreCoordinator(model: try Dataset.declaredModel(), store: .sqlite(scratch.file("ambar-declared.sqlite")))
             let declaredImporter = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: declaredCoordinator, name: "declared importer")
             t["import.declared"] = try seconds {
-                try importItems(DeclaredItem.self, into: declaredImporter, 0..<data.count, batchSize: batchSize, uid: { data.uids[$0] }, name: { data.names[$0] })
+                try importItems(
+                    DeclaredItem.self, into: declaredImporter, 0..<data.count, batchSize: batchSize, uid: { data.uids[$0] }, name: { data.names[$0] })
             }
             let batchCoordinator = try PersistentStoreCoordinator(model: model, store: .sqlite(scratch.file("ambar-batch.sqlite")))
             let batchImporter = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: batchCoordinator, name: "batch importer")
@@ -86,58 +87,66 @@ struct BulkWorkloads {
             runs.append(t)
         }
 
-        let n = Double(data.count), u = Double(data.updateIndices.count), s = Double(smallSaves)
+        let n = Double(data.count)
+        let u = Double(data.updateIndices.count)
+        let s = Double(smallSaves)
         /// Rows per second: the median over repetitions, and the median of the per-repetition ratios.
         func rate(_ key: String, _ rows: Double) -> Double { median(runs.map { rows / $0[key]! }) }
         func ratio(_ key: String, against baseline: String) -> Double { median(runs.map { $0[baseline]! / $0[key]! }) }
-        func figure(_ approach: String, _ key: String, _ rows: Double, unit: String = "rows/s", against baseline: (key: String, name: String)? = nil) -> Figure {
-            Figure(approach: approach, value: rate(key, rows), unit: unit,
-                   ratio: baseline.map { ratio(key, against: $0.key) }, ratioAgainst: baseline?.name)
+        func figure(_ approach: String, _ key: String, _ rows: Double, unit: String = "rows/s", against baseline: (key: String, name: String)? = nil) -> Figure
+        {
+            Figure(
+                approach: approach, value: rate(key, rows), unit: unit,
+                ratio: baseline.map { ratio(key, against: $0.key) }, ratioAgainst: baseline?.name)
         }
 
         let importRatio = ratio("import.ambar", against: "import.raw")
-        report.results.append(WorkloadResult(
-            number: 1, title: "Import",
-            figures: [
-                figure("AmbarStack importer context, batches of \(batchSize), ledger included", "import.ambar", n, against: ("import.raw", "raw")),
-                figure("AmbarStack batchInsert (no objects), batches of \(batchSize), ledger included", "import.batch", n, against: ("import.raw", "raw")),
-                figure("AmbarStack @Model class, same importer", "import.declared", n, against: ("import.ambar", "the @Managed class")),
-                figure("raw SQLite C API, prepared statement, one transaction", "import.raw", n),
-                figure("GRDB cached statement, one transaction", "import.grdb", n, against: ("import.raw", "raw")),
-                figure("GRDB Codable record insert, one transaction", "import.records", n, against: ("import.raw", "raw")),
-            ],
-            target: "≥ 0.50× raw", met: importRatio >= 0.5))
+        report.results.append(
+            WorkloadResult(
+                number: 1, title: "Import",
+                figures: [
+                    figure("AmbarStack importer context, batches of \(batchSize), ledger included", "import.ambar", n, against: ("import.raw", "raw")),
+                    figure("AmbarStack batchInsert (no objects), batches of \(batchSize), ledger included", "import.batch", n, against: ("import.raw", "raw")),
+                    figure("AmbarStack @Model class, same importer", "import.declared", n, against: ("import.ambar", "the @Managed class")),
+                    figure("raw SQLite C API, prepared statement, one transaction", "import.raw", n),
+                    figure("GRDB cached statement, one transaction", "import.grdb", n, against: ("import.raw", "raw")),
+                    figure("GRDB Codable record insert, one transaction", "import.records", n, against: ("import.raw", "raw")),
+                ],
+                target: "≥ 0.50× raw", met: importRatio >= 0.5))
         let fetchRatio = ratio("fetch.objects", against: "fetch.raw")
-        report.results.append(WorkloadResult(
-            number: 2, title: "Fetch",
-            figures: [
-                figure("AmbarStack, all as objects (values loaded)", "fetch.objects", n, against: ("fetch.raw", "raw")),
-                figure("AmbarStack, all as faults", "fetch.faults", n, against: ("fetch.raw", "raw")),
-                figure("AmbarStack @Model class, all as objects", "fetch.declared", n, against: ("fetch.objects", "the @Managed class")),
-                figure("raw SQLite C API, stepped into structs", "fetch.raw", n),
-                figure("GRDB row cursor into structs", "fetch.grdb", n, against: ("fetch.raw", "raw")),
-                figure("GRDB Codable fetchAll", "fetch.records", n, against: ("fetch.raw", "raw")),
-            ],
-            target: "objects ≥ 0.50× raw", met: fetchRatio >= 0.5))
+        report.results.append(
+            WorkloadResult(
+                number: 2, title: "Fetch",
+                figures: [
+                    figure("AmbarStack, all as objects (values loaded)", "fetch.objects", n, against: ("fetch.raw", "raw")),
+                    figure("AmbarStack, all as faults", "fetch.faults", n, against: ("fetch.raw", "raw")),
+                    figure("AmbarStack @Model class, all as objects", "fetch.declared", n, against: ("fetch.objects", "the @Managed class")),
+                    figure("raw SQLite C API, stepped into structs", "fetch.raw", n),
+                    figure("GRDB row cursor into structs", "fetch.grdb", n, against: ("fetch.raw", "raw")),
+                    figure("GRDB Codable fetchAll", "fetch.records", n, against: ("fetch.raw", "raw")),
+                ],
+                target: "objects ≥ 0.50× raw", met: fetchRatio >= 0.5))
         let updateRatio = ratio("update.ambar", against: "update.raw")
-        report.results.append(WorkloadResult(
-            number: 3, title: "Update",
-            figures: [
-                figure("AmbarStack: fetch \(Int(u)) by uid, change, save", "update.ambar", u, against: ("update.raw", "raw")),
-                figure("AmbarStack @Model class, the same", "update.declared", u, against: ("update.ambar", "the @Managed class")),
-                figure("raw SQLite C API, UPDATE … WHERE uid = ?, one transaction", "update.raw", u),
-                figure("GRDB cached statement, same SQL", "update.grdb", u, against: ("update.raw", "raw")),
-            ],
-            target: "≥ 0.70× raw", met: updateRatio >= 0.7))
+        report.results.append(
+            WorkloadResult(
+                number: 3, title: "Update",
+                figures: [
+                    figure("AmbarStack: fetch \(Int(u)) by uid, change, save", "update.ambar", u, against: ("update.raw", "raw")),
+                    figure("AmbarStack @Model class, the same", "update.declared", u, against: ("update.ambar", "the @Managed class")),
+                    figure("raw SQLite C API, UPDATE … WHERE uid = ?, one transaction", "update.raw", u),
+                    figure("GRDB cached statement, same SQL", "update.grdb", u, against: ("update.raw", "raw")),
+                ],
+                target: "≥ 0.70× raw", met: updateRatio >= 0.7))
         let smallRatio = ratio("small.ambar", against: "small.raw")
-        report.results.append(WorkloadResult(
-            number: 4, title: "Small saves",
-            figures: [
-                figure("AmbarStack: insert one object, save; \(smallSaves) times", "small.ambar", s, unit: "saves/s", against: ("small.raw", "raw")),
-                figure("raw SQLite C API, autocommit INSERT", "small.raw", s, unit: "saves/s"),
-                figure("GRDB write { } per row", "small.grdb", s, unit: "saves/s", against: ("small.raw", "raw")),
-            ],
-            target: "≥ 0.50× raw", met: smallRatio >= 0.5))
+        report.results.append(
+            WorkloadResult(
+                number: 4, title: "Small saves",
+                figures: [
+                    figure("AmbarStack: insert one object, save; \(smallSaves) times", "small.ambar", s, unit: "saves/s", against: ("small.raw", "raw")),
+                    figure("raw SQLite C API, autocommit INSERT", "small.raw", s, unit: "saves/s"),
+                    figure("GRDB write { } per row", "small.grdb", s, unit: "saves/s", against: ("small.raw", "raw")),
+                ],
+                target: "≥ 0.50× raw", met: smallRatio >= 0.5))
     }
 
     /// Fetches the update workload's rows by uid, changes two properties of each and saves.

@@ -36,11 +36,14 @@ struct CrossProcess {
             // one receiver (2.5× with more), p99 within 3×.
             met = met && a.0 <= (receivers == 1 ? 2 : 2.5) * r.0 && a.1 <= 3 * r.1
         }
-        report.results.append(WorkloadResult(
-            number: 6, title: "Cross-process",
-            figures: figures,
-            target: "p50 ≤ 2× raw (≤ 2.5× with \(receiverCounts.last ?? 8) receivers), p99 ≤ 3× raw", met: met,
-            note: "from the publisher's CLOCK_MONOTONIC just before its save to the object refreshed in each receiver's main context (all latencies of all receivers pooled); \(saves) saves, 2 ms apart. The baseline publisher commits through the raw C API and writes the row id to each receiver's socket; each receiver reads it and SELECTs the row"))
+        report.results.append(
+            WorkloadResult(
+                number: 6, title: "Cross-process",
+                figures: figures,
+                target: "p50 ≤ 2× raw (≤ 2.5× with \(receiverCounts.last ?? 8) receivers), p99 ≤ 3× raw", met: met,
+                note:
+                    "from the publisher's CLOCK_MONOTONIC just before its save to the object refreshed in each receiver's main context (all latencies of all receivers pooled); \(saves) saves, 2 ms apart. The baseline publisher commits through the raw C API and writes the row id to each receiver's socket; each receiver reads it and SELECTs the row"
+            ))
     }
 
     private func ambarLatencies(receivers: Int) async throws -> [Int64] {
@@ -64,7 +67,8 @@ struct CrossProcess {
     private func rawLatencies(receivers: Int) throws -> [Int64] {
         let scratch = try ScratchDirectory("raw")
         defer { scratch.remove() }
-        let store = scratch.file("raw.sqlite").path, socketPath = scratch.file("notify.sock").path
+        let store = scratch.file("raw.sqlite").path
+        let socketPath = scratch.file("notify.sock").path
         let db = try RawDatabase(path: store)
         try db.exec("CREATE TABLE stamp (id INTEGER PRIMARY KEY, stamp INTEGER NOT NULL)")
         try db.exec("WITH RECURSIVE n(id) AS (SELECT 1 UNION ALL SELECT id + 1 FROM n WHERE id < \(objects)) INSERT INTO stamp (id, stamp) SELECT id, 0 FROM n")
@@ -84,10 +88,16 @@ struct CrossProcess {
             var message = id
             withUnsafeBytes(of: &message) { bytes in connections.forEach { PosixSocket.writeFully($0, bytes) } }
         }
-        for n in 0..<min(50, saves) { try save(n); usleep(2_000) }
+        for n in 0..<min(50, saves) {
+            try save(n)
+            usleep(2_000)
+        }
         usleep(100_000)
         for child in children { _ = child.ask("reset") }
-        for n in 0..<saves { try save(n); usleep(2_000) }
+        for n in 0..<saves {
+            try save(n)
+            usleep(2_000)
+        }
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline, !children.allSatisfy({ Int($0.ask("count")) ?? 0 >= saves }) { usleep(10_000) }
         var all: [Int64] = []
@@ -110,14 +120,23 @@ func publishStamps(importer: ManagedObjectContext, to children: [ChildProcess], 
             try importer.save()
         }
     }
-    for n in 0..<min(50, saves) { try save(n); usleep(2_000) }  // warm-up
+    for n in 0..<min(50, saves) {
+        try save(n)
+        usleep(2_000)
+    }  // warm-up
     try await waitFor(children, atLeast: min(50, saves))
     for child in children { _ = child.ask("reset") }
-    for n in 0..<saves { try save(n); usleep(2_000) }
+    for n in 0..<saves {
+        try save(n)
+        usleep(2_000)
+    }
     try await waitFor(children, atLeast: saves)
     var all: [Int64] = []
     for child in children { all += child.ask("report").split(separator: " ").compactMap { Int64($0) } }
-    for child in children { _ = child.ask("quit"); child.process.waitUntilExit() }
+    for child in children {
+        _ = child.ask("quit")
+        child.process.waitUntilExit()
+    }
     return all.sorted()
 }
 

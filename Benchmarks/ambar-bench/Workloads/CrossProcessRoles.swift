@@ -15,10 +15,12 @@ enum CrossProcessRoles {
     /// CLOCK_MONOTONIC at commit start.
     static func model() throws -> ManagedObjectModel {
         try ManagedObjectModel(entities: [
-            EntityDescription("Stamp", properties: [
-                .attribute("uid", .string),
-                .attribute("stamp", .integer64, defaultValue: 0),
-            ], uniquenessConstraints: [["uid"]]),
+            EntityDescription(
+                "Stamp",
+                properties: [
+                    .attribute("uid", .string),
+                    .attribute("stamp", .integer64, defaultValue: 0),
+                ], uniquenessConstraints: [["uid"]])
         ])
     }
 
@@ -55,7 +57,10 @@ enum CrossProcessRoles {
     static func rawReceiver(store: String, socket: String) throws -> Never {
         let latencies = Recorder()
         let fd = PosixSocket.connect(socket)
-        guard fd >= 0 else { say("error connect"); exit(1) }
+        guard fd >= 0 else {
+            say("error connect")
+            exit(1)
+        }
         Thread.detachNewThread {
             var handle: OpaquePointer?
             sqlite3_open_v2(store, &handle, SQLITE_OPEN_READWRITE, nil)
@@ -87,7 +92,8 @@ enum CrossProcessRoles {
             let group = MultiThreadedEventLoopGroupHolder.shared
             let client = try await SyncClient.connect(
                 socketPath: socket, hello: .init(storeUUID: storeUUID, processID: getpid(), processName: "hub-receiver", cursor: 0),
-                group: group, onFrame: { frame in
+                group: group,
+                onFrame: { frame in
                     switch frame {
                     case .didSave(let save): frames.values.withLock { $0.append(save.token) }
                     case .tokenOnly(_, let token, _, _): frames.values.withLock { $0.append(token) }
@@ -126,7 +132,9 @@ enum CrossProcessRoles {
                 case "report": say(latencies.values.withLock { $0.map(String.init).joined(separator: " ") })
                 case "count": say(String(latencies.values.withLock { $0.count }))
                 case "through": say(String(latencies.values.withLock { $0.max() ?? 0 }))
-                case "reset": latencies.values.withLock { $0.removeAll() }; say("ok")
+                case "reset":
+                    latencies.values.withLock { $0.removeAll() }
+                    say("ok")
                 default: exit(0)
                 }
             }

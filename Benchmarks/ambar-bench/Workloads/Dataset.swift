@@ -35,15 +35,18 @@ struct Dataset {
 
     /// The same table as an AmbarStack model.
     static func model() throws -> ManagedObjectModel {
-        try ManagedObjectModel(entities: [
-            EntityDescription("Item", properties: [
-                .attribute("uid", .string),
-                .attribute("name", .string),
-                .attribute("score", .double),
-                .attribute("payload", .binary),
-                .attribute("updatedAt", .integer64),
-            ], uniquenessConstraints: [["uid"]]),
-        ], classes: [Item.self])
+        try ManagedObjectModel(
+            entities: [
+                EntityDescription(
+                    "Item",
+                    properties: [
+                        .attribute("uid", .string),
+                        .attribute("name", .string),
+                        .attribute("score", .double),
+                        .attribute("payload", .binary),
+                        .attribute("updatedAt", .integer64),
+                    ], uniquenessConstraints: [["uid"]])
+            ], classes: [Item.self])
     }
 }
 
@@ -96,8 +99,10 @@ func batchImportItems(
     try importer.performAndWait { () throws in
         for start in stride(from: range.lowerBound, to: range.upperBound, by: batchSize) {
             let rows: [[String: AttributeValue]] = (start..<min(range.upperBound, start + batchSize)).map { i in
-                ["uid": .string(uid(i)), "name": .string(name(i)), "score": .double(Double(i)),
-                 "payload": .data(Dataset.payload), "updatedAt": .integer(Int64(i))]
+                [
+                    "uid": .string(uid(i)), "name": .string(name(i)), "score": .double(Double(i)),
+                    "payload": .data(Dataset.payload), "updatedAt": .integer(Int64(i)),
+                ]
             }
             _ = try importer.batchInsert(entityName: "Item", rows: rows)
         }

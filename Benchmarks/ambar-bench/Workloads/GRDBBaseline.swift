@@ -9,7 +9,8 @@ struct GRDBItem: Codable, FetchableRecord, PersistableRecord {
     var name: String
     var score: Double
     var payload: Data
-    var updated_at: Int64
+    // swift-format-ignore: AlwaysUseLowerCamelCase
+    var updated_at: Int64  // the column's name, as GRDB's Codable record maps it
 }
 
 /// GRDB doing the same work as the raw baseline: cached statements, and Codable records.
@@ -63,8 +64,9 @@ struct GRDBBaseline {
     func smallSaves(_ data: Dataset, count: Int) throws {
         for i in 0..<count {
             try pool.write { db in
-                try db.execute(sql: "INSERT INTO item (id, uid, name, score, payload, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-                               arguments: [Int64(i + 1), data.uids[i], data.names[i], Double(i), data.payload, Int64(i)])
+                try db.execute(
+                    sql: "INSERT INTO item (id, uid, name, score, payload, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+                    arguments: [Int64(i + 1), data.uids[i], data.names[i], Double(i), data.payload, Int64(i)])
             }
         }
     }

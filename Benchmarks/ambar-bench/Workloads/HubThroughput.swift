@@ -26,15 +26,21 @@ struct HubThroughput {
             group: MultiThreadedEventLoopGroupHolder.shared, onFrame: { _ in }, onClose: {})
         let start = now()
         for i in 0..<messages {
-            try publisher.send(.didSave(.init(storeUUID: uuid, token: Int64(i + 1), processID: getpid(), author: nil,
-                                          changes: ["Stamp": .init(updated: [Int64(i % 100 + 1)])])))
+            try publisher.send(
+                .didSave(
+                    .init(
+                        storeUUID: uuid, token: Int64(i + 1), processID: getpid(), author: nil,
+                        changes: ["Stamp": .init(updated: [Int64(i % 100 + 1)])])))
         }
         let sent = now()
         try await waitFor(children, atLeast: messages, asking: "through")
         let relayed = Double(messages) / (Double(now() - start) / 1e9)
         let dropped = await hub.droppedFrameCount()
         let sendCost = Double(sent - start) / 1e3 / Double(messages)
-        for child in children { _ = child.ask("quit"); child.process.waitUntilExit() }
+        for child in children {
+            _ = child.ask("quit")
+            child.process.waitUntilExit()
+        }
         await publisher.close()
         await hub.stop()
 
@@ -46,19 +52,27 @@ struct HubThroughput {
         let listeners = try (0..<receivers).map { _ in try ChildProcess(role: "receiver", [scratch.url.path]) }
         for child in listeners { _ = child.line() }
         let shared = try saveTimes(stack: stack)
-        for child in listeners { _ = child.ask("quit"); child.process.waitUntilExit() }
+        for child in listeners {
+            _ = child.ask("quit")
+            child.process.waitUntilExit()
+        }
         await sync.stop()
 
-        report.results.append(WorkloadResult(
-            number: 7, title: "Hub throughput",
-            figures: [
-                Figure(approach: "hub relaying did-save frames to \(receivers) receiver processes", value: relayed, unit: "msg/s"),
-                Figure(approach: "publisher: sending one did-save frame", value: sendCost, unit: "µs"),
-                Figure(approach: "publisher: one-object save with sharing, \(receivers) receivers (median)", value: median(shared), unit: "µs", ratio: median(shared) / median(alone), ratioAgainst: "no sharing"),
-                Figure(approach: "publisher: the same save without sharing (median)", value: median(alone), unit: "µs"),
-            ],
-            target: "≥ 20,000 msg/s to \(receivers) receivers", met: relayed >= 20_000,
-            note: "messages/s = frames ÷ time from the first send until every receiver knew of the last one (from its frame, or from the token-only frame the hub sends a receiver whose backlog passed the hub's bound); frames dropped this run: \(dropped)"))
+        report.results.append(
+            WorkloadResult(
+                number: 7, title: "Hub throughput",
+                figures: [
+                    Figure(approach: "hub relaying did-save frames to \(receivers) receiver processes", value: relayed, unit: "msg/s"),
+                    Figure(approach: "publisher: sending one did-save frame", value: sendCost, unit: "µs"),
+                    Figure(
+                        approach: "publisher: one-object save with sharing, \(receivers) receivers (median)", value: median(shared), unit: "µs",
+                        ratio: median(shared) / median(alone), ratioAgainst: "no sharing"),
+                    Figure(approach: "publisher: the same save without sharing (median)", value: median(alone), unit: "µs"),
+                ],
+                target: "≥ 20,000 msg/s to \(receivers) receivers", met: relayed >= 20_000,
+                note:
+                    "messages/s = frames ÷ time from the first send until every receiver knew of the last one (from its frame, or from the token-only frame the hub sends a receiver whose backlog passed the hub's bound); frames dropped this run: \(dropped)"
+            ))
     }
 
     /// Wall times (µs) of `saves` one-object update saves through an importer context.

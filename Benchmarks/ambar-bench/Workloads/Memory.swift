@@ -13,21 +13,24 @@ struct Memory {
         defer { scratch.remove() }
         let ambar = try peak(role: "memory-ambar", [String(objects), String(batchSize), scratch.file("ambar.sqlite").path])
         let raw = try peak(role: "memory-raw", [String(objects), scratch.file("raw.sqlite").path])
-        report.results.append(WorkloadResult(
-            number: 8, title: "Memory",
-            figures: [
-                Figure(approach: "AmbarStack: \(objects) objects, batches of \(batchSize), peak RSS", value: ambar, unit: "MB", ratio: ambar / raw, ratioAgainst: "raw"),
-                Figure(approach: "raw SQLite C API, same rows, peak RSS", value: raw, unit: "MB"),
-            ],
-            target: objects >= 1_000_000 ? "< 150 MB for 1,000,000 objects" : "(smoke: no target)",
-            met: objects >= 1_000_000 ? ambar < 150 : nil,
-            note: "VmHWM of a fresh process that does nothing else"))
+        report.results.append(
+            WorkloadResult(
+                number: 8, title: "Memory",
+                figures: [
+                    Figure(
+                        approach: "AmbarStack: \(objects) objects, batches of \(batchSize), peak RSS", value: ambar, unit: "MB", ratio: ambar / raw,
+                        ratioAgainst: "raw"),
+                    Figure(approach: "raw SQLite C API, same rows, peak RSS", value: raw, unit: "MB"),
+                ],
+                target: objects >= 1_000_000 ? "< 150 MB for 1,000,000 objects" : "(smoke: no target)",
+                met: objects >= 1_000_000 ? ambar < 150 : nil,
+                note: "VmHWM of a fresh process that does nothing else"))
     }
 
     private func peak(role: String, _ arguments: [String]) throws -> Double {
         let child = try ChildProcess(role: role, arguments)
         let line = child.line()
-        guard let bytes = Double(line) else { throw BenchError( "\(role) said \(line)") }
+        guard let bytes = Double(line) else { throw BenchError("\(role) said \(line)") }
         return bytes / 1_000_000
     }
 

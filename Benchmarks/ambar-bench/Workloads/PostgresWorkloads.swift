@@ -38,7 +38,9 @@ struct PostgresWorkloads {
             progress("PostgreSQL bulk workloads, repetition \(repetition + 1) of \(repetitions)")
             var t: Timings = [:]
             let raw = try RawPostgres(try freshDatabase("raw"))
-            try raw.query("CREATE TABLE item (id bigserial PRIMARY KEY, uid text COLLATE \"C\" UNIQUE, name text, score double precision, payload bytea, updated_at bigint)")
+            try raw.query(
+                "CREATE TABLE item (id bigserial PRIMARY KEY, uid text COLLATE \"C\" UNIQUE, name text, score double precision, payload bytea, updated_at bigint)"
+            )
             t["import.raw"] = try seconds { try rawImport(raw) }
             let coordinator = try PersistentStoreCoordinator(model: model, store: .postgres(try freshDatabase("ambar")))
             let importer = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator, name: "importer")
@@ -75,12 +77,17 @@ struct PostgresWorkloads {
             }
 
             let rawSmall = try RawPostgres(try freshDatabase("rawsmall"))
-            try rawSmall.query("CREATE TABLE item (id bigserial PRIMARY KEY, uid text COLLATE \"C\" UNIQUE, name text, score double precision, payload bytea, updated_at bigint)")
+            try rawSmall.query(
+                "CREATE TABLE item (id bigserial PRIMARY KEY, uid text COLLATE \"C\" UNIQUE, name text, score double precision, payload bytea, updated_at bigint)"
+            )
             t["small.raw"] = try seconds {
                 for i in 0..<smallSaves {
                     var binds = PostgresBindings()
-                    binds.append(data.uids[i]); binds.append(data.names[i]); binds.append(Double(i))
-                    binds.append(ByteBuffer(bytes: data.payload)); binds.append(Int64(i))
+                    binds.append(data.uids[i])
+                    binds.append(data.names[i])
+                    binds.append(Double(i))
+                    binds.append(ByteBuffer(bytes: data.payload))
+                    binds.append(Int64(i))
                     try rawSmall.query("INSERT INTO item (uid, name, score, payload, updated_at) VALUES ($1, $2, $3, $4, $5)", binds)
                 }
             }
@@ -90,27 +97,31 @@ struct PostgresWorkloads {
             runs.append(t)
         }
 
-        let n = Double(data.count), u = Double(data.updateIndices.count), s = Double(smallSaves)
+        let n = Double(data.count)
+        let u = Double(data.updateIndices.count)
+        let s = Double(smallSaves)
         func rate(_ key: String, _ rows: Double) -> Double { median(runs.map { rows / $0[key]! }) }
         func ratio(_ key: String, against baseline: String) -> Double { median(runs.map { $0[baseline]! / $0[key]! }) }
         func figure(_ approach: String, _ key: String, _ rows: Double, unit: String = "rows/s", against baseline: String? = nil) -> Figure {
-            Figure(approach: approach, value: rate(key, rows), unit: unit,
-                   ratio: baseline.map { ratio(key, against: $0) }, ratioAgainst: baseline.map { _ in "postgres-nio" })
+            Figure(
+                approach: approach, value: rate(key, rows), unit: unit,
+                ratio: baseline.map { ratio(key, against: $0) }, ratioAgainst: baseline.map { _ in "postgres-nio" })
         }
-        report.results.append(WorkloadResult(
-            number: 10, title: "PostgreSQL: import, fetch, update, small saves",
-            figures: [
-                figure("AmbarStack importer context, batches of \(batchSize), ledger and NOTIFY included", "import.ambar", n, against: "import.raw"),
-                figure("postgres-nio, multi-row INSERT of \(Self.rawBatch) rows, one transaction", "import.raw", n),
-                figure("AmbarStack, all as objects", "fetch.ambar", n, against: "fetch.raw"),
-                figure("postgres-nio, SELECT * into structs", "fetch.raw", n),
-                figure("AmbarStack: fetch \(Int(u)) by uid, change, save", "update.ambar", u, against: "update.raw"),
-                figure("postgres-nio, UPDATE … WHERE uid = $1 per row, one transaction", "update.raw", u),
-                figure("AmbarStack: insert one object, save; \(smallSaves) times", "small.ambar", s, unit: "saves/s", against: "small.raw"),
-                figure("postgres-nio, autocommit INSERT", "small.raw", s, unit: "saves/s"),
-            ],
-            target: "measured beside postgres-nio (no target set for PostgreSQL)", met: nil,
-            note: "the same server, loopback TCP, fsync as the server is configured; every AmbarStack save also writes the ledger and sends NOTIFY"))
+        report.results.append(
+            WorkloadResult(
+                number: 10, title: "PostgreSQL: import, fetch, update, small saves",
+                figures: [
+                    figure("AmbarStack importer context, batches of \(batchSize), ledger and NOTIFY included", "import.ambar", n, against: "import.raw"),
+                    figure("postgres-nio, multi-row INSERT of \(Self.rawBatch) rows, one transaction", "import.raw", n),
+                    figure("AmbarStack, all as objects", "fetch.ambar", n, against: "fetch.raw"),
+                    figure("postgres-nio, SELECT * into structs", "fetch.raw", n),
+                    figure("AmbarStack: fetch \(Int(u)) by uid, change, save", "update.ambar", u, against: "update.raw"),
+                    figure("postgres-nio, UPDATE … WHERE uid = $1 per row, one transaction", "update.raw", u),
+                    figure("AmbarStack: insert one object, save; \(smallSaves) times", "small.ambar", s, unit: "saves/s", against: "small.raw"),
+                    figure("postgres-nio, autocommit INSERT", "small.raw", s, unit: "saves/s"),
+                ],
+                target: "measured beside postgres-nio (no target set for PostgreSQL)", met: nil,
+                note: "the same server, loopback TCP, fsync as the server is configured; every AmbarStack save also writes the ledger and sends NOTIFY"))
 
         progress("PostgreSQL cross-process: \(receivers) AmbarStack receiver(s), \(crossProcessSaves) saves")
         let ambar = try await ambarLatencies(try freshDatabase("xproc"))
@@ -118,16 +129,23 @@ struct PostgresWorkloads {
         let raw = try rawLatencies(try freshDatabase("xraw"))
         let a = (percentile(ambar, 0.5) / 1000, percentile(ambar, 0.99) / 1000)
         let r = (percentile(raw, 0.5) / 1000, percentile(raw, 0.99) / 1000)
-        report.results.append(WorkloadResult(
-            number: 11, title: "PostgreSQL: commit → merged in another process",
-            figures: [
-                Figure(approach: "AmbarStack, \(receivers) receiver(s) on another host directory: p50", value: a.0, unit: "µs", ratio: a.0 / r.0, ratioAgainst: "raw p50"),
-                Figure(approach: "AmbarStack, \(receivers) receiver(s) on another host directory: p99", value: a.1, unit: "µs", ratio: a.1 / r.1, ratioAgainst: "raw p99"),
-                Figure(approach: "postgres-nio UPDATE + NOTIFY, LISTEN + SELECT, \(receivers) receiver(s): p50", value: r.0, unit: "µs"),
-                Figure(approach: "postgres-nio UPDATE + NOTIFY, LISTEN + SELECT, \(receivers) receiver(s): p99", value: r.1, unit: "µs"),
-            ],
-            target: "measured beside postgres-nio (no target set)", met: nil,
-            note: "from the publisher's CLOCK_MONOTONIC just before its save to the object refreshed in each receiver's main context (AmbarStack: through the receivers' host hub, which holds the LISTEN), or to the row read after the notification (baseline); \(crossProcessSaves) saves, 2 ms apart"))
+        report.results.append(
+            WorkloadResult(
+                number: 11, title: "PostgreSQL: commit → merged in another process",
+                figures: [
+                    Figure(
+                        approach: "AmbarStack, \(receivers) receiver(s) on another host directory: p50", value: a.0, unit: "µs", ratio: a.0 / r.0,
+                        ratioAgainst: "raw p50"),
+                    Figure(
+                        approach: "AmbarStack, \(receivers) receiver(s) on another host directory: p99", value: a.1, unit: "µs", ratio: a.1 / r.1,
+                        ratioAgainst: "raw p99"),
+                    Figure(approach: "postgres-nio UPDATE + NOTIFY, LISTEN + SELECT, \(receivers) receiver(s): p50", value: r.0, unit: "µs"),
+                    Figure(approach: "postgres-nio UPDATE + NOTIFY, LISTEN + SELECT, \(receivers) receiver(s): p99", value: r.1, unit: "µs"),
+                ],
+                target: "measured beside postgres-nio (no target set)", met: nil,
+                note:
+                    "from the publisher's CLOCK_MONOTONIC just before its save to the object refreshed in each receiver's main context (AmbarStack: through the receivers' host hub, which holds the LISTEN), or to the row read after the notification (baseline); \(crossProcessSaves) saves, 2 ms apart"
+            ))
     }
 
     static let rawBatch = 1_000
@@ -141,8 +159,11 @@ struct PostgresWorkloads {
             for i in start..<end {
                 let p = binds.count
                 tuples.append("($\(p + 1), $\(p + 2), $\(p + 3), $\(p + 4), $\(p + 5))")
-                binds.append(data.uids[i]); binds.append(data.names[i]); binds.append(Double(i))
-                binds.append(ByteBuffer(bytes: data.payload)); binds.append(Int64(i))
+                binds.append(data.uids[i])
+                binds.append(data.names[i])
+                binds.append(Double(i))
+                binds.append(ByteBuffer(bytes: data.payload))
+                binds.append(Int64(i))
             }
             try raw.query("INSERT INTO item (uid, name, score, payload, updated_at) VALUES " + tuples.joined(separator: ", "), binds)
         }
@@ -160,15 +181,21 @@ struct PostgresWorkloads {
         try raw.query("BEGIN")
         for i in data.updateIndices {
             var binds = PostgresBindings()
-            binds.append(-Double(i)); binds.append(-Int64(i)); binds.append(data.uids[i])
+            binds.append(-Double(i))
+            binds.append(-Int64(i))
+            binds.append(data.uids[i])
             try raw.query("UPDATE item SET score = $1, updated_at = $2 WHERE uid = $3", binds)
         }
         try raw.query("COMMIT")
     }
 
     private func ambarLatencies(_ url: URL) async throws -> [Int64] {
-        let publisherHost = try ScratchDirectory("pg-publisher"), receiverHost = try ScratchDirectory("pg-receivers")
-        defer { publisherHost.remove(); receiverHost.remove() }
+        let publisherHost = try ScratchDirectory("pg-publisher")
+        let receiverHost = try ScratchDirectory("pg-receivers")
+        defer {
+            publisherHost.remove()
+            receiverHost.remove()
+        }
         let stack = try DataStack.open(storeType: .postgres(url), model: .model(try CrossProcessRoles.model()), name: "bench")
         let importer = try stack.importerContext()
         try importer.performAndWait { () throws(AmbarError) in
@@ -191,7 +218,8 @@ struct PostgresWorkloads {
         func save(_ n: Int) throws {
             let id = Int64(n % 100 + 1)
             var binds = PostgresBindings()
-            binds.append(now()); binds.append(id)
+            binds.append(now())
+            binds.append(id)
             try raw.query("BEGIN")
             try raw.query("UPDATE stamp SET stamp = $1 WHERE id = $2", binds)
             var notify = PostgresBindings()
@@ -199,11 +227,17 @@ struct PostgresWorkloads {
             try raw.query("SELECT pg_notify('bench_raw', $1)", notify)
             try raw.query("COMMIT")
         }
-        for n in 0..<min(50, crossProcessSaves) { try save(n); usleep(2_000) }
+        for n in 0..<min(50, crossProcessSaves) {
+            try save(n)
+            usleep(2_000)
+        }
         let warm = Date().addingTimeInterval(30)
         while Date() < warm, !children.allSatisfy({ Int($0.ask("count")) ?? 0 >= min(50, crossProcessSaves) }) { usleep(10_000) }
         for child in children { _ = child.ask("reset") }
-        for n in 0..<crossProcessSaves { try save(n); usleep(2_000) }
+        for n in 0..<crossProcessSaves {
+            try save(n)
+            usleep(2_000)
+        }
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline, !children.allSatisfy({ Int($0.ask("count")) ?? 0 >= crossProcessSaves }) { usleep(10_000) }
         let counts = children.map { Int($0.ask("count")) ?? 0 }
@@ -238,7 +272,8 @@ extension CrossProcessRoles {
                 for try await notification in notifications {
                     var binds = PostgresBindings()
                     binds.append(Int64(notification.payload) ?? 0)
-                    let rows = try await reader.connection.query(PostgresQuery(unsafeSQL: "SELECT stamp FROM stamp WHERE id = $1", binds: binds), logger: RawPostgres.logger)
+                    let rows = try await reader.connection.query(
+                        PostgresQuery(unsafeSQL: "SELECT stamp FROM stamp WHERE id = $1", binds: binds), logger: RawPostgres.logger)
                     for try await stamp in rows.decode(Int64.self) {
                         let t = now()
                         latencies.values.withLock { $0.append(t - stamp) }

@@ -77,9 +77,11 @@ final class RawDatabase {
             let name = String(cString: sqlite3_column_text(statement, 2))
             let bytes = sqlite3_column_blob(statement, 4)
             let payload = bytes.map { Data(bytes: $0, count: Int(sqlite3_column_bytes(statement, 4))) } ?? Data()
-            items.append(PlainItem(id: sqlite3_column_int64(statement, 0), uid: uid, name: name,
-                                   score: sqlite3_column_double(statement, 3), payload: payload,
-                                   updatedAt: sqlite3_column_int64(statement, 5)))
+            items.append(
+                PlainItem(
+                    id: sqlite3_column_int64(statement, 0), uid: uid, name: name,
+                    score: sqlite3_column_double(statement, 3), payload: payload,
+                    updatedAt: sqlite3_column_int64(statement, 5)))
         }
         return items
     }

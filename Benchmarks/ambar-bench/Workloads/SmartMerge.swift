@@ -15,13 +15,21 @@ struct SmartMerge {
         let stack = try DataStack.open(model: .model(try Dataset.model()), storeURL: scratch.file("merge.sqlite"), name: "merge")
         let importer = try stack.importerContext()
         try importer.performAndWait { () throws(AmbarError) in
-            _ = try importer.batchInsert(entityName: "Item", rows: (0..<objects).map { i in
-                ["uid": .string("uid-\(i)"), "name": .string("Item \(i)"), "score": .double(0), "payload": .data(Data(count: 100)), "updatedAt": .integer(0)]
-            })
+            _ = try importer.batchInsert(
+                entityName: "Item",
+                rows: (0..<objects).map { i in
+                    [
+                        "uid": .string("uid-\(i)"), "name": .string("Item \(i)"), "score": .double(0), "payload": .data(Data(count: 100)),
+                        "updatedAt": .integer(0),
+                    ]
+                })
         }
         let small = min(1_000, objects)
-        var figures: [(label: String, held: Int, saved: Int)] = [(
-            "AmbarStack: main holds 100, importer saves \(objects)", 100, objects)]
+        var figures: [(label: String, held: Int, saved: Int)] = [
+            (
+                "AmbarStack: main holds 100, importer saves \(objects)", 100, objects
+            )
+        ]
         figures.append(("AmbarStack: main holds 100, importer saves \(small) (size baseline)", 100, small))
         figures.append(("AmbarStack: main holds \(min(10_000, objects)), importer saves \(objects)", min(10_000, objects), objects))
         var results: [Double] = []
@@ -35,15 +43,18 @@ struct SmartMerge {
             }
             results.append(median(times))
         }
-        report.results.append(WorkloadResult(
-            number: 5, title: "Smart merge",
-            figures: [
-                Figure(approach: figures[0].label, value: results[0], unit: "ms", ratio: results[0] / results[1], ratioAgainst: "a \(small)-object save"),
-                Figure(approach: figures[1].label, value: results[1], unit: "ms"),
-                Figure(approach: figures[2].label, value: results[2], unit: "ms", ratio: results[2] / results[0], ratioAgainst: "100 held"),
-            ],
-            target: "≤ 5 ms for 100 held, whatever the save's size", met: results[0] <= 5,
-            note: "from the importer's did-save notification to the main context's objects-did-change notification listing the refreshed objects; the importer changes every object it saves"))
+        report.results.append(
+            WorkloadResult(
+                number: 5, title: "Smart merge",
+                figures: [
+                    Figure(approach: figures[0].label, value: results[0], unit: "ms", ratio: results[0] / results[1], ratioAgainst: "a \(small)-object save"),
+                    Figure(approach: figures[1].label, value: results[1], unit: "ms"),
+                    Figure(approach: figures[2].label, value: results[2], unit: "ms", ratio: results[2] / results[0], ratioAgainst: "100 held"),
+                ],
+                target: "≤ 5 ms for 100 held, whatever the save's size", met: results[0] <= 5,
+                note:
+                    "from the importer's did-save notification to the main context's objects-did-change notification listing the refreshed objects; the importer changes every object it saves"
+            ))
     }
 
     /// One save of `saved` updated objects with `held` of them loaded in the main context.
@@ -67,10 +78,18 @@ struct SmartMerge {
         let onSave = importer.observeDidSave { _ in saveTime.withLock { $0 = now() } }
         let onChange = main.observeObjectsDidChange { note in
             if note.refreshed.count + note.updated.count >= held {
-                merged.withLock { if $0 == 0 { $0 = now(); done.signal() } }
+                merged.withLock {
+                    if $0 == 0 {
+                        $0 = now()
+                        done.signal()
+                    }
+                }
             }
         }
-        defer { onSave.cancel(); onChange.cancel() }
+        defer {
+            onSave.cancel()
+            onChange.cancel()
+        }
         try importer.performAndWait { () throws in
             // All of them without a predicate: an IN list of 100,000 would pass SQLite's variable limit.
             let predicate: ObjectPredicate? = saved >= objects ? nil : Key<String>("uid").isIn((0..<saved).map { "uid-\($0)" })

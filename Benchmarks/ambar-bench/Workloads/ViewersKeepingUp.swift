@@ -24,11 +24,13 @@ struct ViewersKeepingUp {
 
     static func model() throws -> ManagedObjectModel {
         try ManagedObjectModel(entities: [
-            EntityDescription("Record", properties: [
-                .attribute("seq", .integer64, defaultValue: 0),
-                .attribute("title", .string),
-                .attribute("stamp", .integer64, defaultValue: 0),
-            ], uniquenessConstraints: [["seq"]]),
+            EntityDescription(
+                "Record",
+                properties: [
+                    .attribute("seq", .integer64, defaultValue: 0),
+                    .attribute("title", .string),
+                    .attribute("stamp", .integer64, defaultValue: 0),
+                ], uniquenessConstraints: [["seq"]])
         ])
     }
 
@@ -71,18 +73,21 @@ struct ViewersKeepingUp {
             }
         }
         let met = target.p50 <= 10 && target.p99 <= 50 && target.keptUp
-        report.results.append(WorkloadResult(
-            number: 9, title: "Viewers keeping up",
-            figures: [
-                Figure(approach: "commit→merged p50 (2 viewers, \(pace) records/s)", value: target.p50, unit: "ms"),
-                Figure(approach: "commit→merged p99", value: target.p99, unit: "ms"),
-                Figure(approach: "lag (p50) of the first second's transactions", value: target.firstP50, unit: "ms"),
-                Figure(approach: "lag (p50) of the last second's transactions", value: target.lastP50, unit: "ms"),
-                Figure(approach: "pace the importer achieved", value: target.achieved, unit: "records/s"),
-                Figure(approach: "highest pace kept up (lag flat), doubling or halving", value: Double(highest?.pace ?? 0), unit: "records/s"),
-            ],
-            target: "at \(pace) records/s: p50 ≤ 10 ms, p99 ≤ 50 ms, lag flat", met: met,
-            note: "an importer saving \(batch)-object transactions paced at \(pace) records/s for \(Int(seconds)) s (inserts for the first half, then 200 updates and 50 deletes of earlier rows per transaction) while \(viewers) viewer processes each keep a results controller over the whole entity (sorted by seq) on their main context; latency from the importer's CLOCK_MONOTONIC before each save to the end of the merge on each viewer's main queue, all transactions of both viewers pooled. Lag flat: every transaction merged and the last second's p50 within 2× the first second's + 5 ms. Higher paces (doubling) run for \(searchSeconds) s each"))
+        report.results.append(
+            WorkloadResult(
+                number: 9, title: "Viewers keeping up",
+                figures: [
+                    Figure(approach: "commit→merged p50 (2 viewers, \(pace) records/s)", value: target.p50, unit: "ms"),
+                    Figure(approach: "commit→merged p99", value: target.p99, unit: "ms"),
+                    Figure(approach: "lag (p50) of the first second's transactions", value: target.firstP50, unit: "ms"),
+                    Figure(approach: "lag (p50) of the last second's transactions", value: target.lastP50, unit: "ms"),
+                    Figure(approach: "pace the importer achieved", value: target.achieved, unit: "records/s"),
+                    Figure(approach: "highest pace kept up (lag flat), doubling or halving", value: Double(highest?.pace ?? 0), unit: "records/s"),
+                ],
+                target: "at \(pace) records/s: p50 ≤ 10 ms, p99 ≤ 50 ms, lag flat", met: met,
+                note:
+                    "an importer saving \(batch)-object transactions paced at \(pace) records/s for \(Int(seconds)) s (inserts for the first half, then 200 updates and 50 deletes of earlier rows per transaction) while \(viewers) viewer processes each keep a results controller over the whole entity (sorted by seq) on their main context; latency from the importer's CLOCK_MONOTONIC before each save to the end of the merge on each viewer's main queue, all transactions of both viewers pooled. Lag flat: every transaction merged and the last second's p50 within 2× the first second's + 5 ms. Higher paces (doubling) run for \(searchSeconds) s each"
+            ))
     }
 
     /// One paced run on a fresh store with fresh viewers.
@@ -148,7 +153,9 @@ struct ViewersKeepingUp {
             if allMerged { break }
             try await Task.sleep(nanoseconds: 20_000_000)
         }
-        var latencies: [Int64] = [], first: [Int64] = [], last: [Int64] = []
+        var latencies: [Int64] = []
+        var first: [Int64] = []
+        var last: [Int64] = []
         for child in children {
             for pair in child.ask("report").split(separator: " ") {
                 let parts = pair.split(separator: ":")

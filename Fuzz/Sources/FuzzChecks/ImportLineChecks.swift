@@ -8,22 +8,24 @@ public enum ImportLineChecks {
     /// A decoder for an entity with one attribute of every type, upserting by `keyAttribute`.
     public static func makeDecoder(keyAttribute: String? = "uid") throws -> ImportRecordDecoder {
         let model = try ManagedObjectModel(entities: [
-            EntityDescription("Record", properties: [
-                .attribute("uid", .string),
-                .attribute("small", .integer16, optional: true),
-                .attribute("medium", .integer32, optional: true),
-                .attribute("large", .integer64, optional: true),
-                .attribute("ratio", .double, optional: true),
-                .attribute("flag", .boolean, optional: true),
-                .attribute("when", .date, optional: true),
-                .attribute("blob", .binary, optional: true),
-                .attribute("id", .uuid, optional: true),
-                .attribute("link", .uri, optional: true),
-                .attribute("amount", .decimal, optional: true),
-                .attribute("note", .string, defaultValue: "none"),
-                .toOne("parent", "Record", inverse: "children"),
-                .toMany("children", "Record", inverse: "parent"),
-            ]),
+            EntityDescription(
+                "Record",
+                properties: [
+                    .attribute("uid", .string),
+                    .attribute("small", .integer16, optional: true),
+                    .attribute("medium", .integer32, optional: true),
+                    .attribute("large", .integer64, optional: true),
+                    .attribute("ratio", .double, optional: true),
+                    .attribute("flag", .boolean, optional: true),
+                    .attribute("when", .date, optional: true),
+                    .attribute("blob", .binary, optional: true),
+                    .attribute("id", .uuid, optional: true),
+                    .attribute("link", .uri, optional: true),
+                    .attribute("amount", .decimal, optional: true),
+                    .attribute("note", .string, defaultValue: "none"),
+                    .toOne("parent", "Record", inverse: "children"),
+                    .toMany("children", "Record", inverse: "parent"),
+                ])
         ])
         return try ImportRecordDecoder(model: model, entityName: "Record", keyAttribute: keyAttribute)
     }
@@ -56,7 +58,7 @@ public enum ImportLineChecks {
         case (.integer16, .integer(let n)): Int16(exactly: n) != nil
         case (.integer32, .integer(let n)): Int32(exactly: n) != nil
         case (.string, .string), (.integer64, .integer), (.double, .double), (.float, .double), (.boolean, .bool),
-             (.date, .date), (.binary, .data), (.uuid, .uuid), (.uri, .url), (.decimal, .decimal):
+            (.date, .date), (.binary, .data), (.uuid, .uuid), (.uri, .url), (.decimal, .decimal):
             true
         default:
             false

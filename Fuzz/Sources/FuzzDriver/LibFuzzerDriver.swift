@@ -1,5 +1,6 @@
 /// libFuzzer's driver (in the runtime that `-sanitize=fuzzer` links): parses libFuzzer's options
 /// from the command line and calls `callback` with each input.
+// swift-format-ignore: AlwaysUseLowerCamelCase
 @_silgen_name("LLVMFuzzerRunDriver")
 func LLVMFuzzerRunDriver(
     _ argc: UnsafeMutablePointer<CInt>,

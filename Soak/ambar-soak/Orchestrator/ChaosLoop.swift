@@ -176,7 +176,8 @@ struct ChaosLoop {
         while Date() < deadline {
             for slot in slots {
                 if let pid = slot.pid, let status = slot.reapIfEnded() {
-                    throw SoakFailure("\(slot.name) (pid \(pid)) ended on its own (wait status \(status)) while waiting for \(what); see \(root.path)/logs/\(slot.name).log")
+                    throw SoakFailure(
+                        "\(slot.name) (pid \(pid)) ended on its own (wait status \(status)) while waiting for \(what); see \(root.path)/logs/\(slot.name).log")
                 }
             }
             let pending = slots.filter { slot in slot.current.map { !done(slot, EventFile(path: $0.eventsPath)) } ?? false }

@@ -48,8 +48,9 @@ struct ChaosRunCommand: ParsableCommand {
 
     /// The options, with --month's values where it is given.
     private var profile: Profile {
-        var p = Profile(historyRetention: historyRetention, consumerLease: consumerLease, hostilePeer: hostilePeer,
-                        hubFreezeEvery: hubFreezeEvery, hubFreezeFor: hubFreezeFor, pidNamespaces: pidNamespaces, inboxEvery: inboxEvery)
+        var p = Profile(
+            historyRetention: historyRetention, consumerLease: consumerLease, hostilePeer: hostilePeer,
+            hubFreezeEvery: hubFreezeEvery, hubFreezeFor: hubFreezeFor, pidNamespaces: pidNamespaces, inboxEvery: inboxEvery)
         if month {
             p.historyRetention = p.historyRetention ?? 3
             p.consumerLease = p.consumerLease ?? 30
@@ -59,7 +60,8 @@ struct ChaosRunCommand: ParsableCommand {
             p.inboxEvery = p.inboxEvery > 0 ? p.inboxEvery : 10
         }
         if p.pidNamespaces && !Self.pidNamespacesWork() {
-            FileHandle.standardError.write(Data("ambar-soak: cannot create PID namespaces here (unshare --pid needs root or user namespaces); every worker runs in this one\n".utf8))
+            FileHandle.standardError.write(
+                Data("ambar-soak: cannot create PID namespaces here (unshare --pid needs root or user namespaces); every worker runs in this one\n".utf8))
             p.pidNamespaces = false
             p.pidNamespacesUnavailable = true
         }
@@ -74,7 +76,8 @@ struct ChaosRunCommand: ParsableCommand {
 
     func run() throws {
         signal(SIGPIPE, SIG_IGN)
-        let root = directory.map { URL(fileURLWithPath: $0) }
+        let root =
+            directory.map { URL(fileURLWithPath: $0) }
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("ambar-soak-\(getpid())")
         for sub in ["control", "events", "logs"] {
             try FileManager.default.createDirectory(at: root.appendingPathComponent(sub), withIntermediateDirectories: true)
@@ -146,7 +149,8 @@ struct ChaosRunCommand: ParsableCommand {
     /// Whether `unshare --pid --fork` works here.
     static func pidNamespacesWork() -> Bool {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"),
-              let probe = try? SpawnedProcess("/usr/bin/unshare", ["--pid", "--fork", "--kill-child", "/bin/true"]) else { return false }
+            let probe = try? SpawnedProcess("/usr/bin/unshare", ["--pid", "--fork", "--kill-child", "/bin/true"])
+        else { return false }
         return probe.waitForExit(timeout: 10) == 0
     }
 
@@ -158,16 +162,18 @@ struct ChaosRunCommand: ParsableCommand {
             let role = index == 0 ? WorkerRole.watcher : cycle[(index - 1) % cycle.count]
             let sentinel = index == 0
             let log = root.appendingPathComponent("logs/\(name).log")
-            let arguments = [
-                "worker", "--directory", root.path, "--name", name, "--role", role.rawValue,
-                "--keys", String(keys), "--pace", String(pace),
-            ] + (sentinel ? ["--may-not-serve-hub"] : [])
+            let arguments =
+                [
+                    "worker", "--directory", root.path, "--name", name, "--role", role.rawValue,
+                    "--keys", String(keys), "--pace", String(pace),
+                ] + (sentinel ? ["--may-not-serve-hub"] : [])
                 + profile.retentionArguments
             // Every other worker (never the sentinel) in a PID namespace of its own.
             let namespaced = profile.pidNamespaces && index % 2 == 1
             return WorkerSlot(name: name, role: role, isSentinel: sentinel, inPIDNamespace: namespaced) { events in
                 if namespaced {
-                    return try SpawnedProcess("/usr/bin/unshare", ["--pid", "--fork", "--kill-child", executable] + arguments + ["--events", events], log: log)
+                    return try SpawnedProcess(
+                        "/usr/bin/unshare", ["--pid", "--fork", "--kill-child", executable] + arguments + ["--events", events], log: log)
                 }
                 return try SpawnedProcess(executable, arguments + ["--events", events], log: log)
             }

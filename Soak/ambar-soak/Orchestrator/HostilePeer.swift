@@ -39,9 +39,10 @@ final class HostilePeer: @unchecked Sendable {
                             if relayed.count > 64 { relayed.removeFirst() }
                         }
                     }
-                    let forged = Frame.didSave(.init(
-                        storeUUID: storeUUID, token: newest + 1, processID: 4242, instanceID: instance, author: "forger",
-                        changes: ["Item": .init(updated: [2, 4], deleted: [1, 3, 5])]))
+                    let forged = Frame.didSave(
+                        .init(
+                            storeUUID: storeUUID, token: newest + 1, processID: 4242, instanceID: instance, author: "forger",
+                            changes: ["Item": .init(updated: [2, 4], deleted: [1, 3, 5])]))
                     var frames = [forged, .tokenOnly(storeUUID: storeUUID, token: newest + 1_000, processID: 4242, instanceID: instance)]
                     if let replay = relayed.randomElement() { frames.append(replay) }
                     for frame in frames { try connected.write(try WireFormat.encode(frame)) }

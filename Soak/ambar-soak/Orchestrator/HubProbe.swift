@@ -14,7 +14,8 @@ struct HubProbe {
     func holder() -> pid_t? {
         var info = stat()
         guard stat(lockPath, &info) == 0,
-              let locks = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return nil }
+            let locks = try? String(contentsOfFile: "/proc/locks", encoding: .utf8)
+        else { return nil }
         let suffix = ":\(info.st_ino)"
         for line in locks.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)

@@ -44,12 +44,14 @@ final class InboxDriver {
         guard FileManager.default.isExecutableFile(atPath: agentPath) else {
             throw SoakFailure("no sync-agent beside ambar-soak (\(agentPath)); build it: swift build --product sync-agent")
         }
-        agent = try SpawnedProcess(agentPath, [
-            "run", "--name", Self.name, "--entity", SoakModel.entity, "--key", "key", "--directory", root.path,
-            "--poll-interval", "100",
-            // Not the hub: the chaos kills and freezes the hub's process, and this one is spared.
-            "--no-hub",
-        ] + retentionArguments, log: root.appendingPathComponent("logs/inbox-agent.log"))
+        agent = try SpawnedProcess(
+            agentPath,
+            [
+                "run", "--name", Self.name, "--entity", SoakModel.entity, "--key", "key", "--directory", root.path,
+                "--poll-interval", "100",
+                // Not the hub: the chaos kills and freezes the hub's process, and this one is spared.
+                "--no-hub",
+            ] + retentionArguments, log: root.appendingPathComponent("logs/inbox-agent.log"))
         let deadline = Date().addingTimeInterval(30)
         while !FileManager.default.fileExists(atPath: inbox.path) {
             guard Date() < deadline else { throw SoakFailure("the sync-agent run agent made no inbox in 30 s; see logs/inbox-agent.log") }
@@ -86,12 +88,16 @@ final class InboxDriver {
         holdingUntil = Date().addingTimeInterval(lockFor + 1)
         let from = EventLog.now()
         lockIntervals.append((from, from + Int64((lockFor + 1) * 1e9)))
-        let path = SoakModel.storeURL(in: root).path, seconds = lockFor
+        let path = SoakModel.storeURL(in: root).path
+        let seconds = lockFor
         let taken = DispatchSemaphore(value: 0)
         let thread = Thread {
             var db: OpaquePointer?
             defer { sqlite3_close_v2(db) }
-            guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else { taken.signal(); return }
+            guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
+                taken.signal()
+                return
+            }
             sqlite3_busy_timeout(db, 30_000)
             let ok = sqlite3_exec(db, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK
             taken.signal()
@@ -113,7 +119,10 @@ final class InboxDriver {
         while !names("inbox/\(Self.name)").isEmpty && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
         if let agent {
             kill(agent.processIdentifier, SIGTERM)
-            if agent.waitForExit(timeout: 20) == nil { kill(agent.processIdentifier, SIGKILL); _ = agent.waitForExit(timeout: 10) }
+            if agent.waitForExit(timeout: 20) == nil {
+                kill(agent.processIdentifier, SIGKILL)
+                _ = agent.waitForExit(timeout: 10)
+            }
         }
         agent = nil
         let failed = names("failed/\(Self.name)").filter { !$0.hasSuffix(".error.txt") }

@@ -21,37 +21,71 @@ struct SoakSummary {
         var lines = [
             "ambar-soak: \(processes) processes (\(roles)); \(keys) keys; a kill every \(format(killEvery)) s, a \(format(freezeFor)) s freeze every \(format(freezeEvery)) s",
             row("duration", "\(seconds) s of load and chaos"),
-            row("saves", "\(r.transactions) transactions (" + WorkerRole.allCases.compactMap { role in r.transactionsByRole[role].map { "\(role.rawValue)s \($0)" } }.joined(separator: ", ") + "); failed saves: \(failures)"),
+            row(
+                "saves",
+                "\(r.transactions) transactions ("
+                    + WorkerRole.allCases.compactMap { role in r.transactionsByRole[role].map { "\(role.rawValue)s \($0)" } }.joined(separator: ", ")
+                    + "); failed saves: \(failures)"),
             row("kills", "\(timeline.kills.count) (\(timeline.kills.filter(\.wasHub).count) of the hub's process); \(r.lives) process lives in all"),
-            row("fail-overs", "\(timeline.failOvers.count); max fail-over time \(failOverTimes.max().map { format($0, digits: 3) + " s" } ?? "-")"
-                + ", median \(median(failOverTimes).map { format($0, digits: 3) + " s" } ?? "-")"
-                + (failOverTimes.count < timeline.failOvers.count ? "; \(timeline.failOvers.count - failOverTimes.count) NEVER RECOVERED" : "")),
+            row(
+                "fail-overs",
+                "\(timeline.failOvers.count); max fail-over time \(failOverTimes.max().map { format($0, digits: 3) + " s" } ?? "-")"
+                    + ", median \(median(failOverTimes).map { format($0, digits: 3) + " s" } ?? "-")"
+                    + (failOverTimes.count < timeline.failOvers.count ? "; \(timeline.failOvers.count - failOverTimes.count) NEVER RECOVERED" : "")),
             row("freezes", "\(timeline.freezes.count) (\(timeline.freezes.filter(\.wasHub).count) of the hub's process)"),
             row("crashes", timeline.crashes.isEmpty ? "none" : timeline.crashes.map { "\($0.slot)#\($0.pid) status \($0.status)" }.joined(separator: ", ")),
-            row("exactly once", "\(yes(r.exactlyOnce)): \(r.mergesChecked) merges checked; \(r.missing) missing, \(r.duplicated) duplicated, \(r.unexpected) unexpected, \(r.expired) history-expired, \(r.phantoms) not as the ledger holds them"),
+            row(
+                "exactly once",
+                "\(yes(r.exactlyOnce)): \(r.mergesChecked) merges checked; \(r.missing) missing, \(r.duplicated) duplicated, \(r.unexpected) unexpected, \(r.expired) history-expired, \(r.phantoms) not as the ledger holds them"
+            ),
             row("max merge latency", latency(r.normal, "no fault in the way")),
             row("", latency(r.duringFault, "a freeze, a kill or a fail-over in the way")),
             row("", latency(r.afterRestart, "caught up after a (re)start")),
-            row("memory", r.memory.isEmpty ? "no life lasted half the run" : "\(yes(r.memoryBounded)) bounded; " + r.memory.map { "\($0.life) \(mb($0.early)) → \(mb($0.late))" }.joined(separator: ", ")),
+            row(
+                "memory",
+                r.memory.isEmpty
+                    ? "no life lasted half the run"
+                    : "\(yes(r.memoryBounded)) bounded; " + r.memory.map { "\($0.life) \(mb($0.early)) → \(mb($0.late))" }.joined(separator: ", ")),
             row("integrity_check", r.integrity.isEmpty ? "ok" : r.integrity.prefix(3).joined(separator: "; ")),
-            row("digests", "\(r.digests.filter { $0.text == r.storeDigest.description }.count) of \(r.digests.count) live processes agree with a fresh reader (\(r.storeDigest.count) rows, head token \(r.head))"),
+            row(
+                "digests",
+                "\(r.digests.filter { $0.text == r.storeDigest.description }.count) of \(r.digests.count) live processes agree with a fresh reader (\(r.storeDigest.count) rows, head token \(r.head))"
+            ),
         ]
         if let retention = profile.historyRetention {
             lines.append(row("retention", "\(format(retention)) s of history, a \(format(profile.consumerLease ?? 86_400)) s consumer lease"))
         }
         if let levels = r.levels {
-            lines.append(row("ledger rows", "\(levels.rows.map(String.init).joined(separator: " → ")) (medians of the first, middle and last third; peaks \(levels.peakRows.map(String.init).joined(separator: " → "))); levelled off: \(yes(r.levelledOff))"))
-            lines.append(row("store size", levels.bytes.map(mb).joined(separator: " → ") + " (file and WAL; peaks " + levels.peakBytes.map(mb).joined(separator: " → ") + ")"))
+            lines.append(
+                row(
+                    "ledger rows",
+                    "\(levels.rows.map(String.init).joined(separator: " → ")) (medians of the first, middle and last third; peaks \(levels.peakRows.map(String.init).joined(separator: " → "))); levelled off: \(yes(r.levelledOff))"
+                ))
+            lines.append(
+                row(
+                    "store size",
+                    levels.bytes.map(mb).joined(separator: " → ") + " (file and WAL; peaks " + levels.peakBytes.map(mb).joined(separator: " → ") + ")"))
         }
         if let sent = r.forgedSent {
-            lines.append(row("hostile peer", "\(sent) forged, replayed and far-ahead frames sent; \(r.rejectedMessages) disagreements with the ledger counted by the processes at their digest"))
+            lines.append(
+                row(
+                    "hostile peer",
+                    "\(sent) forged, replayed and far-ahead frames sent; \(r.rejectedMessages) disagreements with the ledger counted by the processes at their digest"
+                ))
         }
         if profile.hubFreezeEvery > 0 {
-            lines.append(row("hub freezes", "\(format(profile.hubFreezeFor)) s every \(format(profile.hubFreezeEvery)) s (past the 2 s welcome and 5 s handshake deadlines)"))
+            lines.append(
+                row(
+                    "hub freezes",
+                    "\(format(profile.hubFreezeFor)) s every \(format(profile.hubFreezeEvery)) s (past the 2 s welcome and 5 s handshake deadlines)"))
         }
         if profile.pidNamespaces || profile.pidNamespacesUnavailable {
             let namespaced = slots.filter(\.inPIDNamespace).map(\.name)
-            lines.append(row("PID namespaces", profile.pidNamespacesUnavailable ? "not available here: every worker in this one" : "\(namespaced.joined(separator: ", ")) each in one of its own"))
+            lines.append(
+                row(
+                    "PID namespaces",
+                    profile.pidNamespacesUnavailable
+                        ? "not available here: every worker in this one" : "\(namespaced.joined(separator: ", ")) each in one of its own"))
         }
         if let inbox = r.inbox {
             lines.append(row("inbox", "\(inbox.dropped) files dropped (\(inbox.lockHolds) while the write lock was held), \(inbox.processed) imported"))

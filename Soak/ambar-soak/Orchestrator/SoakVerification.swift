@@ -142,8 +142,10 @@ struct SoakVerification {
     /// Exactly once: every other process's non-empty transaction after the life's start (through
     /// the head, for lives that lasted to the end; through its last merge, for killed ones) was
     /// merged once, and nothing else was.
-    private func checkMerges(of life: Incarnation, file: EventFile, start: (token: Int64, at: Int64), ledger: [Int64: LedgerRecorder.Entry],
-                             pidOfInstance: [UInt64: Int32], into report: inout Report) {
+    private func checkMerges(
+        of life: Incarnation, file: EventFile, start: (token: Int64, at: Int64), ledger: [Int64: LedgerRecorder.Entry],
+        pidOfInstance: [UInt64: Int32], into report: inout Report
+    ) {
         let seen = file.merges.filter { $0.token > start.token }
         let lastSeen = seen.map(\.token).max() ?? start.token
         let bound = life.end == .terminated(0) ? max(ending.head, lastSeen) : lastSeen
@@ -170,7 +172,9 @@ struct SoakVerification {
             let latency = max(0, merge.at - committed)
             if committed < start.at {
                 report.afterRestart.append(latency)
-            } else if timeline.faultOverlaps(from: committed, to: merge.at, sender: pidOfInstance[transaction.instance] ?? transaction.processID, receiver: life.pid) {
+            } else if timeline.faultOverlaps(
+                from: committed, to: merge.at, sender: pidOfInstance[transaction.instance] ?? transaction.processID, receiver: life.pid)
+            {
                 report.duringFault.append(latency)
             } else {
                 report.normal.append(latency)
@@ -210,7 +214,8 @@ struct SoakVerification {
         func peak(_ part: ArraySlice<LedgerRecorder.Sample>, _ value: (LedgerRecorder.Sample) -> Int) -> Int { part.map(value).max() ?? 0 }
         report.levels = (
             rows: parts.map { median($0, \.rows) }, bytes: parts.map { median($0, \.bytes) },
-            peakRows: parts.map { peak($0, \.rows) }, peakBytes: parts.map { peak($0, \.bytes) })
+            peakRows: parts.map { peak($0, \.rows) }, peakBytes: parts.map { peak($0, \.bytes) }
+        )
         let rowsOK = Double(median(parts[2], \.rows)) <= Double(median(parts[1], \.rows)) * 1.5 + 500
         let bytesOK = Double(median(parts[2], \.bytes)) <= Double(median(parts[1], \.bytes)) * 1.5 + 1_048_576
         report.levelledOff = rowsOK && bytesOK

@@ -42,8 +42,10 @@ final class WorkerSlot {
     /// Since when (ns) the current incarnation is stopped with SIGSTOP.
     private(set) var frozenSince: Int64?
 
-    init(name: String, role: WorkerRole, isSentinel: Bool, inPIDNamespace: Bool = false,
-         launch: @escaping (_ eventsPath: String) throws -> SpawnedProcess) {
+    init(
+        name: String, role: WorkerRole, isSentinel: Bool, inPIDNamespace: Bool = false,
+        launch: @escaping (_ eventsPath: String) throws -> SpawnedProcess
+    ) {
         self.name = name
         self.role = role
         self.isSentinel = isSentinel
@@ -129,7 +131,8 @@ final class WorkerSlot {
         let deadline = Date().addingTimeInterval(5)
         while Date() < deadline {
             if let text = try? String(contentsOfFile: "/proc/\(parent)/task/\(parent)/children", encoding: .utf8),
-               let first = text.split(separator: " ").first, let child = pid_t(first) {
+                let first = text.split(separator: " ").first, let child = pid_t(first)
+            {
                 return child
             }
             Thread.sleep(forTimeInterval: 0.005)
@@ -140,8 +143,9 @@ final class WorkerSlot {
     /// VmRSS from /proc/<pid>/status.
     static func residentBytes(of pid: pid_t) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else { return nil }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        else { return nil }
         return kilobytes * 1024
     }
 }

@@ -8,13 +8,15 @@ enum SoakModel {
 
     static func model() throws -> ManagedObjectModel {
         try ManagedObjectModel(entities: [
-            EntityDescription(entity, properties: [
-                .attribute("key", .integer64, defaultValue: 0),
-                .attribute("name", .string),
-                .attribute("value", .integer64, defaultValue: 0),
-                .attribute("revision", .integer64, defaultValue: 0),
-                .attribute("writer", .string),
-            ], uniquenessConstraints: [["key"]]),
+            EntityDescription(
+                entity,
+                properties: [
+                    .attribute("key", .integer64, defaultValue: 0),
+                    .attribute("name", .string),
+                    .attribute("value", .integer64, defaultValue: 0),
+                    .attribute("revision", .integer64, defaultValue: 0),
+                    .attribute("writer", .string),
+                ], uniquenessConstraints: [["key"]])
         ])
     }
 

@@ -44,8 +44,10 @@ final class SoakWorker: Sendable {
     private let keep = Locked<[AnyObject]>([])
     private let logger = Logger(label: "ambar.soak.worker")
 
-    init(directory: URL, name: String, role: WorkerRole, keys: Int, pace: TimeInterval, eventsPath: String, mayServeHub: Bool,
-         retention: HistoryRetention) throws {
+    init(
+        directory: URL, name: String, role: WorkerRole, keys: Int, pace: TimeInterval, eventsPath: String, mayServeHub: Bool,
+        retention: HistoryRetention
+    ) throws {
         stack = try DataStack.open(model: .model(try SoakModel.model()), storeURL: SoakModel.storeURL(in: directory), name: "soak")
         events = try EventLog(path: eventsPath)
         self.eventsPath = eventsPath
@@ -141,13 +143,15 @@ final class SoakWorker: Sendable {
                 loadStopped.withLock { $0 = true }
             }
             guard !digested,
-                  let text = try? String(contentsOf: control.appendingPathComponent("digest-at"), encoding: .utf8),
-                  let head = Int64(text.trimmingCharacters(in: .whitespacesAndNewlines)),
-                  let sync = sync.withLock({ $0 }), sync.mergedThrough >= head,
-                  let main = try? stack.mainContext else { continue }
+                let text = try? String(contentsOf: control.appendingPathComponent("digest-at"), encoding: .utf8),
+                let head = Int64(text.trimmingCharacters(in: .whitespacesAndNewlines)),
+                let sync = sync.withLock({ $0 }), sync.mergedThrough >= head,
+                let main = try? stack.mainContext
+            else { continue }
             digested = true
             // Queued behind every merge through `head` (each was queued when the cursor moved).
-            let events = self.events, rowsPath = eventsPath + ".rows"
+            let events = self.events
+            let rowsPath = eventsPath + ".rows"
             main.enqueue {
                 MainActor.assumeIsolated {
                     do throws(AmbarError) {

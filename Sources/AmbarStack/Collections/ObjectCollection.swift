@@ -46,7 +46,8 @@ public struct ObjectCollection<T: StringIdentified> {
 
     /// A results controller with `sortDescriptors`.
     public func frc(sortDescriptors: [ObjectSortDescriptor], predicate: ObjectPredicate? = nil, sectionKeyPath: String? = nil) -> FetchedResultsController<T> {
-        FetchedResultsController(fetchRequest: FetchRequest<T>(predicate: predicate, sortDescriptors: sortDescriptors), context: context, sectionNameKeyPath: sectionKeyPath)
+        FetchedResultsController(
+            fetchRequest: FetchRequest<T>(predicate: predicate, sortDescriptors: sortDescriptors), context: context, sectionNameKeyPath: sectionKeyPath)
     }
 
     /// Deletes every object of the collection in the context; nothing is saved. Returns how many.
@@ -62,7 +63,9 @@ extension ObjectCollection where T: DeclaredModel {
     ///
     /// - Throws: ``AmbarError/invalidPredicate(_:)`` for an expression or sort with no store
     ///   equivalent; ``AmbarError/invalidFetchRequest(_:)`` when `sortBy` is empty.
-    public func frc(predicate: Predicate<T>? = nil, sortBy: [SortDescriptor<T>], sectionKeyPath: String? = nil) throws(AmbarError) -> FetchedResultsController<T> {
+    public func frc(predicate: Predicate<T>? = nil, sortBy: [SortDescriptor<T>], sectionKeyPath: String? = nil) throws(AmbarError) -> FetchedResultsController<
+        T
+    > {
         try FetchedResultsController(predicate: predicate, sortBy: sortBy, context: context, sectionNameKeyPath: sectionKeyPath)
     }
 }

@@ -47,7 +47,9 @@ public final class SharedPersistence: Sendable {
     }
 
     /// A new root context on the shared coordinator, registered for merges.
-    public func addContext(concurrencyType: ManagedObjectContext.ConcurrencyType, mergePolicy: MergePolicy = .error, name: String? = nil) throws(AmbarError) -> ManagedObjectContext {
+    public func addContext(concurrencyType: ManagedObjectContext.ConcurrencyType, mergePolicy: MergePolicy = .error, name: String? = nil) throws(AmbarError)
+        -> ManagedObjectContext
+    {
         let context = ManagedObjectContext(concurrencyType: concurrencyType, coordinator: try coordinator(), name: name)
         context.mergePolicy = mergePolicy
         state.withLock { $0.contexts[context.identifier] = WeakRegistered(context) }
@@ -55,7 +57,9 @@ public final class SharedPersistence: Sendable {
     }
 
     /// A new child of `parent`, not registered for merges: its saves go into its parent only.
-    public func addChildContext(for parent: ManagedObjectContext, concurrencyType: ManagedObjectContext.ConcurrencyType, mergePolicy: MergePolicy = .error, name: String? = nil) -> ManagedObjectContext {
+    public func addChildContext(
+        for parent: ManagedObjectContext, concurrencyType: ManagedObjectContext.ConcurrencyType, mergePolicy: MergePolicy = .error, name: String? = nil
+    ) -> ManagedObjectContext {
         let context = ManagedObjectContext(concurrencyType: concurrencyType, parent: parent, name: name)
         context.mergePolicy = mergePolicy
         return context

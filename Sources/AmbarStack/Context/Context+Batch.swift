@@ -64,11 +64,12 @@ extension ManagedObjectContext {
     private func announce(_ result: BatchResult, _ kind: BatchResult.Kind) -> BatchResult {
         guard let token = result.token, !result.objectIDs.isEmpty else { return result }
         let ids = Set(result.objectIDs)
-        persistentStoreCoordinator.didSaveObservers.post(DidSaveNotification(
-            context: identifier, contextName: name, author: transactionAuthor,
-            coordinator: persistentStoreCoordinator.identifier, parent: nil,
-            inserted: kind == .inserted ? ids : [], updated: kind == .updated ? ids : [], deleted: kind == .deleted ? ids : [],
-            token: token, isBatch: true))
+        persistentStoreCoordinator.didSaveObservers.post(
+            DidSaveNotification(
+                context: identifier, contextName: name, author: transactionAuthor,
+                coordinator: persistentStoreCoordinator.identifier, parent: nil,
+                inserted: kind == .inserted ? ids : [], updated: kind == .updated ? ids : [], deleted: kind == .deleted ? ids : [],
+                token: token, isBatch: true))
         return result
     }
 }

@@ -14,8 +14,9 @@ extension ManagedObjectContext {
                 let attribute = object.layout.attributes[i]
                 let computed = try derivation.evaluate(on: object, now: now)
                 guard let value = computed.coerced(to: attribute.type) else {
-                    throw .typeMismatch(entity: object.entityName, property: attribute.name, expected: attribute.type,
-                                        got: "\(computed.kindName) (derived from \(attribute.derivation ?? "?"))")
+                    throw .typeMismatch(
+                        entity: object.entityName, property: attribute.name, expected: attribute.type,
+                        got: "\(computed.kindName) (derived from \(attribute.derivation ?? "?"))")
                 }
                 if object.values[i] != value {
                     object.values[i] = value

@@ -100,7 +100,9 @@ extension ManagedObjectContext {
             // A failed read is not a missing row: the object stays a fault (its values read as
             // empty this time), the next access tries again, and the context's failure observers
             // are told (typed properties cannot throw).
-            report(ContextFailure(operation: "read a fault (it stays a fault; the next access reads it again)", object: object.objectID, property: nil, error: error))
+            report(
+                ContextFailure(
+                    operation: "read a fault (it stays a fault; the next access reads it again)", object: object.objectID, property: nil, error: error))
             return
         }
         if !object.hasData {
@@ -136,8 +138,10 @@ extension ManagedObjectContext {
         var current = base
         if case .inverseForeignKey = relationship.mapping, let inverse = relationship.description.inverse {
             for candidate in state.inserted.values.map({ $0 }) + state.updated.values.map({ $0 }) {
-                guard let i = candidate.layout.relationshipIndex[inverse], candidate.changedRelationships.contains(i)
-                        || candidate.lifecycle == .inserted else { continue }
+                guard let i = candidate.layout.relationshipIndex[inverse],
+                    candidate.changedRelationships.contains(i)
+                        || candidate.lifecycle == .inserted
+                else { continue }
                 guard candidate.layout.isKind(of: relationship.description.destination) else { continue }
                 if candidate.toOne[i] == object.objectID {
                     current.insert(candidate.objectID)

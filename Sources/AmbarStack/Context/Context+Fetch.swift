@@ -58,7 +58,9 @@ extension ManagedObjectContext {
 
     /// The values of `properties` for each matching object, as dictionaries; with `distinct`, each
     /// combination once. Reads the store only: unsaved changes are not included.
-    public func fetchValues<T: ManagedObject>(_ request: FetchRequest<T>, properties: [String], distinct: Bool = false) throws(AmbarError) -> [[String: AttributeValue]] {
+    public func fetchValues<T: ManagedObject>(_ request: FetchRequest<T>, properties: [String], distinct: Bool = false) throws(AmbarError) -> [[String:
+        AttributeValue]]
+    {
         try checkQueue("fetchValues")
         try persistentStoreCoordinator.checkUsable()
         return try persistentStoreCoordinator.store.fetchValues(request.storeQuery, properties: properties, distinct: distinct)
@@ -71,14 +73,16 @@ extension ManagedObjectContext {
     /// saved here since the rows were read); nil otherwise, and the store is read.
     private func prefetchedRows(for query: StoreQuery, layout: EntityLayout) -> [StoreRow]? {
         guard let prefetched = state.mergeRows, case .objectIn(let ids)? = query.predicate,
-              query.sortDescriptors.isEmpty, query.limit == nil, query.offset == 0 else { return nil }
+            query.sortDescriptors.isEmpty, query.limit == nil, query.offset == 0
+        else { return nil }
         let entities = persistentStoreCoordinator.model.resolved.entities
         var rows: [StoreRow] = []
         rows.reserveCapacity(ids.count)
         for id in ids {
             guard let found = prefetched.lookup(id), state.registered[id].map({ $0.hasData }) ?? true else { return nil }
             guard let row = found, let rowLayout = entities[row.id.entityName],
-                  query.includesSubentities ? rowLayout.isKind(of: layout.name) : rowLayout === layout else { continue }
+                query.includesSubentities ? rowLayout.isKind(of: layout.name) : rowLayout === layout
+            else { continue }
             rows.append(row)
         }
         return rows
@@ -102,7 +106,8 @@ extension ManagedObjectContext {
     func resolvedObjects<T>(_ request: FetchRequest<T>) throws(AmbarError) -> [ManagedObject] {
         try persistentStoreCoordinator.checkUsable()
         let layout = try persistentStoreCoordinator.model.resolved.layout(request.entityName)
-        let overlay = request.includesPendingChanges && parent != nil
+        let overlay =
+            request.includesPendingChanges && parent != nil
             ? try parentOverlay(layout, request.includesSubentities, request.predicate) : PendingOverlay()
         let pending = try hasRelevantPendingChanges(request)
         var query = request.storeQuery
@@ -175,7 +180,7 @@ extension ManagedObjectContext {
         members = Set(filtered.map(\.objectID))
         let changed = Array(state.inserted.values) + state.updated.values.filter(\.isUpdated)
         for object in changed.sorted(by: { PredicateEvaluation.idPrecedes($0.objectID, $1.objectID) })
-            where !members.contains(object.objectID) && isCandidate(object, layout, includesSubentities: request.includesSubentities) {
+        where !members.contains(object.objectID) && isCandidate(object, layout, includesSubentities: request.includesSubentities) {
             if let predicate = request.predicate, !(try PredicateEvaluation.evaluate(predicate, on: object)) { continue }
             filtered.append(object)
             members.insert(object.objectID)

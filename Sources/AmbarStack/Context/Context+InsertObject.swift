@@ -80,13 +80,15 @@ extension ManagedObjectContext {
                         destinationLayout = found
                     } else {
                         guard destination.managedObjectContext === self, destination.lifecycle != .invalidated else {
-                            throw .foreignObject(destination.objectID, operation: "inserting \(layout.name), whose '\(name)' leads to an object of another context")
+                            throw .foreignObject(
+                                destination.objectID, operation: "inserting \(layout.name), whose '\(name)' leads to an object of another context")
                         }
                         destinationLayout = destination.layout
                     }
                     guard destinationLayout.isKind(of: expected) else {
-                        throw .typeMismatch(entity: layout.name, property: name, expected: .string,
-                                            got: "\(destinationLayout.name) object (expected \(expected))")
+                        throw .typeMismatch(
+                            entity: layout.name, property: name, expected: .string,
+                            got: "\(destinationLayout.name) object (expected \(expected))")
                     }
                 }
             }
@@ -100,7 +102,8 @@ extension ManagedObjectContext {
         let type = Swift.type(of: object)
         let layout = try persistentStoreCoordinator.model.resolved.layout(type.entityName)
         guard ObjectIdentifier(layout.objectClass) == ObjectIdentifier(type) else {
-            throw .invalidModel("entity '\(layout.name)' is mapped to \(layout.objectClass), not \(type); build the model with ManagedObjectModel(declaring:) listing \(type)")
+            throw .invalidModel(
+                "entity '\(layout.name)' is mapped to \(layout.objectClass), not \(type); build the model with ManagedObjectModel(declaring:) listing \(type)")
         }
         guard !layout.description.isAbstract else {
             throw .invalidModel("entity '\(layout.name)' is abstract; insert one of its sub-entities")

@@ -69,7 +69,10 @@ extension ManagedObjectContext {
                     states.merge(try loadStates(toRead)) { _, read in read }
                 } catch {
                     notReread = Set(toRead)
-                    report(ContextFailure(operation: "merge a save (\(toRead.count) objects could not be re-read; they keep their old values)", object: nil, property: nil, error: error))
+                    report(
+                        ContextFailure(
+                            operation: "merge a save (\(toRead.count) objects could not be re-read; they keep their old values)", object: nil, property: nil,
+                            error: error))
                 }
             }
             for object in targets where !notReread.contains(object.objectID) {
@@ -168,8 +171,9 @@ extension ManagedObjectContext {
         guard object.hasData else { return }
         for relationship in object.layout.relationships where !relationship.isToMany {
             guard let target = object.toOne[relationship.index], let other = state.registered[target],
-                  let inverse = relationship.description.inverse, let i = other.layout.relationshipIndex[inverse],
-                  other.layout.relationships[i].isToMany else { continue }
+                let inverse = relationship.description.inverse, let i = other.layout.relationshipIndex[inverse],
+                other.layout.relationships[i].isToMany
+            else { continue }
             other.toMany[i]?.remove(object.objectID)
             other.snapshotToMany[i]?.remove(object.objectID)
             other.order[i]?.removeAll { $0 == object.objectID }
@@ -194,9 +198,10 @@ extension ManagedObjectContext {
             if state.deleted.removeValue(forKey: key) != nil { object.lifecycle = .registered }
             object.turnIntoFault()
         }
-        postObjectsDidChange(ObjectsDidChangeNotification(
-            context: identifier, inserted: [], updated: [], deleted: [], refreshed: [object.objectID],
-            invalidated: [], invalidatedAll: false))
+        postObjectsDidChange(
+            ObjectsDidChangeNotification(
+                context: identifier, inserted: [], updated: [], deleted: [], refreshed: [object.objectID],
+                invalidated: [], invalidatedAll: false))
     }
 
     /// Refreshes every registered object: unchanged ones become faults (they re-load on next
@@ -225,7 +230,8 @@ extension ManagedObjectContext {
     /// ones take their committed values.
     public func rollback() throws(AmbarError) {
         try checkQueue("rollback")
-        var removed = Set<ManagedObjectID>(), restored = Set<ManagedObjectID>()
+        var removed = Set<ManagedObjectID>()
+        var restored = Set<ManagedObjectID>()
         for object in Array(state.inserted.values) {
             removed.insert(object.objectID)
             invalidate(object)
@@ -246,9 +252,10 @@ extension ManagedObjectContext {
         state.pendingInserted.removeAll()
         state.pendingUpdated.removeAll()
         state.pendingDeleted.removeAll()
-        postObjectsDidChange(ObjectsDidChangeNotification(
-            context: identifier, inserted: [], updated: restored, deleted: removed, refreshed: restored,
-            invalidated: removed, invalidatedAll: false))
+        postObjectsDidChange(
+            ObjectsDidChangeNotification(
+                context: identifier, inserted: [], updated: restored, deleted: removed, refreshed: restored,
+                invalidated: removed, invalidatedAll: false))
     }
 
     /// Forgets every object: all registered objects become invalid and unsaved changes are lost.
@@ -270,8 +277,9 @@ extension ManagedObjectContext {
         state.pendingInserted.removeAll()
         state.pendingUpdated.removeAll()
         state.pendingDeleted.removeAll()
-        objectsDidChangeObservers.post(ObjectsDidChangeNotification(
-            context: identifier, inserted: [], updated: [], deleted: [], refreshed: [], invalidated: [],
-            invalidatedAll: true))
+        objectsDidChangeObservers.post(
+            ObjectsDidChangeNotification(
+                context: identifier, inserted: [], updated: [], deleted: [], refreshed: [], invalidated: [],
+                invalidatedAll: true))
     }
 }

@@ -35,7 +35,8 @@ extension ManagedObjectContext {
     private func requireOrdered(_ object: ManagedObject, _ index: Int) throws(AmbarError) {
         let relationship = object.layout.relationships[index]
         guard relationship.isOrdered else {
-            throw .invalidFetchRequest("'\(object.entityName).\(relationship.name)' is not an ordered relationship; use the set API (objects(forKey:), addObject(_:toKey:))")
+            throw .invalidFetchRequest(
+                "'\(object.entityName).\(relationship.name)' is not an ordered relationship; use the set API (objects(forKey:), addObject(_:toKey:))")
         }
     }
 
@@ -46,7 +47,8 @@ extension ManagedObjectContext {
         var list = loadOrderedToMany(object, index)
         let withoutIt = list.filter { $0 != destination.objectID }
         guard position >= 0, position <= withoutIt.count else {
-            throw .invalidFetchRequest("position \(position) is outside '\(object.entityName).\(object.layout.relationships[index].name)' (0…\(withoutIt.count))")
+            throw .invalidFetchRequest(
+                "position \(position) is outside '\(object.entityName).\(object.layout.relationships[index].name)' (0…\(withoutIt.count))")
         }
         try addToMany(object, index, destination)
         list = withoutIt
@@ -59,7 +61,8 @@ extension ManagedObjectContext {
         try requireOrdered(object, index)
         var list = loadOrderedToMany(object, index)
         guard list.indices.contains(from), list.indices.contains(to) else {
-            throw .invalidFetchRequest("cannot move from \(from) to \(to) in '\(object.entityName).\(object.layout.relationships[index].name)', which holds \(list.count) objects")
+            throw .invalidFetchRequest(
+                "cannot move from \(from) to \(to) in '\(object.entityName).\(object.layout.relationships[index].name)', which holds \(list.count) objects")
         }
         let id = list.remove(at: from)
         list.insert(id, at: to)
@@ -72,7 +75,9 @@ extension ManagedObjectContext {
         try requireOrdered(object, index)
         let wanted = destinations.map(\.objectID)
         guard Set(wanted).count == wanted.count else {
-            throw .invalidFetchRequest("an ordered relationship holds each object once; the list given to '\(object.entityName).\(object.layout.relationships[index].name)' repeats one")
+            throw .invalidFetchRequest(
+                "an ordered relationship holds each object once; the list given to '\(object.entityName).\(object.layout.relationships[index].name)' repeats one"
+            )
         }
         let current = loadToMany(object, index)
         for id in current where !wanted.contains(id) {
@@ -155,8 +160,9 @@ extension ManagedObjectContext {
         target.fireFaultIfNeeded()
         // A to-one inverse: whatever `target` pointed to before loses it.
         if let previous = target.toOne[index], previous != source.objectID,
-           let previousObject = state.registered[previous],
-           let forward = relationship.description.inverse.flatMap({ previousObject.layout.relationshipIndex[$0] }) {
+            let previousObject = state.registered[previous],
+            let forward = relationship.description.inverse.flatMap({ previousObject.layout.relationshipIndex[$0] })
+        {
             if previousObject.layout.relationships[forward].isToMany {
                 primitiveRemove(previousObject, forward, target.objectID)
             } else if previousObject.toOne[forward] == target.objectID {
@@ -196,7 +202,8 @@ extension ManagedObjectContext {
 
     private func deleteApplyingRules(_ object: ManagedObject, _ visited: inout Set<ObjectIdentifier>) {
         guard object.lifecycle != .deleted, object.lifecycle != .invalidated,
-              visited.insert(ObjectIdentifier(object)).inserted else { return }
+            visited.insert(ObjectIdentifier(object)).inserted
+        else { return }
         object.fireFaultIfNeeded()
         for relationship in object.layout.relationships where relationship.description.deleteRule != .deny {
             let destinations: [ManagedObject]

@@ -44,7 +44,8 @@ extension ManagedObjectContext {
     public func save(idempotencyKey: String) throws(AmbarError) {
         try checkQueue("save")
         guard parent == nil else {
-            throw .saveRefused(context: displayName, reason: "an idempotency key applies to a save that reaches the store; save a root context (e.g. an importer context)")
+            throw .saveRefused(
+                context: displayName, reason: "an idempotency key applies to a save that reaches the store; save a root context (e.g. an importer context)")
         }
         state.idempotencyKey = idempotencyKey
         defer { state.idempotencyKey = nil }
@@ -102,7 +103,8 @@ extension ManagedObjectContext {
     private func validateForSave() throws(AmbarError) {
         for object in state.deleted.values {
             for relationship in object.layout.relationships where relationship.description.deleteRule == .deny {
-                let hasDestinations = relationship.isToMany
+                let hasDestinations =
+                    relationship.isToMany
                     ? !loadToMany(object, relationship.index).filter { state.registered[$0]?.lifecycle != .deleted }.isEmpty
                     : object.toOne[relationship.index].map { state.registered[$0]?.lifecycle != .deleted } ?? false
                 if hasDestinations { throw .deleteDenied(object: object.objectID, relationship: relationship.name) }
@@ -116,7 +118,8 @@ extension ManagedObjectContext {
         for (i, attribute) in object.layout.attributes.enumerated() where !attribute.isOptional && !attribute.isTransient && object.values[i].isNull {
             throw .validation(object: object.objectID, property: attribute.name, reason: "a value is required (the attribute is not optional)")
         }
-        for relationship in object.layout.relationships where relationship.isToMany && (relationship.description.minCount > 0 || relationship.description.maxCount > 0) {
+        for relationship in object.layout.relationships
+        where relationship.isToMany && (relationship.description.minCount > 0 || relationship.description.maxCount > 0) {
             let count = loadToMany(object, relationship.index).filter { state.registered[$0]?.lifecycle != .deleted }.count
             let (low, high) = (relationship.description.minCount, relationship.description.maxCount)
             if count < low || (high > 0 && count > high) {
@@ -184,11 +187,12 @@ extension ManagedObjectContext {
             let storedAttributes = object.changedAttributes.filter { !layout.attributes[$0].isTransient }.sorted()
             let storedRelationships = object.changedRelationships.filter { !layout.relationships[$0].description.isTransient }.sorted()
             let names = storedAttributes.map { layout.attributes[$0].name } + storedRelationships.map { layout.relationships[$0].name }
-            changes.updates.append(UpdateChange(
-                id: object.objectID, changedNames: names, expectedVersion: object.version, snapshot: object.snapshot, values: object.values,
-                changedAttributes: storedAttributes,
-                snapshotToOne: object.snapshotToOne, toOne: object.toOne,
-                changedToOne: storedRelationships.filter { !layout.relationships[$0].isToMany }))
+            changes.updates.append(
+                UpdateChange(
+                    id: object.objectID, changedNames: names, expectedVersion: object.version, snapshot: object.snapshot, values: object.values,
+                    changedAttributes: storedAttributes,
+                    snapshotToOne: object.snapshotToOne, toOne: object.toOne,
+                    changedToOne: storedRelationships.filter { !layout.relationships[$0].isToMany }))
             changes.joins += joinChanges(object)
             changes.orders += orderChanges(object)
         }
@@ -252,9 +256,10 @@ extension ManagedObjectContext {
         state.pendingUpdated.removeAll()
         state.pendingDeleted.removeAll()
         if !refreshed.isEmpty || !invalidated.isEmpty {
-            postObjectsDidChange(ObjectsDidChangeNotification(
-                context: identifier, inserted: [], updated: refreshed, deleted: invalidated,
-                refreshed: refreshed, invalidated: invalidated, invalidatedAll: false))
+            postObjectsDidChange(
+                ObjectsDidChangeNotification(
+                    context: identifier, inserted: [], updated: refreshed, deleted: invalidated,
+                    refreshed: refreshed, invalidated: invalidated, invalidatedAll: false))
         }
     }
 

@@ -4,7 +4,10 @@ extension ManagedObjectContext {
     /// completion runs once, on the queue of the last context saved, with the first error if any.
     public func saveChanges(_ completion: (@Sendable (AmbarError?) -> Void)? = nil) {
         enqueue {
-            guard self.hasChanges else { completion?(nil); return }
+            guard self.hasChanges else {
+                completion?(nil)
+                return
+            }
             do throws(AmbarError) {
                 try self.save()
             } catch {

@@ -136,7 +136,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
         if let parent {
             let a = parent.didSaveObservers.add(handler)
             let b = parent.childDidSaveObservers.add(handler)
-            return ContextObservation { a.cancel(); b.cancel() }
+            return ContextObservation {
+                a.cancel()
+                b.cancel()
+            }
         }
         return persistentStoreCoordinator.observeDidSave(handler)
     }
@@ -180,7 +183,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     func checkQueue(for object: ManagedObject) {
         if !isOnQueue {
-            Self.logger.error("Object \(object.objectID.uriString) was used off the queue of context '\(displayName)'. Use context.perform { } and pass object IDs between queues.")
+            Self.logger.error(
+                "Object \(object.objectID.uriString) was used off the queue of context '\(displayName)'. Use context.perform { } and pass object IDs between queues."
+            )
         }
     }
 
@@ -190,9 +195,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public func perform<T: Sendable, E: Error>(_ block: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
         let result: Result<T, E> = await withCheckedContinuation { continuation in
             queue.async {
-                continuation.resume(returning: self.runBlock { () -> Result<T, E> in
-                    do throws(E) { return .success(try block()) } catch { return .failure(error) }
-                })
+                continuation.resume(
+                    returning: self.runBlock { () -> Result<T, E> in
+                        do throws(E) { return .success(try block()) } catch { return .failure(error) }
+                    })
             }
         }
         return try result.get()
@@ -351,7 +357,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
             if object.hasData { return object }
         }
         guard let found = try loadStates([id])[id], !found.isDeleted,
-              let object = registeredOrFault(for: id) else { throw .objectNotFound(id) }
+            let object = registeredOrFault(for: id)
+        else { throw .objectNotFound(id) }
         if !object.hasData { object.apply(found) }
         return object
     }

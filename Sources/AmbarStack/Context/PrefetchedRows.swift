@@ -38,7 +38,10 @@ package struct PrefetchedRows: Sendable {
     /// Adds rows read later than these: they are at least as new, so they replace earlier ones.
     /// The earlier rows stay read through the earlier token.
     package mutating func add(_ later: PrefetchedRows) {
-        if isEmpty { self = later; return }
+        if isEmpty {
+            self = later
+            return
+        }
         if later.isEmpty { return }
         requested.formUnion(later.requested)
         for id in later.requested { rows[id] = later.rows[id] }

@@ -23,8 +23,10 @@ extension ManagedObjectType where Self: ManagedObject {
         in context: ManagedObjectContext, includePending: Bool = true, returnsObjectsAsFaults: Bool = true,
         predicate: ObjectPredicate? = nil, sortedWith sortDescriptors: [ObjectSortDescriptor] = []
     ) throws(AmbarError) -> [Self] {
-        try context.fetch(fetchRequest(includePending: includePending, returnsObjectsAsFaults: returnsObjectsAsFaults,
-                                       predicate: predicate, sortedWith: sortDescriptors))
+        try context.fetch(
+            fetchRequest(
+                includePending: includePending, returnsObjectsAsFaults: returnsObjectsAsFaults,
+                predicate: predicate, sortedWith: sortDescriptors))
     }
 
     /// How many objects of this class match `predicate` (with `includePending`, unsaved inserts

@@ -65,7 +65,10 @@ final class DeclaredKeyPaths: @unchecked Sendable {
 
     func names<T: DeclaredModel>(for type: T.Type) -> [AnyKeyPath: String] {
         lock.lock()
-        if let known = byClass[ObjectIdentifier(type)] { lock.unlock(); return known }
+        if let known = byClass[ObjectIdentifier(type)] {
+            lock.unlock()
+            return known
+        }
         lock.unlock()
         var names: [AnyKeyPath: String] = [:]
         for property in type.declaredProperties { names[property.keyPath] = property.name }
@@ -87,8 +90,10 @@ extension ManagedObjectModel {
     /// - Throws: the errors of ``init(entities:classes:fetchRequestTemplates:)``: a relationship
     ///   to an entity that is not in the model, an inverse that does not match, a duplicate
     ///   entity name.
-    public init(declaring classes: [any DeclaredModel.Type], entities: [EntityDescription] = [],
-                fetchRequestTemplates: [FetchRequestTemplate] = []) throws(AmbarError) {
+    public init(
+        declaring classes: [any DeclaredModel.Type], entities: [EntityDescription] = [],
+        fetchRequestTemplates: [FetchRequestTemplate] = []
+    ) throws(AmbarError) {
         var ordered: [any DeclaredModel.Type] = []
         var seen = Set<ObjectIdentifier>()
         var pending: [ManagedObject.Type] = classes
@@ -100,8 +105,9 @@ extension ManagedObjectModel {
         }
         var described = ordered.map { $0.declaredEntity }
         Self.completeInverses(&described)
-        try self.init(entities: described + entities, classes: ordered.map { $0 as ManagedObject.Type },
-                      fetchRequestTemplates: fetchRequestTemplates)
+        try self.init(
+            entities: described + entities, classes: ordered.map { $0 as ManagedObject.Type },
+            fetchRequestTemplates: fetchRequestTemplates)
     }
 
     /// Gives each relationship whose inverse names it the inverse back, when it has none.
@@ -110,8 +116,9 @@ extension ManagedObjectModel {
         for e in entities.indices {
             for relationship in entities[e].relationships {
                 guard let inverse = relationship.inverse, let d = index[relationship.destination],
-                      let r = entities[d].relationships.firstIndex(where: { $0.name == inverse }),
-                      entities[d].relationships[r].inverse == nil else { continue }
+                    let r = entities[d].relationships.firstIndex(where: { $0.name == inverse }),
+                    entities[d].relationships[r].inverse == nil
+                else { continue }
                 entities[d].relationships[r].inverse = relationship.name
             }
         }

@@ -50,9 +50,11 @@ public struct DeclaredProperty<Root: ManagedObject> {
         _ keyPath: PartialKeyPath<Root>, _ name: String, type: AttributeType, isOptional: Bool, defaultValue: AttributeValue,
         options: DeclaredAttributeOptions, originalName: String?, customClassName: String? = nil
     ) -> DeclaredProperty {
-        DeclaredProperty(.attributeDescription(AttributeDescription(
-            name: name, type: type, isOptional: isOptional, defaultValue: defaultValue, isIndexed: options.contains(.indexed),
-            renamingIdentifier: originalName, isTransient: options.contains(.transient), customClassName: customClassName)),
+        DeclaredProperty(
+            .attributeDescription(
+                AttributeDescription(
+                    name: name, type: type, isOptional: isOptional, defaultValue: defaultValue, isIndexed: options.contains(.indexed),
+                    renamingIdentifier: originalName, isTransient: options.contains(.transient), customClassName: customClassName)),
             keyPath, isUnique: options.contains(.unique))
     }
 
@@ -61,8 +63,9 @@ public struct DeclaredProperty<Root: ManagedObject> {
         _ keyPath: KeyPath<Root, V>, _ name: String, default value: V? = nil,
         options: DeclaredAttributeOptions = [], originalName: String? = nil
     ) -> DeclaredProperty {
-        attribute(keyPath, name, type: V.attributeType, isOptional: V.isOptionalValue, defaultValue: value?.attributeValue ?? .null,
-                  options: options, originalName: originalName)
+        attribute(
+            keyPath, name, type: V.attributeType, isOptional: V.isOptionalValue, defaultValue: value?.attributeValue ?? .null,
+            options: options, originalName: originalName)
     }
 
     /// A `Codable` value stored as a transformable attribute, encoded as JSON. The default value,
@@ -71,8 +74,9 @@ public struct DeclaredProperty<Root: ManagedObject> {
         _ keyPath: KeyPath<Root, V>, _ name: String, default value: V? = nil,
         options: DeclaredAttributeOptions = [], originalName: String? = nil
     ) -> DeclaredProperty {
-        attribute(keyPath, name, type: .transformable, isOptional: true, defaultValue: .null,
-                  options: options, originalName: originalName, customClassName: String(describing: V.self))
+        attribute(
+            keyPath, name, type: .transformable, isOptional: true, defaultValue: .null,
+            options: options, originalName: originalName, customClassName: String(describing: V.self))
     }
 
     /// A to-one relationship.
@@ -80,9 +84,11 @@ public struct DeclaredProperty<Root: ManagedObject> {
         _ keyPath: KeyPath<Root, D?>, _ name: String, default value: D?? = nil, deleteRule: DeleteRule = .nullify,
         inverse: PartialKeyPath<D>? = nil, inverseName: String? = nil, originalName: String? = nil
     ) -> DeclaredProperty {
-        DeclaredProperty(.relationshipDescription(RelationshipDescription(
-            name: name, destination: D.entityName, inverse: inverseName, isToMany: false, deleteRule: deleteRule,
-            isOptional: true, renamingIdentifier: originalName)), keyPath, destination: D.self)
+        DeclaredProperty(
+            .relationshipDescription(
+                RelationshipDescription(
+                    name: name, destination: D.entityName, inverse: inverseName, isToMany: false, deleteRule: deleteRule,
+                    isOptional: true, renamingIdentifier: originalName)), keyPath, destination: D.self)
     }
 
     /// A to-many relationship, read as a set.
@@ -90,9 +96,11 @@ public struct DeclaredProperty<Root: ManagedObject> {
         _ keyPath: KeyPath<Root, Set<D>>, _ name: String, default value: Set<D>? = nil, deleteRule: DeleteRule = .nullify,
         inverse: PartialKeyPath<D>? = nil, inverseName: String? = nil, originalName: String? = nil
     ) -> DeclaredProperty {
-        DeclaredProperty(.relationshipDescription(RelationshipDescription(
-            name: name, destination: D.entityName, inverse: inverseName, isToMany: true, deleteRule: deleteRule,
-            renamingIdentifier: originalName)), keyPath, destination: D.self)
+        DeclaredProperty(
+            .relationshipDescription(
+                RelationshipDescription(
+                    name: name, destination: D.entityName, inverse: inverseName, isToMany: true, deleteRule: deleteRule,
+                    renamingIdentifier: originalName)), keyPath, destination: D.self)
     }
 
     /// A to-many relationship, read as an array: in the relationship's order when it is ordered,
@@ -101,8 +109,10 @@ public struct DeclaredProperty<Root: ManagedObject> {
         _ keyPath: KeyPath<Root, [D]>, _ name: String, default value: [D]? = nil, deleteRule: DeleteRule = .nullify,
         inverse: PartialKeyPath<D>? = nil, inverseName: String? = nil, originalName: String? = nil, ordered: Bool = false
     ) -> DeclaredProperty {
-        DeclaredProperty(.relationshipDescription(RelationshipDescription(
-            name: name, destination: D.entityName, inverse: inverseName, isToMany: true, deleteRule: deleteRule,
-            renamingIdentifier: originalName, isOrdered: ordered)), keyPath, destination: D.self)
+        DeclaredProperty(
+            .relationshipDescription(
+                RelationshipDescription(
+                    name: name, destination: D.entityName, inverse: inverseName, isToMany: true, deleteRule: deleteRule,
+                    renamingIdentifier: originalName, isOrdered: ordered)), keyPath, destination: D.self)
     }
 }

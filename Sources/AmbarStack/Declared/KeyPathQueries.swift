@@ -39,7 +39,9 @@ extension ObjectSortDescriptor {
         if var comparator = descriptor.stringComparator {
             comparator.order = .forward
             guard comparator == .lexical else {
-                throw .invalidPredicate("SortDescriptor(\\.\(key)) compares strings with \(comparator); a store query sorts strings by their Unicode scalars (.lexical). For case-insensitive order use Key<String>(\"\(key)\").sorted(options: .caseInsensitive)")
+                throw .invalidPredicate(
+                    "SortDescriptor(\\.\(key)) compares strings with \(comparator); a store query sorts strings by their Unicode scalars (.lexical). For case-insensitive order use Key<String>(\"\(key)\").sorted(options: .caseInsensitive)"
+                )
             }
         }
         self.init(key: key, ascending: descriptor.order == .forward)

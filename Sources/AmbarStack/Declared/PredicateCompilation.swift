@@ -37,7 +37,9 @@ struct PredicateCompilation {
         if let evaluable = expression as? any PredicateExpression, let value = try? Self.evaluateConstant(evaluable) {
             return try CompiledExpression.fromValue(value)
         }
-        throw .invalidPredicate("\(Self.name(of: expression)) in a #Predicate has no equivalent in a store query; use ==, !=, <, <=, >, >=, &&, ||, !, contains, starts(with:), ranges, optional chaining through to-one relationships, and contains(where:) or allSatisfy on to-many relationships")
+        throw .invalidPredicate(
+            "\(Self.name(of: expression)) in a #Predicate has no equivalent in a store query; use ==, !=, <, <=, >, >=, &&, ||, !, contains, starts(with:), ranges, optional chaining through to-one relationships, and contains(where:) or allSatisfy on to-many relationships"
+        )
     }
 
     private static func evaluateConstant<E: PredicateExpression>(_ expression: E) throws -> Any {
@@ -121,7 +123,8 @@ protocol PredicateRange {
 extension ClosedRange: PredicateRange {
     func compiledRange() throws(AmbarError) -> CompiledExpression {
         guard case .constant(let lower) = try CompiledExpression.fromValue(lowerBound),
-              case .constant(let upper) = try CompiledExpression.fromValue(upperBound) else {
+            case .constant(let upper) = try CompiledExpression.fromValue(upperBound)
+        else {
             throw .invalidPredicate("a range of \(Bound.self) cannot be compared in a store query")
         }
         return .range(lower: lower, upper: upper, closed: true)
@@ -131,7 +134,8 @@ extension ClosedRange: PredicateRange {
 extension Range: PredicateRange {
     func compiledRange() throws(AmbarError) -> CompiledExpression {
         guard case .constant(let lower) = try CompiledExpression.fromValue(lowerBound),
-              case .constant(let upper) = try CompiledExpression.fromValue(upperBound) else {
+            case .constant(let upper) = try CompiledExpression.fromValue(upperBound)
+        else {
             throw .invalidPredicate("a range of \(Bound.self) cannot be compared in a store query")
         }
         return .range(lower: lower, upper: upper, closed: false)

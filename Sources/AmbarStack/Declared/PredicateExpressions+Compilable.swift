@@ -49,12 +49,13 @@ extension PredicateExpressions.NotEqual: ObjectPredicateCompilable {
 
 extension PredicateExpressions.Comparison: ObjectPredicateCompilable {
     func compile(_ compilation: inout PredicateCompilation) throws(AmbarError) -> CompiledExpression {
-        let op: ComparisonOperator = switch self.op {
-        case .lessThan: .less
-        case .lessThanOrEqual: .lessOrEqual
-        case .greaterThan: .greater
-        case .greaterThanOrEqual: .greaterOrEqual
-        }
+        let op: ComparisonOperator =
+            switch self.op {
+            case .lessThan: .less
+            case .lessThanOrEqual: .lessOrEqual
+            case .greaterThan: .greater
+            case .greaterThanOrEqual: .greaterOrEqual
+            }
         return .condition(try PredicateCompilation.compare(try compilation.compile(lhs), op, try compilation.compile(rhs)))
     }
 }
@@ -114,7 +115,8 @@ extension PredicateExpressions.SequenceContains: ObjectPredicateCompilable {
         case (.property(let key, .toMany), .object(let id?)):
             return .condition(.any(key: key, .objectIn([id])))
         case (let s, let e):
-            throw .invalidPredicate("contains in a #Predicate tests a property against a list of values, or a to-many relationship for an object; not \(s) for \(e)")
+            throw .invalidPredicate(
+                "contains in a #Predicate tests a property against a list of values, or a to-many relationship for an object; not \(s) for \(e)")
         }
     }
 }
@@ -137,12 +139,14 @@ extension PredicateExpressions.SequenceAllSatisfy: ObjectPredicateCompilable {
 extension PredicateExpressions.RangeExpressionContains: ObjectPredicateCompilable {
     func compile(_ compilation: inout PredicateCompilation) throws(AmbarError) -> CompiledExpression {
         guard case .range(let lower, let upper, let closed) = try compilation.compile(range),
-              case .property(let key, .attribute) = try compilation.compile(element) else {
+            case .property(let key, .attribute) = try compilation.compile(element)
+        else {
             throw .invalidPredicate("a range in a #Predicate must be made of values and test a property")
         }
         if closed { return .condition(.between(key: key, lower: lower, upper: upper)) }
-        return .condition(.comparison(key: key, op: .greaterOrEqual, value: lower, options: [])
-            && .comparison(key: key, op: .less, value: upper, options: []))
+        return .condition(
+            .comparison(key: key, op: .greaterOrEqual, value: lower, options: [])
+                && .comparison(key: key, op: .less, value: upper, options: []))
     }
 }
 
@@ -194,7 +198,9 @@ extension PredicateCompilation {
     }
 
     /// A text operation of a property with a value.
-    static func text(_ value: CompiledExpression, _ op: TextOperator, _ pattern: CompiledExpression, options: TextOptions) throws(AmbarError) -> CompiledExpression {
+    static func text(_ value: CompiledExpression, _ op: TextOperator, _ pattern: CompiledExpression, options: TextOptions) throws(AmbarError)
+        -> CompiledExpression
+    {
         guard case .property(let key, .attribute) = value, case .constant(.string(let text)) = pattern else {
             throw .invalidPredicate("a text test in a #Predicate needs a string property and a string value, not \(value) and \(pattern)")
         }
@@ -203,8 +209,10 @@ extension PredicateCompilation {
 
     /// The relationship a `contains(where:)` or `allSatisfy` goes through, and its test, written
     /// for the destination entity.
-    static func toManyTest(_ sequence: Any, _ variable: PredicateExpressions.VariableID, _ test: Any,
-                           _ compilation: inout PredicateCompilation) throws(AmbarError) -> (String, ObjectPredicate) {
+    static func toManyTest(
+        _ sequence: Any, _ variable: PredicateExpressions.VariableID, _ test: Any,
+        _ compilation: inout PredicateCompilation
+    ) throws(AmbarError) -> (String, ObjectPredicate) {
         guard case .property(let key, .toMany) = try compilation.compile(sequence) else {
             throw .invalidPredicate("contains(where:) and allSatisfy in a #Predicate go through a to-many relationship of a declared class")
         }

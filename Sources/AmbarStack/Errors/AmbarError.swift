@@ -89,9 +89,11 @@ extension AmbarError: CustomStringConvertible, LocalizedError {
             return "Invalid model: \(reason). Fix the model definition."
         case .invalidPredicateFormat(let format, let position, let reason):
             let marker = String(repeating: " ", count: max(0, position)) + "^"
-            return "Cannot parse the predicate format at position \(position): \(reason).\n  \(format)\n  \(marker)\nFix the format string; nothing was fetched."
+            return
+                "Cannot parse the predicate format at position \(position): \(reason).\n  \(format)\n  \(marker)\nFix the format string; nothing was fetched."
         case .transformationFailed(let entity, let property, let transformer, let reason):
-            return "\(entity).\(property) could not be transformed with '\(transformer)': \(reason). Check that the registered transformer matches the stored bytes and the value's type."
+            return
+                "\(entity).\(property) could not be transformed with '\(transformer)': \(reason). Check that the registered transformer matches the stored bytes and the value's type."
         case .unknownEntity(let name):
             return "No entity named '\(name)' in the model. Check the spelling or add the entity to the model."
         case .unknownProperty(let entity, let property):
@@ -101,24 +103,31 @@ extension AmbarError: CustomStringConvertible, LocalizedError {
         case .validation(let object, let property, let reason):
             return "Validation failed for \(object.uriString), property '\(property)': \(reason). Fix the object and save again; nothing was written."
         case .deleteDenied(let object, let relationship):
-            return "Cannot delete \(object.uriString): its relationship '\(relationship)' has the deny rule and is not empty. Empty it first; nothing was written."
+            return
+                "Cannot delete \(object.uriString): its relationship '\(relationship)' has the deny rule and is not empty. Empty it first; nothing was written."
         case .constraintViolation(let entity, let attributes, let values, let existing):
             let pairs = zip(attributes, values).map { "\($0)=\($1)" }.joined(separator: ", ")
             let other = existing.map { " (already held by \($0.uriString))" } ?? ""
-            return "Uniqueness constraint on \(entity)(\(attributes.joined(separator: ", "))) violated by \(pairs)\(other). Use a merge policy that resolves constraints (object or store trump) or change the values; nothing was written."
+            return
+                "Uniqueness constraint on \(entity)(\(attributes.joined(separator: ", "))) violated by \(pairs)\(other). Use a merge policy that resolves constraints (object or store trump) or change the values; nothing was written."
         case .mergeConflict(let conflicts):
             let list = conflicts.map(\.description).joined(separator: "; ")
-            return "Merge conflict on \(conflicts.count) object(s): \(list). Another context or process changed them since they were read. Refresh them, or save with a merge policy other than .error; nothing was written."
+            return
+                "Merge conflict on \(conflicts.count) object(s): \(list). Another context or process changed them since they were read. Refresh them, or save with a merge policy other than .error; nothing was written."
         case .storeCannotOpen(let path, let reason):
             return "Cannot open the store at \(path): \(reason). Check the path, its permissions and that it is an Ambar SQLite store."
         case .incompatibleModel(let storeHash, let modelHash):
-            return "The store was created with a different model (store \(storeHash), this program \(modelHash)). Open it with the model it was created with, or migrate it."
+            return
+                "The store was created with a different model (store \(storeHash), this program \(modelHash)). Open it with the model it was created with, or migrate it."
         case .storeDamaged(let path, let reason):
-            return "The store at \(path) is damaged (\(reason)). It was left as it is: restore a backup, or open it with damaged-store recovery (.quarantine) to move it aside and start an empty store."
+            return
+                "The store at \(path) is damaged (\(reason)). It was left as it is: restore a backup, or open it with damaged-store recovery (.quarantine) to move it aside and start an empty store."
         case .migrationRefused(let reasons):
-            return "The model changed in ways a lightweight migration cannot apply: \(reasons.joined(separator: "; ")). The store is untouched; keep the old model, or make the changes additive (new entities, optional or defaulted attributes, optional relationships, indexes)."
+            return
+                "The model changed in ways a lightweight migration cannot apply: \(reasons.joined(separator: "; ")). The store is untouched; keep the old model, or make the changes additive (new entities, optional or defaulted attributes, optional relationships, indexes)."
         case .storeMigrated(let storeHash, let modelHash):
-            return "The store was migrated to a newer model (\(storeHash)) by another process; this process still uses \(modelHash). Nothing was written: restart it with the new version of the program."
+            return
+                "The store was migrated to a newer model (\(storeHash)) by another process; this process still uses \(modelHash). Nothing was written: restart it with the new version of the program."
         case .objectNotFound(let id):
             return "Object \(id.uriString) does not exist (it was deleted or never saved)."
         case .invalidObjectID(let reason):
@@ -138,21 +147,27 @@ extension AmbarError: CustomStringConvertible, LocalizedError {
         case .stackNotReady:
             return "The stack is not ready yet. Wait for its completion, `try await stack.load()`, or check `isReady` before using its contexts."
         case .historyExpired(let after, let purgedThrough):
-            return "The change history after token \(after) was purged (through token \(purgedThrough)). Refresh every context fully, then read history from the current token."
+            return
+                "The change history after token \(after) was purged (through token \(purgedThrough)). Refresh every context fully, then read history from the current token."
         case .modelNotFound(let name, let searched):
-            return "No model named '\(name)' was found (looked in: \(searched.joined(separator: ", "))). Put \(name).json in one of those directories or pass the directory."
+            return
+                "No model named '\(name)' was found (looked in: \(searched.joined(separator: ", "))). Put \(name).json in one of those directories or pass the directory."
         case .alreadySaved(let key, let token):
-            return "A save with idempotency key '\(key)' already committed as transaction \(token); nothing was written again. Discard these changes (rollback) and move on."
+            return
+                "A save with idempotency key '\(key)' already committed as transaction \(token); nothing was written again. Discard these changes (rollback) and move on."
         case .invalidArgument(let reason):
             return "Invalid argument: \(reason)."
         case .storeFull(let path, let operation):
-            return "The disk holding the store at \(path) is full (or the store reached a size limit) during \(operation). Nothing was written and the store is intact; a context that was saving keeps its changes. Free some space and save again."
+            return
+                "The disk holding the store at \(path) is full (or the store reached a size limit) during \(operation). Nothing was written and the store is intact; a context that was saving keeps its changes. Free some space and save again."
         case .storeReadOnly(let path, let reason):
-            return "The store at \(path) cannot be written: \(reason). Nothing was written; a context that was saving keeps its changes. Make the file and its file system writable, then try again."
+            return
+                "The store at \(path) cannot be written: \(reason). Nothing was written; a context that was saving keeps its changes. Make the file and its file system writable, then try again."
         case .storage(let operation, let code, let message):
             return "The store failed during \(operation) (code \(code)): \(message). The transaction was rolled back; the context keeps its changes."
         case .serverUnavailable(let server, let operation, let reason):
-            return "The database server \(server) failed during \(operation): \(reason). Check that the server runs and is reachable, then retry. Nothing is lost: a context keeps its unsaved changes; if this was a save, it may or may not have committed (the ledger tells, and a save with an idempotency key is safe to retry)."
+            return
+                "The database server \(server) failed during \(operation): \(reason). Check that the server runs and is reachable, then retry. Nothing is lost: a context keeps its unsaved changes; if this was a save, it may or may not have committed (the ledger tells, and a save with an idempotency key is safe to retry)."
         }
     }
 

@@ -61,7 +61,8 @@ enum StoredScalar: Sendable, Hashable {
 
     /// Compares like SQLite's BINARY collation; `nil` never happens (NULL sorts first).
     static func order(_ a: StoredScalar, _ b: StoredScalar) -> Int {
-        let ra = a.classRank, rb = b.classRank
+        let ra = a.classRank
+        let rb = b.classRank
         if ra != rb { return ra < rb ? -1 : 1 }
         switch (a, b) {
         case (.null, .null): return 0
@@ -97,7 +98,8 @@ enum TextSemantics {
 
     /// Byte-wise comparison of the UTF-8 forms (SQLite's BINARY collation).
     static func compareBytes(_ a: String, _ b: String) -> Int {
-        var i = a.utf8.makeIterator(), j = b.utf8.makeIterator()
+        var i = a.utf8.makeIterator()
+        var j = b.utf8.makeIterator()
         while true {
             switch (i.next(), j.next()) {
             case (nil, nil): return 0
@@ -121,7 +123,8 @@ enum TextSemantics {
             let p = Array(fold(pattern, options).unicodeScalars)
             return v.count >= p.count && Array(v[(v.count - p.count)...]) == p
         case .matches:
-            return RegularExpressions.wholeMatch(pattern, in: fold(value, options.subtracting(.caseInsensitive)), caseInsensitive: options.contains(.caseInsensitive))
+            return RegularExpressions.wholeMatch(
+                pattern, in: fold(value, options.subtracting(.caseInsensitive)), caseInsensitive: options.contains(.caseInsensitive))
         case .contains:
             let p = Array(fold(pattern, options).unicodeScalars)
             if p.isEmpty { return true }
@@ -166,16 +169,26 @@ enum TextSemantics {
             }
         }
         // Classic greedy match with backtracking to the last star.
-        var v = 0, s = 0, starStep = -1, starValue = 0
+        var v = 0
+        var s = 0
+        var starStep = -1
+        var starValue = 0
         while v < value.count {
             if s < steps.count {
                 switch steps[s] {
                 case .one:
-                    v += 1; s += 1; continue
+                    v += 1
+                    s += 1
+                    continue
                 case .scalar(let x) where x == value[v]:
-                    v += 1; s += 1; continue
+                    v += 1
+                    s += 1
+                    continue
                 case .any:
-                    starStep = s; starValue = v; s += 1; continue
+                    starStep = s
+                    starValue = v
+                    s += 1
+                    continue
                 default: break
                 }
             }

@@ -38,7 +38,8 @@ enum PredicateEvaluation {
             return false
         case .between(let key, let lower, let upper):
             let (attribute, current) = try resolveAttribute(key, on: object)
-            let lo = try coerce(lower, to: attribute, key: key), hi = try coerce(upper, to: attribute, key: key)
+            let lo = try coerce(lower, to: attribute, key: key)
+            let hi = try coerce(upper, to: attribute, key: key)
             return compare(current, .greaterOrEqual, lo, attribute.type, [])
                 && compare(current, .lessOrEqual, hi, attribute.type, [])
         case .text(let key, let op, let pattern, let options):
@@ -82,7 +83,9 @@ enum PredicateEvaluation {
 
     /// The aggregated attribute and the comparison value made to fit it: a number for `@sum` and
     /// `@avg`, a value of the attribute's type for `@min` and `@max`.
-    static func aggregateOperand(_ function: AggregateFunction, _ name: String, _ value: AttributeValue, _ destination: EntityLayout, key: String) throws(AmbarError) -> (AttributeDescription, AttributeValue) {
+    static func aggregateOperand(_ function: AggregateFunction, _ name: String, _ value: AttributeValue, _ destination: EntityLayout, key: String)
+        throws(AmbarError) -> (AttributeDescription, AttributeValue)
+    {
         guard let i = destination.attributeIndex[name] else { throw .unknownProperty(entity: destination.name, property: name) }
         let attribute = destination.attributes[i]
         let path = "\(key).@\(function.rawValue).\(name)"
@@ -147,19 +150,23 @@ enum PredicateEvaluation {
         return (holder.layout.attributes[i], holder.attribute(at: i))
     }
 
-    private static func attributeDescription(_ path: String, from layout: EntityLayout, context: ManagedObjectContext?) throws(AmbarError) -> AttributeDescription? {
+    private static func attributeDescription(_ path: String, from layout: EntityLayout, context: ManagedObjectContext?) throws(AmbarError)
+        -> AttributeDescription?
+    {
         var layout = layout
         let parts = path.split(separator: ".").map(String.init)
         for name in parts.dropLast() {
             guard let i = layout.relationshipIndex[name], let context,
-                  let next = context.layoutIfKnown(layout.relationships[i].description.destination) else { return nil }
+                let next = context.layoutIfKnown(layout.relationships[i].description.destination)
+            else { return nil }
             layout = next
         }
         guard let last = parts.last, let i = layout.attributeIndex[last] else { return nil }
         return layout.attributes[i]
     }
 
-    private static func resolveRelationship(_ path: String, on object: ManagedObject, toMany: Bool) throws(AmbarError) -> (ManagedObject?, ResolvedRelationship) {
+    private static func resolveRelationship(_ path: String, on object: ManagedObject, toMany: Bool) throws(AmbarError) -> (ManagedObject?, ResolvedRelationship)
+    {
         let (holder, name) = try walk(path, from: object)
         let layout = try holderLayout(path, object)
         guard let i = layout.relationshipIndex[name], layout.relationships[i].isToMany == toMany else {
@@ -172,7 +179,8 @@ enum PredicateEvaluation {
         var layout = object.layout
         for name in path.split(separator: ".").map(String.init).dropLast() {
             guard let i = layout.relationshipIndex[name],
-                  let next = object.managedObjectContext?.layoutIfKnown(layout.relationships[i].description.destination) else {
+                let next = object.managedObjectContext?.layoutIfKnown(layout.relationships[i].description.destination)
+            else {
                 throw .invalidPredicate("'\(name)' in key path '\(path)' is not a to-one relationship of '\(layout.name)'")
             }
             layout = next
@@ -226,9 +234,11 @@ enum PredicateEvaluation {
 
     /// Orders two non-null values of an attribute type; nulls (if any) sort first.
     static func order(_ a: AttributeValue, _ b: AttributeValue, _ type: AttributeType, _ options: TextOptions) -> Int {
-        var x = StoredScalar(a), y = StoredScalar(b)
+        var x = StoredScalar(a)
+        var y = StoredScalar(b)
         if type == .decimal, case .text(let s) = x, case .text(let t) = y,
-           let c = TextSemantics.compareDecimalText(s, t) {
+            let c = TextSemantics.compareDecimalText(s, t)
+        {
             return c
         }
         if !options.isEmpty {

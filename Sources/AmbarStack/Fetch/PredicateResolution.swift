@@ -29,7 +29,8 @@ enum PredicateResolution {
             }
         case .comparison(let key, let op, .null, _) where op == .equal || op == .notEqual:
             if let (holder, last) = holderLayout(key, layout: layout, lookup: lookup),
-               let i = holder.relationshipIndex[last], !holder.relationships[i].isToMany {
+                let i = holder.relationshipIndex[last], !holder.relationships[i].isToMany
+            {
                 return op == .equal ? .relationship(key: key, target: nil) : .not(.relationship(key: key, target: nil))
             }
             fallthrough
@@ -42,7 +43,9 @@ enum PredicateResolution {
 
     /// `key` cut after its first to-many relationship (when it has one before its end): the
     /// relationship's path, and `leaf` rewritten for the destination entity.
-    private static func split(_ key: String, of leaf: ObjectPredicate, layout: EntityLayout, lookup: (String) -> EntityLayout?) throws(AmbarError) -> (relationship: String, rest: ObjectPredicate)? {
+    private static func split(_ key: String, of leaf: ObjectPredicate, layout: EntityLayout, lookup: (String) -> EntityLayout?) throws(AmbarError) -> (
+        relationship: String, rest: ObjectPredicate
+    )? {
         let parts = key.split(separator: ".").map(String.init)
         var current = layout
         for (n, name) in parts.dropLast().enumerated() {
@@ -65,7 +68,8 @@ enum PredicateResolution {
         var current = layout
         for name in parts.dropLast() {
             guard let i = current.relationshipIndex[name], !current.relationships[i].isToMany,
-                  let next = lookup(current.relationships[i].description.destination) else { return nil }
+                let next = lookup(current.relationships[i].description.destination)
+            else { return nil }
             current = next
         }
         return (current, last)
@@ -77,7 +81,7 @@ extension ObjectPredicate {
     var leafKey: String? {
         switch self {
         case .comparison(let key, _, _, _), .isIn(let key, _, _), .between(let key, _, _), .text(let key, _, _, _),
-             .relationship(let key, _), .any(let key, _), .count(let key, _, _), .aggregate(let key, _, _, _, _):
+            .relationship(let key, _), .any(let key, _), .count(let key, _, _), .aggregate(let key, _, _, _, _):
             return key
         case .constant, .objectIn, .and, .or, .not, .quantified:
             return nil

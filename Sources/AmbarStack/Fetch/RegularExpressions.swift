@@ -49,9 +49,10 @@ enum RegularExpressions {
             if let found = cached[key] { return found }
             // The pattern must compile on its own; it is then wrapped so that any match found from
             // the start is a match of the whole value (ICU's `matches`, with backtracking).
-            let made = Compiled(outcome: compile(pattern, caseInsensitive: caseInsensitive).flatMap { _ in
-                compile("(?:\(pattern))\\z", caseInsensitive: caseInsensitive)
-            })
+            let made = Compiled(
+                outcome: compile(pattern, caseInsensitive: caseInsensitive).flatMap { _ in
+                    compile("(?:\(pattern))\\z", caseInsensitive: caseInsensitive)
+                })
             if cached.count >= capacity { cached.removeAll() }
             cached[key] = made
             return made

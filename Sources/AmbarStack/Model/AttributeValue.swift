@@ -218,7 +218,7 @@ extension Data: AttributeValueConvertible {
 }
 
 extension UUID: AttributeValueConvertible {
-    public static var placeholder: UUID { UUID(uuid: (0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0)) }
+    public static var placeholder: UUID { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
     public var attributeValue: AttributeValue { .uuid(self) }
     public init?(attributeValue: AttributeValue) {
         guard case .uuid(let u) = attributeValue else { return nil }

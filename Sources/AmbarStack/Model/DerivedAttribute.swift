@@ -29,7 +29,10 @@ enum DerivedAttribute: Sendable {
     /// Parses a derivation expression.
     init(parsing expression: String) throws(ParseError) {
         let text = expression.trimmingCharacters(in: .whitespaces)
-        if text == "now()" { self = .now; return }
+        if text == "now()" {
+            self = .now
+            return
+        }
         for function in [TextFunction.canonical, .lowercase, .uppercase] where text.hasPrefix("\(function.rawValue):(") && text.hasSuffix(")") {
             let inner = text.dropFirst(function.rawValue.count + 2).dropLast().trimmingCharacters(in: .whitespaces)
             self = .text(function, try Self.path(inner, expression))
@@ -39,13 +42,23 @@ enum DerivedAttribute: Sendable {
         if let at = parts.firstIndex(where: { $0.hasPrefix("@") }) {
             let relationship = Array(parts[..<at])
             guard !relationship.isEmpty, relationship.allSatisfy(Self.isName) else {
-                throw ParseError(message: "\"\(expression)\" is not a derivation Ambar supports (key paths, canonical:/lowercase:/uppercase:(key), rel.@count, rel.@sum|@avg|@min|@max.key, now())")
+                throw ParseError(
+                    message:
+                        "\"\(expression)\" is not a derivation Ambar supports (key paths, canonical:/lowercase:/uppercase:(key), rel.@count, rel.@sum|@avg|@min|@max.key, now())"
+                )
             }
             let function = parts[at]
-            if function == "@count", at == parts.count - 1 { self = .count(relationship); return }
+            if function == "@count", at == parts.count - 1 {
+                self = .count(relationship)
+                return
+            }
             guard let aggregate = AggregateFunction(rawValue: String(function.dropFirst())), aggregate != .count,
-                  at == parts.count - 2, Self.isName(parts[at + 1]) else {
-                throw ParseError(message: "\"\(expression)\" is not a derivation Ambar supports (key paths, canonical:/lowercase:/uppercase:(key), rel.@count, rel.@sum|@avg|@min|@max.key, now())")
+                at == parts.count - 2, Self.isName(parts[at + 1])
+            else {
+                throw ParseError(
+                    message:
+                        "\"\(expression)\" is not a derivation Ambar supports (key paths, canonical:/lowercase:/uppercase:(key), rel.@count, rel.@sum|@avg|@min|@max.key, now())"
+                )
             }
             self = .aggregate(aggregate, relationship: relationship, attribute: parts[at + 1])
             return
@@ -56,7 +69,10 @@ enum DerivedAttribute: Sendable {
     private static func path(_ text: String, _ expression: String) throws(ParseError) -> [String] {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard !parts.isEmpty, parts.allSatisfy(isName) else {
-            throw ParseError(message: "\"\(expression)\" is not a derivation Ambar supports (key paths, canonical:/lowercase:/uppercase:(key), rel.@count, rel.@sum|@avg|@min|@max.key, now())")
+            throw ParseError(
+                message:
+                    "\"\(expression)\" is not a derivation Ambar supports (key paths, canonical:/lowercase:/uppercase:(key), rel.@count, rel.@sum|@avg|@min|@max.key, now())"
+            )
         }
         return parts
     }
@@ -79,7 +95,8 @@ enum DerivedAttribute: Sendable {
         }
         func attribute(_ path: [String]) -> String? {
             guard let holder = follow(Array(path.dropLast()), toMany: false), let holder, let last = path.last,
-                  holder.attributeIndex[last] != nil else {
+                holder.attributeIndex[last] != nil
+            else {
                 return "'\(path.joined(separator: "."))' is not an attribute reached through to-one relationships"
             }
             return nil

@@ -54,10 +54,15 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
         var templates: [String: FetchRequestTemplate] = [:]
         for template in fetchRequestTemplates {
             guard templates[template.name] == nil else {
-                throw .invalidModel(describe(ModelIssue(entity: nil, property: template.name, message: "fetch request template '\(template.name)' is defined twice")))
+                throw .invalidModel(
+                    describe(ModelIssue(entity: nil, property: template.name, message: "fetch request template '\(template.name)' is defined twice")))
             }
             guard resolved.entities[template.entityName] != nil else {
-                throw .invalidModel(describe(ModelIssue(entity: nil, property: template.name, message: "fetch request template '\(template.name)' fetches '\(template.entityName)', which is not in the model")))
+                throw .invalidModel(
+                    describe(
+                        ModelIssue(
+                            entity: nil, property: template.name,
+                            message: "fetch request template '\(template.name)' fetches '\(template.entityName)', which is not in the model")))
             }
             templates[template.name] = template
         }

@@ -28,7 +28,9 @@ public enum ModelDifference {
     /// The lightweight migration of a store that keeps `storedJSON` (its model) under
     /// `storeHash` to `model`: the plan and the stored model under the new names; or the error
     /// that refuses it (a store already newer than `model` says so), for every backend alike.
-    static func migration(storedJSON: String?, storeHash: String, to model: ManagedObjectModel) throws(AmbarError) -> (plan: Plan, stored: ManagedObjectModel, renamed: ManagedObjectModel) {
+    static func migration(storedJSON: String?, storeHash: String, to model: ManagedObjectModel) throws(AmbarError) -> (
+        plan: Plan, stored: ManagedObjectModel, renamed: ManagedObjectModel
+    ) {
         guard let storedJSON, let stored = try? JSONDecoder().decode(ManagedObjectModel.self, from: Data(storedJSON.utf8)) else {
             throw .incompatibleModel(storeHash: storeHash, modelHash: model.versionHash)
         }

@@ -33,8 +33,11 @@ struct ModelRenaming: Sendable {
         }
         for (before, after) in pairs {
             var renamed: [String: String] = [:]
-            renamed.merge(matchProperties(before.attributes, after.attributes, entity: after.name, name: \.name, identifier: \.renamingIdentifier)) { a, _ in a }
-            renamed.merge(matchProperties(before.relationships, after.relationships, entity: after.name, name: \.name, identifier: \.renamingIdentifier)) { a, _ in a }
+            renamed.merge(matchProperties(before.attributes, after.attributes, entity: after.name, name: \.name, identifier: \.renamingIdentifier)) { a, _ in a
+            }
+            renamed.merge(matchProperties(before.relationships, after.relationships, entity: after.name, name: \.name, identifier: \.renamingIdentifier)) {
+                a, _ in a
+            }
             if !renamed.isEmpty { properties[before.name] = renamed }
         }
     }

@@ -19,10 +19,11 @@ public enum PropertyDescription: Sendable, Hashable {
         defaultValue: (any AttributeValueConvertible)? = nil, indexed: Bool = false,
         renamedFrom renamingIdentifier: String? = nil
     ) -> PropertyDescription {
-        .attributeDescription(AttributeDescription(
-            name: name, type: type, isOptional: optional,
-            defaultValue: defaultValue?.attributeValue ?? .null, isIndexed: indexed,
-            renamingIdentifier: renamingIdentifier))
+        .attributeDescription(
+            AttributeDescription(
+                name: name, type: type, isOptional: optional,
+                defaultValue: defaultValue?.attributeValue ?? .null, isIndexed: indexed,
+                renamingIdentifier: renamingIdentifier))
     }
 
     /// A to-one relationship named `name` to `destination`.
@@ -30,9 +31,10 @@ public enum PropertyDescription: Sendable, Hashable {
         _ name: String, _ destination: String, inverse: String? = nil,
         deleteRule: DeleteRule = .nullify, optional: Bool = true, renamedFrom renamingIdentifier: String? = nil
     ) -> PropertyDescription {
-        .relationshipDescription(RelationshipDescription(
-            name: name, destination: destination, inverse: inverse, isToMany: false,
-            deleteRule: deleteRule, isOptional: optional, renamingIdentifier: renamingIdentifier))
+        .relationshipDescription(
+            RelationshipDescription(
+                name: name, destination: destination, inverse: inverse, isToMany: false,
+                deleteRule: deleteRule, isOptional: optional, renamingIdentifier: renamingIdentifier))
     }
 
     /// A to-many relationship named `name` to `destination`.
@@ -40,8 +42,9 @@ public enum PropertyDescription: Sendable, Hashable {
         _ name: String, _ destination: String, inverse: String? = nil,
         deleteRule: DeleteRule = .nullify, renamedFrom renamingIdentifier: String? = nil
     ) -> PropertyDescription {
-        .relationshipDescription(RelationshipDescription(
-            name: name, destination: destination, inverse: inverse, isToMany: true,
-            deleteRule: deleteRule, isOptional: true, renamingIdentifier: renamingIdentifier))
+        .relationshipDescription(
+            RelationshipDescription(
+                name: name, destination: destination, inverse: inverse, isToMany: true,
+                deleteRule: deleteRule, isOptional: true, renamingIdentifier: renamingIdentifier))
     }
 }

@@ -134,7 +134,9 @@ final class EntityLayout: Sendable {
     /// The column of the attribute at `index`, or an error saying it is transient.
     func column(ofAttribute index: Int) throws(AmbarError) -> String {
         guard let column = attributeColumns[index] else {
-            throw .invalidPredicate("'\(name).\(attributes[index].name)' is transient: it is not in the store, so a fetch cannot filter or sort by it (filter the fetched objects in memory instead)")
+            throw .invalidPredicate(
+                "'\(name).\(attributes[index].name)' is transient: it is not in the store, so a fetch cannot filter or sort by it (filter the fetched objects in memory instead)"
+            )
         }
         return column
     }
@@ -297,7 +299,10 @@ final class ResolvedModel: Sendable {
                         throw issue(e.name, r.name, "relationship '\(e.name).\(r.name)' names inverse '\(r.destination).\(inv)', which does not exist")
                     }
                     guard inverse.inverse == r.name else {
-                        throw issue(e.name, r.name, "'\(e.name).\(r.name)' and its inverse '\(r.destination).\(inv)' do not name each other (the inverse names \(inverse.inverse.map { "'\($0)'" } ?? "none"))")
+                        throw issue(
+                            e.name, r.name,
+                            "'\(e.name).\(r.name)' and its inverse '\(r.destination).\(inv)' do not name each other (the inverse names \(inverse.inverse.map { "'\($0)'" } ?? "none"))"
+                        )
                     }
                     let eAncestry = [e.name] + (ancestors[e.name] ?? [])
                     let invDest = inverse.destination
@@ -486,7 +491,8 @@ final class ResolvedModel: Sendable {
         for layout in layouts.values {
             for rel in layout.relationships where rel.isOrdered {
                 guard case .inverseForeignKey(let destinationRoot, _) = rel.mapping, let column = rel.orderColumn,
-                      rootColumns[destinationRoot]?.contains(where: { $0.name == column }) == false else { continue }
+                    rootColumns[destinationRoot]?.contains(where: { $0.name == column }) == false
+                else { continue }
                 rootColumns[destinationRoot]?.append(ColumnSpec(name: column, sqlType: "INTEGER", isIndexed: false))
             }
         }

@@ -58,7 +58,8 @@ public final class EntityMonitor<T: ManagedObject> {
             inserted.insert(object)
         }
         var updated = Set<T>()
-        let changedIDs = note.refreshedAll
+        let changedIDs =
+            note.refreshedAll
             ? Set(context.registeredObjects.map(\.objectID))
             : note.updated.union(note.refreshed)
         for id in changedIDs.subtracting(gone).subtracting(note.inserted) where isMonitored(id) {

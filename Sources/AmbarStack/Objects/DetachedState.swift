@@ -61,8 +61,12 @@ enum DetachedLayouts {
     private static func make(_ type: ManagedObject.Type) -> (layout: EntityLayout, problem: AmbarError?) {
         let name = type.entityName
         guard let declared = type as? any DeclaredModel.Type else {
-            return (placeholder(name, type), .invalidModel(
-                "\(type) does not declare its entity (@Model), so an object made with \(type)() cannot be inserted; make it with context.insert(\(type).self)"))
+            return (
+                placeholder(name, type),
+                .invalidModel(
+                    "\(type) does not declare its entity (@Model), so an object made with \(type)() cannot be inserted; make it with context.insert(\(type).self)"
+                )
+            )
         }
         do throws(AmbarError) {
             let model = try ManagedObjectModel(declaring: [declared])

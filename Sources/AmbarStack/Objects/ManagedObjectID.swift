@@ -91,7 +91,9 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
         guard parts.count == 3 else {
             throw .invalidObjectID("'\(uriString)' is not of the form ambar://<store-uuid>/<Entity>/p<pk>")
         }
-        let store = String(parts[0]), entity = String(parts[1]), last = parts[2]
+        let store = String(parts[0])
+        let entity = String(parts[1])
+        let last = parts[2]
         guard UUID(uuidString: store) != nil else {
             throw .invalidObjectID("'\(store)' in '\(uriString)' is not a store UUID (temporary IDs have no URI that parses back)")
         }

@@ -1,24 +1,29 @@
 extension PersistenceManager {
     /// Records not uploaded yet (`isUploaded == false`), in `T.sort` order. On `context`'s queue.
     public func fetchRecordsToUpload<T: SyncRecord>(_ type: T.Type = T.self, context: ManagedObjectContext? = nil) throws(AmbarError) -> [T] {
-        try fetchRecords(T.self, predicate: .comparison(key: T.isUploadedKey, op: .equal, value: .bool(false), options: []),
-                         sortDescriptors: T.sort?.descriptors, context: context)
+        try fetchRecords(
+            T.self, predicate: .comparison(key: T.isUploadedKey, op: .equal, value: .bool(false), options: []),
+            sortDescriptors: T.sort?.descriptors, context: context)
     }
 
     /// Records to update remotely: not uploaded and not deleted.
     public func fetchRecordsToUpdate<T: SyncRecord>(_ type: T.Type = T.self, context: ManagedObjectContext? = nil) throws(AmbarError) -> [T] {
-        try fetchRecords(T.self, predicate: .and([
-            .comparison(key: T.isUploadedKey, op: .equal, value: .bool(false), options: []),
-            .comparison(key: T.wasDeletedKey, op: .equal, value: .bool(false), options: []),
-        ]), sortDescriptors: T.sort?.descriptors, context: context)
+        try fetchRecords(
+            T.self,
+            predicate: .and([
+                .comparison(key: T.isUploadedKey, op: .equal, value: .bool(false), options: []),
+                .comparison(key: T.wasDeletedKey, op: .equal, value: .bool(false), options: []),
+            ]), sortDescriptors: T.sort?.descriptors, context: context)
     }
 
     /// Records to delete remotely: not uploaded and deleted locally.
     public func fetchRecordsToDelete<T: SyncRecord>(_ type: T.Type = T.self, context: ManagedObjectContext? = nil) throws(AmbarError) -> [T] {
-        try fetchRecords(T.self, predicate: .and([
-            .comparison(key: T.isUploadedKey, op: .equal, value: .bool(false), options: []),
-            .comparison(key: T.wasDeletedKey, op: .equal, value: .bool(true), options: []),
-        ]), sortDescriptors: T.sort?.descriptors, context: context)
+        try fetchRecords(
+            T.self,
+            predicate: .and([
+                .comparison(key: T.isUploadedKey, op: .equal, value: .bool(false), options: []),
+                .comparison(key: T.wasDeletedKey, op: .equal, value: .bool(true), options: []),
+            ]), sortDescriptors: T.sort?.descriptors, context: context)
     }
 
     /// Marks the not-yet-uploaded records with `uids` as uploaded, and saves.

@@ -128,14 +128,20 @@ open class PersistenceManager: @unchecked Sendable {
     open func destroy(completion: @escaping @MainActor @Sendable (Bool) -> Void) throws(AmbarError) {
         try stack.deleteStore()
         let stack = makeStack { result in completion((try? result.get()) != nil) }
-        state.withLock { $0.stack = stack; $0.generation += 1 }
+        state.withLock {
+            $0.stack = stack
+            $0.generation += 1
+        }
     }
 
     /// Deletes the store files, opens a fresh store and waits for it.
     public func destroy() async throws(AmbarError) {
         try stack.deleteStore()
         let stack = makeStack { _ in }
-        state.withLock { $0.stack = stack; $0.generation += 1 }
+        state.withLock {
+            $0.stack = stack
+            $0.generation += 1
+        }
         try await stack.load()
     }
 

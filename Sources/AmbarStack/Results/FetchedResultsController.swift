@@ -109,7 +109,8 @@ public final class FetchedResultsController<T: ManagedObject> {
     /// The object at `indexPath`, if it is in range.
     public func object(at indexPath: ResultsIndexPath) -> T? {
         guard sections.indices.contains(indexPath.section),
-              sections[indexPath.section].objects.indices.contains(indexPath.row) else { return nil }
+            sections[indexPath.section].objects.indices.contains(indexPath.row)
+        else { return nil }
         return sections[indexPath.section].objects[indexPath.row]
     }
 
@@ -122,7 +123,8 @@ public final class FetchedResultsController<T: ManagedObject> {
 
     private func sectionName(_ object: ManagedObject) -> String {
         guard let keyPath = sectionNameKeyPath,
-              let (_, value) = try? PredicateEvaluation.resolveAttribute(keyPath, on: object) else { return "" }
+            let (_, value) = try? PredicateEvaluation.resolveAttribute(keyPath, on: object)
+        else { return "" }
         switch value {
         case .null: return ""
         case .string(let s): return s
@@ -185,12 +187,15 @@ public final class FetchedResultsController<T: ManagedObject> {
 
     fileprivate func contextDidChange(_ note: ObjectsDidChangeNotification) {
         if note.invalidatedAll || note.refreshedAll {
-            let old = sections, oldPositions = positions()
+            let old = sections
+            let oldPositions = positions()
             do {
                 fetchedObjects = try context.fetch(fetchRequest)
             } catch {
                 // The previous results stay (an empty list would be a lie too); the caller is told.
-                fail(ContextFailure(operation: "refetch results after a reset or full refresh (the previous results are kept)", object: nil, property: nil, error: error))
+                fail(
+                    ContextFailure(
+                        operation: "refetch results after a reset or full refresh (the previous results are kept)", object: nil, property: nil, error: error))
                 if note.invalidatedAll { fetchedObjects = [] }
                 rebuildSections()
                 report(old: old, oldPositions: oldPositions, changed: note.invalidatedAll ? Set(oldPositions.keys) : [])
@@ -236,7 +241,10 @@ public final class FetchedResultsController<T: ManagedObject> {
                 retryDelay = 0
             } catch {
                 unloadedInserts.formUnion(unknown)
-                fail(ContextFailure(operation: "load \(unknown.count) merged insert(s) for the results (tried again with the next change, and on their own with backoff)", object: nil, property: nil, error: error))
+                fail(
+                    ContextFailure(
+                        operation: "load \(unknown.count) merged insert(s) for the results (tried again with the next change, and on their own with backoff)",
+                        object: nil, property: nil, error: error))
                 scheduleRetry()
             }
         }
@@ -250,12 +258,14 @@ public final class FetchedResultsController<T: ManagedObject> {
         }
 
         // Positions are only needed to describe the changes to an observer.
-        let old = sections, oldPositions = onChange == nil ? [:] : positions()
+        let old = sections
+        let oldPositions = onChange == nil ? [:] : positions()
         let touched = changed.union(gone)
         var next = fetchedObjects.filter { !touched.contains($0.objectID) }
         let sorts = fetchRequest.sortDescriptors
         for object in matching {
-            var low = 0, high = next.count
+            var low = 0
+            var high = next.count
             while low < high {
                 let mid = (low + high) / 2
                 if PredicateEvaluation.precedes(next[mid], object, sorts) { low = mid + 1 } else { high = mid }
@@ -319,7 +329,9 @@ public final class FetchedResultsController<T: ManagedObject> {
         // Without sections there are no section changes to report: rows only.
         var changes: [ResultsChange] = []
         for (id, row) in zip(removedIDs, removedRows) where newRows[id] == nil { changes.append(.delete(id, at: ResultsIndexPath(row: row, section: 0))) }
-        var inserts: [ResultsChange] = [], moves: [ResultsChange] = [], updates: [ResultsChange] = []
+        var inserts: [ResultsChange] = []
+        var moves: [ResultsChange] = []
+        var updates: [ResultsChange] = []
         for (id, row) in newRows {
             let to = ResultsIndexPath(row: row, section: 0)
             guard let from = oldRows[id].map({ ResultsIndexPath(row: $0, section: 0) }) else {
@@ -338,7 +350,8 @@ public final class FetchedResultsController<T: ManagedObject> {
     private func report(old: [ResultsSection<T>], oldPositions: [ManagedObjectID: ResultsIndexPath], changed: Set<ManagedObjectID>) {
         guard let onChange else { return }
         let newPositions = positions()
-        let oldNames = old.map(\.name), newNames = sections.map(\.name)
+        let oldNames = old.map(\.name)
+        let newNames = sections.map(\.name)
         var changes: [ResultsChange] = []
         let sectioned = sectionNameKeyPath != nil  // without sections, rows only
         for (i, name) in oldNames.enumerated() where sectioned && !newNames.contains(name) { changes.append(.deleteSection(name, at: i)) }
@@ -351,7 +364,8 @@ public final class FetchedResultsController<T: ManagedObject> {
         }
         // A changed object that stayed: a move when its index path (or section) changed, as Core
         // Data reports it; otherwise an update.
-        var moves: [ResultsChange] = [], updates: [ResultsChange] = []
+        var moves: [ResultsChange] = []
+        var updates: [ResultsChange] = []
         for id in changed {
             guard let from = oldPositions[id], let to = newPositions[id] else { continue }
             let sectionChanged = old[from.section].name != sections[to.section].name

@@ -11,7 +11,8 @@ extension Array {
         let total = count
         guard let first = indices.first else { return }
         guard first >= 0, let last = indices.last, last < total,
-              zip(indices, indices.dropFirst()).allSatisfy({ $0 < $1 }) else {
+            zip(indices, indices.dropFirst()).allSatisfy({ $0 < $1 })
+        else {
             for index in Set(indices).sorted(by: >) where index >= 0 && index < count {
                 remove(at: index)
             }
@@ -45,11 +46,13 @@ extension Array {
     /// Positions that are not ascending or not within the array are inserted one by one instead,
     /// clamped into it: never a fault, whatever the input.
     mutating func insert(_ elements: [Element], atAscending positions: [Int]) {
-        let existing = count, added = elements.count
+        let existing = count
+        let added = elements.count
         guard added > 0 else { return }
         guard positions.count == added,
-              zip(positions, positions.dropFirst()).allSatisfy({ $0 <= $1 }),
-              let first = positions.first, let last = positions.last, first >= 0, last <= existing else {
+            zip(positions, positions.dropFirst()).allSatisfy({ $0 <= $1 }),
+            let first = positions.first, let last = positions.last, first >= 0, last <= existing
+        else {
             for (offset, element) in elements.enumerated() {
                 let position = offset < positions.count ? positions[offset] + offset : count
                 insert(element, at: Swift.min(Swift.max(position, 0), count))

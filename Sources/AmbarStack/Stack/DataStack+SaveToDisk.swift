@@ -31,7 +31,10 @@ extension DataStack {
         let finish: @Sendable (AmbarError?) -> Void = { error in DispatchQueue.main.async { completion?(error) } }
         let saveMain: @Sendable () -> Void = {
             main.enqueue {
-                do throws(AmbarError) { try main.save(); finish(nil) } catch { finish(error) }
+                do throws(AmbarError) {
+                    try main.save()
+                    finish(nil)
+                } catch { finish(error) }
             }
         }
         guard let context, context !== main else { return saveMain() }

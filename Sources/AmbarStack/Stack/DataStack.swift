@@ -109,12 +109,17 @@ public final class DataStack: Sendable {
         damagedStoreRecovery: DamagedStoreRecovery = .fail, relocatingFrom: URL? = nil,
         completion: @escaping @MainActor @Sendable (Result<Void, AmbarError>) -> Void = { _ in }
     ) {
-        self.init(storeType: storeType, model: model, classes: classes, storeURL: storeURL, name: name, usingSeparateCoordinators: usingSeparateCoordinators, recovery: damagedStoreRecovery, relocatingFrom: relocatingFrom)
+        self.init(
+            storeType: storeType, model: model, classes: classes, storeURL: storeURL, name: name, usingSeparateCoordinators: usingSeparateCoordinators,
+            recovery: damagedStoreRecovery, relocatingFrom: relocatingFrom)
         state.withLock { $0.completion = completion }
         DispatchQueue.global(qos: .userInitiated).async { self.setUp() }
     }
 
-    private init(storeType: StoreType, model: ModelSource, classes: [ManagedObject.Type], storeURL: URL?, name: String?, usingSeparateCoordinators: Bool, recovery: DamagedStoreRecovery, relocatingFrom: URL?) {
+    private init(
+        storeType: StoreType, model: ModelSource, classes: [ManagedObject.Type], storeURL: URL?, name: String?, usingSeparateCoordinators: Bool,
+        recovery: DamagedStoreRecovery, relocatingFrom: URL?
+    ) {
         self.damagedStoreRecovery = recovery
         let resolvedName = name ?? StoreLocation.defaultName
         self.relocationSource = relocatingFrom.map { StoreLocation.storeFile(for: $0, name: resolvedName) }
@@ -140,7 +145,9 @@ public final class DataStack: Sendable {
         storeURL: URL? = nil, name: String? = nil, usingSeparateCoordinators: Bool = true,
         damagedStoreRecovery: DamagedStoreRecovery = .fail, relocatingFrom: URL? = nil
     ) throws(AmbarError) -> DataStack {
-        let stack = DataStack(storeType: storeType, model: model, classes: classes, storeURL: storeURL, name: name, usingSeparateCoordinators: usingSeparateCoordinators, recovery: damagedStoreRecovery, relocatingFrom: relocatingFrom)
+        let stack = DataStack(
+            storeType: storeType, model: model, classes: classes, storeURL: storeURL, name: name, usingSeparateCoordinators: usingSeparateCoordinators,
+            recovery: damagedStoreRecovery, relocatingFrom: relocatingFrom)
         stack.setUp(synchronous: true)
         if let failure = stack.state.withLock({ $0.failure }) { throw failure }
         return stack
@@ -155,29 +162,35 @@ public final class DataStack: Sendable {
                 var shown = URLComponents(url: given, resolvingAgainstBaseURL: false)
                 shown?.password = nil
                 shown?.query = nil
-                throw AmbarError.invalidArgument("\(shown?.string ?? "the store URL") is a PostgreSQL database, not a file: import AmbarPostgres and open the stack with storeType: .postgres(url)")
+                throw AmbarError.invalidArgument(
+                    "\(shown?.string ?? "the store URL") is a PostgreSQL database, not a file: import AmbarPostgres and open the stack with storeType: .postgres(url)"
+                )
             }
             let model = try modelSource.load(classes: classes)
             let main: PersistentStoreCoordinator
             let writer: PersistentStoreCoordinator
             if case .server(let server) = storeType {
                 if let relocationSource {
-                    throw AmbarError.invalidArgument("a stack on a database server cannot take over the store file at \(relocationSource.path); copy it with `sync-agent` (import) instead")
+                    throw AmbarError.invalidArgument(
+                        "a stack on a database server cannot take over the store file at \(relocationSource.path); copy it with `sync-agent` (import) instead")
                 }
                 main = try PersistentStoreCoordinator(model: model, store: .server(server), name: "\(name).main")
-                writer = isUsingSeparateCoordinators
+                writer =
+                    isUsingSeparateCoordinators
                     ? try PersistentStoreCoordinator(model: model, store: .server(server), name: "\(name).writer")
                     : main
             } else if let storeURL {
                 if let relocationSource { _ = try SQLiteStoreRelocation.relocate(from: relocationSource, to: storeURL) }
                 try StoreLocation.prepare(storeURL)
                 main = try PersistentStoreCoordinator(model: model, store: .sqlite(storeURL), name: "\(name).main", recovery: damagedStoreRecovery)
-                writer = isUsingSeparateCoordinators
+                writer =
+                    isUsingSeparateCoordinators
                     ? try PersistentStoreCoordinator(model: model, store: .sqlite(storeURL), name: "\(name).writer")
                     : main
             } else {
                 if let relocationSource {
-                    throw AmbarError.invalidArgument("an in-memory stack cannot take over the store file at \(relocationSource.path); open it with storeType: .sqlite")
+                    throw AmbarError.invalidArgument(
+                        "an in-memory stack cannot take over the store file at \(relocationSource.path); open it with storeType: .sqlite")
                 }
                 main = try PersistentStoreCoordinator(model: model, store: .inMemory, name: "\(name).memory")
                 writer = main
@@ -187,9 +200,12 @@ public final class DataStack: Sendable {
             if readOnly.load(ordering: .acquiring) { mainContext.saveRefusal = Self.readOnlyReason }
             // The writer's saves and batches, and batches on the main coordinator too.
             let observation = writer.observeDidSave { [weak self] note in self?.writerDidSave(note) }
-            let mainBatches = main === writer ? nil : main.observeDidSave { [weak self] note in
-                if note.isBatch { self?.writerDidSave(note) }
-            }
+            let mainBatches =
+                main === writer
+                ? nil
+                : main.observeDidSave { [weak self] note in
+                    if note.isBatch { self?.writerDidSave(note) }
+                }
             state.withLock {
                 $0.model = model
                 $0.mainCoordinator = main
@@ -213,7 +229,10 @@ public final class DataStack: Sendable {
         let work: @Sendable () -> Void = { [self] in
             if case .success = result { ready.store(true, ordering: .releasing) }
             let (waiters, completion) = state.withLock { s in
-                defer { s.waiters = []; s.completion = nil }
+                defer {
+                    s.waiters = []
+                    s.completion = nil
+                }
                 return (s.waiters, s.completion)
             }
             for waiter in waiters { waiter.resume(returning: result) }
@@ -290,7 +309,8 @@ public final class DataStack: Sendable {
     public func editorContext() throws(AmbarError) -> ManagedObjectContext {
         let main = try mainContext
         if isMainContextReadOnly {
-            throw .saveRefused(context: "\(name).editor", reason: "the main context is read-only, so an editor could never save; set isMainContextReadOnly to false first")
+            throw .saveRefused(
+                context: "\(name).editor", reason: "the main context is read-only, so an editor could never save; set isMainContextReadOnly to false first")
         }
         let context = ManagedObjectContext(concurrencyType: .privateQueue, parent: main, name: "\(name).editor")
         context.mergePolicy = .mergeByPropertyObjectTrump
@@ -330,7 +350,8 @@ public final class DataStack: Sendable {
     /// merged (decision D2); main's own batches are, since they bypass it.
     private func writerDidSave(_ note: DidSaveNotification) {
         guard merging.load(ordering: .acquiring), let main = state.withLock({ $0.main }),
-              note.context != main.identifier || note.isBatch, !note.isEmpty else { return }
+            note.context != main.identifier || note.isBatch, !note.isEmpty
+        else { return }
         main.enqueue { main.mergeChanges(fromContextDidSave: note) }
     }
 
@@ -345,7 +366,8 @@ public final class DataStack: Sendable {
     /// - Throws: ``AmbarError/stackNotReady`` before setup, or a storage error when a file cannot
     ///   be removed.
     public func deleteStore() throws(AmbarError) {
-        let (main, coordinators, contexts, already) = state.withLock { s -> (ManagedObjectContext?, [PersistentStoreCoordinator], [ManagedObjectContext], Bool) in
+        let (main, coordinators, contexts, already) = state.withLock {
+            s -> (ManagedObjectContext?, [PersistentStoreCoordinator], [ManagedObjectContext], Bool) in
             defer { s.deleted = true }
             let coordinators = [s.mainCoordinator, s.writerCoordinator].compactMap { $0 }
             return (s.main, coordinators, s.vended.compactMap(\.context), s.deleted)

@@ -18,7 +18,8 @@ public enum StoreLocation {
         if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty {
             return URL(fileURLWithPath: xdg, isDirectory: true).appendingPathComponent(name, isDirectory: true)
         }
-        let home = environment["HOME"].map { URL(fileURLWithPath: $0, isDirectory: true) }
+        let home =
+            environment["HOME"].map { URL(fileURLWithPath: $0, isDirectory: true) }
             ?? FileManager.default.homeDirectoryForCurrentUser
         return home.appendingPathComponent(".local/share/\(name)", isDirectory: true)
     }

@@ -32,9 +32,11 @@ public struct HistoryTransaction: Sendable, Hashable {
     public var isFromThisProcess: Bool { instanceID == ProcessInstance.id }
 
     /// Creates a transaction (the ledger's readers build them; tests may too).
-    public init(token: Int64, timestamp: Date, author: String?, processID: Int32, instanceID: UInt64?, contextName: String?,
-                inserted: Set<ManagedObjectID>, updated: Set<ManagedObjectID>, deleted: Set<ManagedObjectID>,
-                updatedProperties: [ManagedObjectID: [String]] = [:]) {
+    public init(
+        token: Int64, timestamp: Date, author: String?, processID: Int32, instanceID: UInt64?, contextName: String?,
+        inserted: Set<ManagedObjectID>, updated: Set<ManagedObjectID>, deleted: Set<ManagedObjectID>,
+        updatedProperties: [ManagedObjectID: [String]] = [:]
+    ) {
         self.token = token
         self.timestamp = timestamp
         self.author = author
@@ -69,7 +71,11 @@ public struct HistoryCursor: Sendable, Hashable {
 
 /// What one save or batch wrote, for the ledger.
 struct LedgerEntry: Sendable {
-    enum Kind: Int, Sendable { case insert = 0, update = 1, delete = 2 }
+    enum Kind: Int, Sendable {
+        case insert = 0
+        case update = 1
+        case delete = 2
+    }
     var author: String?
     var contextName: String?
     /// (entity, kind, changed property names for updates) → primary keys.

@@ -62,4 +62,3 @@ extension PersistentStoreCoordinator {
         if mode == .truncate { _ = try store.recordMarker(contextName: "ambar.checkpoint") }
     }
 }
-

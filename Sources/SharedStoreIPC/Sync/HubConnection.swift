@@ -40,10 +40,12 @@ final class HubConnection: Sendable {
     /// A connection for the store `storeUUID` (file `storeFile`); `cursor` gives the ledger
     /// position announced in `hello`.
     /// `makeServerDoorbell` starts the database server's doorbell when this process serves the hub.
-    init(configuration: SharingConfiguration, storeUUID: UUID, storeFile: URL?, cursor: @escaping @Sendable () -> Int64,
-         makeServerDoorbell: (@Sendable (SyncHub) -> ServerDoorbell?)? = nil,
-         onFrame: @escaping @Sendable (Frame) -> Void, onConnected: @escaping @Sendable () -> Void,
-         onDisconnected: @escaping @Sendable () -> Void) {
+    init(
+        configuration: SharingConfiguration, storeUUID: UUID, storeFile: URL?, cursor: @escaping @Sendable () -> Int64,
+        makeServerDoorbell: (@Sendable (SyncHub) -> ServerDoorbell?)? = nil,
+        onFrame: @escaping @Sendable (Frame) -> Void, onConnected: @escaping @Sendable () -> Void,
+        onDisconnected: @escaping @Sendable () -> Void
+    ) {
         self.configuration = configuration
         self.storeUUID = storeUUID
         self.storeFile = storeFile
@@ -78,7 +80,11 @@ final class HubConnection: Sendable {
     func stop() async {
         let (client, hub, doorbell, task) = state.withLock { s -> (SyncClient?, SyncHub?, ServerDoorbell?, Task<Void, Never>?) in
             s.stopped = true
-            defer { s.client = nil; s.hub = nil; s.serverDoorbell = nil }
+            defer {
+                s.client = nil
+                s.hub = nil
+                s.serverDoorbell = nil
+            }
             return (s.client, s.hub, s.serverDoorbell, s.connectTask)
         }
         // A connect in flight must end before the event loop goes (a promise made on a loop that
@@ -117,10 +123,16 @@ final class HubConnection: Sendable {
                     onFrame: { [weak self] frame in self?.onFrame(frame) },
                     onClose: { [weak self] in self?.connectionClosed() })
                 let stopped = state.withLock { s -> Bool in
-                    if !s.stopped { s.client = client; s.lastTrouble = nil }
+                    if !s.stopped {
+                        s.client = client
+                        s.lastTrouble = nil
+                    }
                     return s.stopped
                 }
-                if stopped { await client.close(); return }
+                if stopped {
+                    await client.close()
+                    return
+                }
                 Self.logger.debug("connected to the hub", metadata: ["hub-pid": "\(client.welcome.hubProcessID)", "peers": "\(client.welcome.peers)"])
                 onConnected()
                 return
@@ -169,9 +181,11 @@ final class HubConnection: Sendable {
         guard let lock = HubElectionLock.take(forSocket: configuration.resolvedSocketPath) else { return false }
         do {
             let socketPath = configuration.resolvedSocketPath
-            let hubConfiguration = try storeFile.map { try SyncHub.Configuration(socketPath: socketPath, storeUUID: storeUUID, storeFile: $0) }
-                ?? SyncHub.Configuration(socketPath: socketPath, storeUUID: storeUUID,
-                                         storeFile: URL(fileURLWithPath: socketPath).deletingLastPathComponent())
+            let hubConfiguration =
+                try storeFile.map { try SyncHub.Configuration(socketPath: socketPath, storeUUID: storeUUID, storeFile: $0) }
+                ?? SyncHub.Configuration(
+                    socketPath: socketPath, storeUUID: storeUUID,
+                    storeFile: URL(fileURLWithPath: socketPath).deletingLastPathComponent())
             let hub = try await SyncHub.start(hubConfiguration)
             let doorbell = makeServerDoorbell?(hub)
             let keep = state.withLock { s -> Bool in

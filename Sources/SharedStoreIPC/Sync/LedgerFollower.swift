@@ -68,8 +68,10 @@ final class LedgerFollower: Sendable {
 
     /// A follower that merges into `main` and records its position as `consumerName` (at least
     /// every `heartbeat`, so that purging knows it is alive).
-    init(coordinator: PersistentStoreCoordinator, main: ManagedObjectContext, consumerName: String,
-         removesCursorOnStop: Bool, heartbeat: Duration, readsRowsAhead: Bool, events: ObserverList<RemoteMergeEvent>) {
+    init(
+        coordinator: PersistentStoreCoordinator, main: ManagedObjectContext, consumerName: String,
+        removesCursorOnStop: Bool, heartbeat: Duration, readsRowsAhead: Bool, events: ObserverList<RemoteMergeEvent>
+    ) {
         self.coordinator = coordinator
         self.main = main
         self.consumerName = consumerName
@@ -219,7 +221,8 @@ final class LedgerFollower: Sendable {
             return reject(token: transaction.token, reason: "the ledger's transaction is another process's", &s)
         }
         if let claim = doorbell.claim,
-           claim.inserted != transaction.inserted || claim.updated != transaction.updated || claim.deleted != transaction.deleted {
+            claim.inserted != transaction.inserted || claim.updated != transaction.updated || claim.deleted != transaction.deleted
+        {
             reject(token: transaction.token, reason: "its object IDs differ from the ledger's", &s)
         }
     }
@@ -229,8 +232,9 @@ final class LedgerFollower: Sendable {
         s.rejectedSinceLog += 1
         let now = clock.now
         if let last = s.lastRejectionLog, now - last < .seconds(10) { return }
-        Self.logger.warning("ignored hub messages that disagree with the ledger (the ledger's transactions are merged, not the messages')",
-                            metadata: ["token": "\(token)", "reason": "\(reason)", "since-last-log": "\(s.rejectedSinceLog)", "rejected": "\(s.rejected)"])
+        Self.logger.warning(
+            "ignored hub messages that disagree with the ledger (the ledger's transactions are merged, not the messages')",
+            metadata: ["token": "\(token)", "reason": "\(reason)", "since-last-log": "\(s.rejectedSinceLog)", "rejected": "\(s.rejected)"])
         s.lastRejectionLog = now
         s.rejectedSinceLog = 0
     }
@@ -242,8 +246,9 @@ final class LedgerFollower: Sendable {
         do {
             current = try coordinator.currentHistoryToken()
         } catch {
-            Self.logger.error("history after token \(cursor) was purged and the ledger's head cannot be read; retrying at the next doorbell or check",
-                              metadata: ["error": "\(error)"])
+            Self.logger.error(
+                "history after token \(cursor) was purged and the ledger's head cannot be read; retrying at the next doorbell or check",
+                metadata: ["error": "\(error)"])
             return
         }
         state.withLock { s in
@@ -251,12 +256,14 @@ final class LedgerFollower: Sendable {
             s.claims = s.claims.filter { $0.key > s.cursor }
         }
         Self.logger.warning("history after token \(cursor) was purged; refreshing every object")
-        let main = self.main, events = self.events
+        let main = self.main
+        let events = self.events
         main.enqueue {
             Self.refreshAll(main)
-            events.post(RemoteMergeEvent(
-                token: current, author: nil, processID: 0, instanceID: 0, inserted: [], updated: [], deleted: [],
-                refreshed: Set(main.registeredObjects.map(\.objectID)), invalidated: [], latency: 0, historyExpired: true))
+            events.post(
+                RemoteMergeEvent(
+                    token: current, author: nil, processID: 0, instanceID: 0, inserted: [], updated: [], deleted: [],
+                    refreshed: Set(main.registeredObjects.map(\.objectID)), invalidated: [], latency: 0, historyExpired: true))
         }
     }
 
@@ -288,7 +295,10 @@ final class LedgerFollower: Sendable {
     /// transaction, in ledger order.
     private func mergePending() {
         let batch = state.withLock { s -> [PendingMerge] in
-            defer { s.pendingMerges = []; s.mergeScheduled = false }
+            defer {
+                s.pendingMerges = []
+                s.mergeScheduled = false
+            }
             return s.pendingMerges
         }
         guard !batch.isEmpty else { return }
@@ -297,14 +307,17 @@ final class LedgerFollower: Sendable {
             combined = batch[0].transaction.notification
         } else {
             // Later transactions win: an object deleted by any of them is gone (IDs are never reused).
-            var inserted = Set<ManagedObjectID>(), updated = Set<ManagedObjectID>(), deleted = Set<ManagedObjectID>()
+            var inserted = Set<ManagedObjectID>()
+            var updated = Set<ManagedObjectID>()
+            var deleted = Set<ManagedObjectID>()
             for pending in batch {
                 inserted.formUnion(pending.transaction.inserted)
                 updated.formUnion(pending.transaction.updated)
                 deleted.formUnion(pending.transaction.deleted)
             }
-            combined = DidSaveNotification(inserted: inserted.subtracting(deleted), updated: updated.subtracting(deleted), deleted: deleted,
-                                           author: batch.last?.transaction.author, token: batch.last?.transaction.token)
+            combined = DidSaveNotification(
+                inserted: inserted.subtracting(deleted), updated: updated.subtracting(deleted), deleted: deleted,
+                author: batch.last?.transaction.author, token: batch.last?.transaction.token)
         }
         // Each page's rows once, later pages' replacing earlier ones.
         var rows = PrefetchedRows()
@@ -318,12 +331,13 @@ final class LedgerFollower: Sendable {
         let now = Date()
         for pending in batch {
             let t = pending.transaction
-            events.post(RemoteMergeEvent(
-                token: t.token, author: t.author, processID: t.processID, instanceID: t.instanceID ?? 0,
-                inserted: t.inserted, updated: t.updated, deleted: t.deleted,
-                refreshed: batch.count == 1 ? change.refreshed : change.refreshed.intersection(t.updated),
-                invalidated: batch.count == 1 ? change.invalidated : change.invalidated.intersection(t.updated.union(t.deleted)),
-                latency: max(0, now.timeIntervalSince(t.timestamp)), historyExpired: false))
+            events.post(
+                RemoteMergeEvent(
+                    token: t.token, author: t.author, processID: t.processID, instanceID: t.instanceID ?? 0,
+                    inserted: t.inserted, updated: t.updated, deleted: t.deleted,
+                    refreshed: batch.count == 1 ? change.refreshed : change.refreshed.intersection(t.updated),
+                    invalidated: batch.count == 1 ? change.invalidated : change.invalidated.intersection(t.updated.union(t.deleted)),
+                    latency: max(0, now.timeIntervalSince(t.timestamp)), historyExpired: false))
         }
     }
 
@@ -352,7 +366,10 @@ final class LedgerFollower: Sendable {
         let (cursor, due) = state.withLock { s -> (Int64, Bool) in
             let age = s.lastCursorWrite.map { now - $0 } ?? .seconds(Int64.max / 4)
             let due = force || (s.cursor != s.lastCursorWritten && age >= .seconds(1)) || age >= heartbeat
-            if due { s.lastCursorWrite = now; s.lastCursorWritten = s.cursor }
+            if due {
+                s.lastCursorWrite = now
+                s.lastCursorWritten = s.cursor
+            }
             return (s.cursor, due)
         }
         guard due else { return }

@@ -37,16 +37,19 @@ public final class ServerDoorbell: Sendable {
     /// `sync-agent hub` daemon of a host); `nil` when the store is not on a server.
     public static func start(coordinator: PersistentStoreCoordinator, hub: SyncHub) -> ServerDoorbell? {
         guard let uuid = UUID(uuidString: coordinator.storeIdentifier) else { return nil }
-        return ServerDoorbell(store: coordinator.storeDescription, storeUUID: uuid, storeIdentifier: coordinator.storeIdentifier, hub: hub,
-                              head: { try coordinator.currentHistoryToken() })
+        return ServerDoorbell(
+            store: coordinator.storeDescription, storeUUID: uuid, storeIdentifier: coordinator.storeIdentifier, hub: hub,
+            head: { try coordinator.currentHistoryToken() })
     }
 
     private let listenState = Locked<ListenState>(.connecting)
 
     /// Starts listening on the channel of the store `storeUUID` (spelled `storeIdentifier` in the
     /// store) and relaying to `hub`; `head` reads the ledger's head token.
-    init?(store: StoreDescription, storeUUID: UUID, storeIdentifier: String, hub: SyncHub,
-          head: @escaping @Sendable () throws -> Int64) {
+    init?(
+        store: StoreDescription, storeUUID: UUID, storeIdentifier: String, hub: SyncHub,
+        head: @escaping @Sendable () throws -> Int64
+    ) {
         guard case .server(let server) = store, let connector = server.connector as? any SQLServerListenConnector else { return nil }
         let state = listenState
         let channel = StoreChangeNotice.channel(storeIdentifier: storeIdentifier)
@@ -74,7 +77,9 @@ public final class ServerDoorbell: Sendable {
                     defer { s = .lost(reason) }
                     return s != .lost(reason)
                 }
-                if changed { Self.logger.warning("the database server's doorbell is down (\(reason)); reconnecting with backoff, processes follow the ledger meanwhile") }
+                if changed {
+                    Self.logger.warning("the database server's doorbell is down (\(reason)); reconnecting with backoff, processes follow the ledger meanwhile")
+                }
             }
         }
     }
@@ -96,6 +101,8 @@ public final class ServerDoorbell: Sendable {
         for (entity, keys) in changes {
             entities[entity] = Frame.EntityChanges(inserted: keys.inserted, updated: keys.updated, deleted: keys.deleted)
         }
-        return .didSave(Frame.DidSave(storeUUID: storeUUID, token: notice.token, processID: notice.processID, instanceID: notice.instanceID, author: nil, changes: entities))
+        return .didSave(
+            Frame.DidSave(storeUUID: storeUUID, token: notice.token, processID: notice.processID, instanceID: notice.instanceID, author: nil, changes: entities)
+        )
     }
 }

@@ -88,8 +88,9 @@ public final class SharedStoreSync: Sendable {
             configuration: configuration, storeUUID: uuid, storeFile: storeFile,
             cursor: { follower.cursor },
             makeServerDoorbell: { hub in
-                ServerDoorbell(store: storeDescription, storeUUID: uuid, storeIdentifier: storeIdentifier, hub: hub,
-                               head: { try coordinator.currentHistoryToken() })
+                ServerDoorbell(
+                    store: storeDescription, storeUUID: uuid, storeIdentifier: storeIdentifier, hub: hub,
+                    head: { try coordinator.currentHistoryToken() })
             },
             onFrame: { frame in
                 if case .foreignWrite(let store) = frame, store == uuid {
@@ -120,7 +121,9 @@ public final class SharedStoreSync: Sendable {
         /// The stack's store cannot be shared, for the reason given.
         case notShareable(String)
         public var description: String {
-            switch self { case .notShareable(let reason): return "cannot share the store: \(reason)" }
+            switch self {
+            case .notShareable(let reason): return "cannot share the store: \(reason)"
+            }
         }
     }
 
@@ -166,8 +169,14 @@ public final class SharedStoreSync: Sendable {
     /// saves of this process are no longer announced and other processes' are no longer merged.
     /// Calling it twice does nothing more.
     public func stop() async {
-        timer.withLock { $0?.timer.cancel(); $0 = nil }
-        observations.withLock { list in list.forEach { $0.cancel() }; list = [] }
+        timer.withLock {
+            $0?.timer.cancel()
+            $0 = nil
+        }
+        observations.withLock { list in
+            list.forEach { $0.cancel() }
+            list = []
+        }
         await connection.stop()
         queue.sync { follower.stop() }
         events.finishStreams()

@@ -93,15 +93,20 @@ public final class StoreMaintenance: Sendable {
         do {
             let purge = try coordinator.purgeHistory(retention)
             let recovered = state.withLock { s -> Bool in
-                defer { s.lastPurgeResult = purge; s.purgeFailure = nil }
+                defer {
+                    s.lastPurgeResult = purge
+                    s.purgeFailure = nil
+                }
                 return s.purgeFailure != nil
             }
             if recovered { Self.logger.notice("purging the ledger works again") }
             if purge.transactionsRemoved + purge.cursorsRemoved + purge.receiptsRemoved > 0 {
-                Self.logger.debug("purged the ledger", metadata: [
-                    "through": "\(purge.purgedThrough)", "transactions": "\(purge.transactionsRemoved)",
-                    "cursors": "\(purge.cursorsRemoved)", "receipts": "\(purge.receiptsRemoved)",
-                ])
+                Self.logger.debug(
+                    "purged the ledger",
+                    metadata: [
+                        "through": "\(purge.purgedThrough)", "transactions": "\(purge.transactionsRemoved)",
+                        "cursors": "\(purge.cursorsRemoved)", "receipts": "\(purge.receiptsRemoved)",
+                    ])
             }
         } catch {
             let message = "\(error)"

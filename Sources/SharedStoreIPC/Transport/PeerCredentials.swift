@@ -1,7 +1,8 @@
 import Foundation
 import NIOCore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The credentials of the process at the other end of a Unix socket, as the kernel reports them:
@@ -35,13 +36,19 @@ public struct PeerCredentials: Sendable, Equatable {
     static func of(_ fd: CInt) -> PeerCredentials? {
         // `struct ucred` (pid_t, uid_t, gid_t) is hidden behind _GNU_SOURCE in Glibc's headers;
         // this struct has the same layout.
-        struct RawCredentials { var pid: Int32 = 0; var uid: UInt32 = 0; var gid: UInt32 = 0 }
+        struct RawCredentials {
+            var pid: Int32 = 0
+            var uid: UInt32 = 0
+            var gid: UInt32 = 0
+        }
         var credentials = RawCredentials()
         var size = socklen_t(MemoryLayout<RawCredentials>.size)
         guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0,
-              Int(size) == MemoryLayout<RawCredentials>.size else { return nil }
-        return PeerCredentials(processID: credentials.pid, userID: credentials.uid, groupID: credentials.gid,
-                               supplementaryGroups: supplementaryGroups(of: fd))
+            Int(size) == MemoryLayout<RawCredentials>.size
+        else { return nil }
+        return PeerCredentials(
+            processID: credentials.pid, userID: credentials.uid, groupID: credentials.gid,
+            supplementaryGroups: supplementaryGroups(of: fd))
     }
 
     /// The peer's supplementary groups from `SO_PEERGROUPS`; `nil` when the kernel does not

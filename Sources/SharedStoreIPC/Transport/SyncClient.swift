@@ -66,18 +66,18 @@ public final class SyncClient: Sendable {
         let channel: any Channel
         do {
             channel = try await ClientBootstrap(group: eventLoop)
-            .connectTimeout(.milliseconds(500))
-            .channelOption(.writeBufferWaterMark, value: .init(low: maximumSendBacklogBytes / 2, high: maximumSendBacklogBytes))
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandlers([
-                        ByteToMessageHandler(FrameDecoderHandler(maximumFrameSize: maximumFrameSize)),
-                        ClientHandler(hello: hello, maximumFrameSize: maximumFrameSize, welcome: welcomePromise, onFrame: onFrame, onClose: onClose),
-                    ])
+                .connectTimeout(.milliseconds(500))
+                .channelOption(.writeBufferWaterMark, value: .init(low: maximumSendBacklogBytes / 2, high: maximumSendBacklogBytes))
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandlers([
+                            ByteToMessageHandler(FrameDecoderHandler(maximumFrameSize: maximumFrameSize)),
+                            ClientHandler(hello: hello, maximumFrameSize: maximumFrameSize, welcome: welcomePromise, onFrame: onFrame, onClose: onClose),
+                        ])
+                    }
                 }
-            }
-            .connect(unixDomainSocketPath: socketPath)
-            .get()
+                .connect(unixDomainSocketPath: socketPath)
+                .get()
         } catch {
             // Nothing listens: the handler (and its promise) never came to life.
             welcomePromise.fail(error)
@@ -138,8 +138,10 @@ final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
     private let onFrame: @Sendable (Frame) -> Void
     private let onClose: @Sendable () -> Void
 
-    init(hello: Frame.Hello, maximumFrameSize: Int, welcome: EventLoopPromise<Frame.Welcome>,
-         onFrame: @escaping @Sendable (Frame) -> Void, onClose: @escaping @Sendable () -> Void) {
+    init(
+        hello: Frame.Hello, maximumFrameSize: Int, welcome: EventLoopPromise<Frame.Welcome>,
+        onFrame: @escaping @Sendable (Frame) -> Void, onClose: @escaping @Sendable () -> Void
+    ) {
         self.hello = hello
         self.maximumFrameSize = maximumFrameSize
         self.welcome = welcome

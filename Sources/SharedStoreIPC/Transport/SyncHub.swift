@@ -80,8 +80,11 @@ public final class SyncHub: Sendable {
         do {
             let bootstrap = ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 256)
-                .childChannelOption(.writeBufferWaterMark, value: .init(
-                    low: configuration.maximumBacklogBytes / 2, high: configuration.maximumBacklogBytes))
+                .childChannelOption(
+                    .writeBufferWaterMark,
+                    value: .init(
+                        low: configuration.maximumBacklogBytes / 2, high: configuration.maximumBacklogBytes)
+                )
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandlers([
@@ -103,10 +106,12 @@ public final class SyncHub: Sendable {
                     throw SocketSetupError.cannotSetMode(path: configuration.socketPath, reason: reason)
                 }
             }
-            logger.debug("hub serving", metadata: [
-                "socket": "\(configuration.socketPath)", "store": "\(configuration.storeUUID)",
-                "activated": "\(configuration.inheritedSocket != nil)",
-            ])
+            logger.debug(
+                "hub serving",
+                metadata: [
+                    "socket": "\(configuration.socketPath)", "store": "\(configuration.storeUUID)",
+                    "activated": "\(configuration.inheritedSocket != nil)",
+                ])
             return SyncHub(configuration: configuration, group: group, channel: channel, state: state)
         } catch {
             try? await group.shutdownGracefully()
@@ -135,7 +140,8 @@ public final class SyncHub: Sendable {
     /// Relays `frame` from the database server's doorbell to every connected process (a store on
     /// a server: the hub is its host's one listener).
     public func relayFromServer(_ frame: Frame) {
-        let token: Int64, fallback: Frame
+        let token: Int64
+        let fallback: Frame
         switch frame {
         case .didSave(let save):
             token = save.token
@@ -240,8 +246,9 @@ final class HubState: @unchecked Sendable {
         for (key, peer) in peers where key != sender && peer.hello != nil {
             guard peer.channel.isWritable else {
                 if !peer.fellBehind {
-                    SyncHub.logger.warning("a peer is not keeping up; dropping its frames until it drains (it will catch up from the ledger)",
-                                           metadata: ["pid": "\(peer.hello?.processID ?? 0)"])
+                    SyncHub.logger.warning(
+                        "a peer is not keeping up; dropping its frames until it drains (it will catch up from the ledger)",
+                        metadata: ["pid": "\(peer.hello?.processID ?? 0)"])
                 }
                 peers[key]?.fellBehind = true
                 droppedFrames += 1
@@ -268,8 +275,9 @@ final class HubState: @unchecked Sendable {
     func peerEntries() -> [Frame.PeerEntry] {
         peers.values.compactMap { peer in
             peer.hello.map {
-                Frame.PeerEntry(processID: $0.processID, instanceID: $0.instanceID, processName: $0.processName,
-                                connectCursor: $0.cursor, lastToken: max(peer.lastToken, $0.cursor))
+                Frame.PeerEntry(
+                    processID: $0.processID, instanceID: $0.instanceID, processName: $0.processName,
+                    connectCursor: $0.cursor, lastToken: max(peer.lastToken, $0.cursor))
             }
         }.sorted { ($0.processID, $0.instanceID) < ($1.processID, $1.instanceID) }
     }
@@ -321,17 +329,22 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        let credentials = try? context.pipeline.syncOperations.withUnsafeTransportIfAvailable(of: NIOBSDSocket.Handle.self) { fd in
-            PeerCredentials.of(fd)
-        } ?? nil
+        let credentials =
+            try? context.pipeline.syncOperations.withUnsafeTransportIfAvailable(of: NIOBSDSocket.Handle.self) { fd in
+                PeerCredentials.of(fd)
+            } ?? nil
         guard let credentials else {
             return refuse(context, .notPermitted, "the hub cannot read the peer's credentials")
         }
         guard credentials.isAllowed(owner: state.configuration.allowedOwner, group: state.configuration.allowedGroup) else {
-            return refuse(context, .notPermitted, "uid \(credentials.userID) (gid \(credentials.groupID)) is neither the store's owner \(state.configuration.allowedOwner) nor in its group \(state.configuration.allowedGroup)")
+            return refuse(
+                context, .notPermitted,
+                "uid \(credentials.userID) (gid \(credentials.groupID)) is neither the store's owner \(state.configuration.allowedOwner) nor in its group \(state.configuration.allowedGroup)"
+            )
         }
         guard state.pendingCount < state.configuration.maximumPendingHandshakes else {
-            return refuse(context, .tooManyPeers, "\(state.configuration.maximumPendingHandshakes) connections are already waiting for their handshake; try again")
+            return refuse(
+                context, .tooManyPeers, "\(state.configuration.maximumPendingHandshakes) connections are already waiting for their handshake; try again")
         }
         let channel = context.channel
         let timeout = state.configuration.handshakeTimeout
@@ -355,8 +368,9 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         let key = ObjectIdentifier(context.channel)
         if context.channel.isWritable, state.peers[key]?.fellBehind == true {
             state.peers[key]?.fellBehind = false
-            SyncHub.logger.debug("a peer that fell behind drained; telling it to catch up from the ledger",
-                                metadata: ["pid": "\(state.peers[key]?.hello?.processID ?? 0)", "token": "\(state.newestToken)"])
+            SyncHub.logger.debug(
+                "a peer that fell behind drained; telling it to catch up from the ledger",
+                metadata: ["pid": "\(state.peers[key]?.hello?.processID ?? 0)", "token": "\(state.newestToken)"])
             reply(context, .tokenOnly(storeUUID: state.configuration.storeUUID, token: state.newestToken, processID: 0, instanceID: 0))
         }
         context.fireChannelWritabilityChanged()

@@ -58,8 +58,10 @@ public enum Frame: Sendable, Equatable {
         /// The last ledger token the client has merged.
         public var cursor: Int64
 
-        public init(protocolVersion: UInt8 = WireFormat.protocolVersion, storeUUID: UUID, processID: Int32,
-                    instanceID: UInt64 = ProcessInstance.id, processName: String, cursor: Int64) {
+        public init(
+            protocolVersion: UInt8 = WireFormat.protocolVersion, storeUUID: UUID, processID: Int32,
+            instanceID: UInt64 = ProcessInstance.id, processName: String, cursor: Int64
+        ) {
             self.protocolVersion = protocolVersion
             self.storeUUID = storeUUID
             self.processID = processID
@@ -103,7 +105,8 @@ public enum Frame: Sendable, Equatable {
         /// Per entity name: inserted, updated and deleted primary keys.
         public var changes: [String: EntityChanges]
 
-        public init(storeUUID: UUID, token: Int64, processID: Int32, instanceID: UInt64 = ProcessInstance.id, author: String?, changes: [String: EntityChanges]) {
+        public init(storeUUID: UUID, token: Int64, processID: Int32, instanceID: UInt64 = ProcessInstance.id, author: String?, changes: [String: EntityChanges])
+        {
             self.storeUUID = storeUUID
             self.token = token
             self.processID = processID
@@ -128,7 +131,9 @@ public enum Frame: Sendable, Equatable {
         /// The object IDs as a did-save notification, with `store` as their store identifier (the
         /// store's own spelling of its UUID).
         func notification(inStore store: String) -> DidSaveNotification {
-            var inserted = Set<ManagedObjectID>(), updated = Set<ManagedObjectID>(), deleted = Set<ManagedObjectID>()
+            var inserted = Set<ManagedObjectID>()
+            var updated = Set<ManagedObjectID>()
+            var deleted = Set<ManagedObjectID>()
             for (entity, c) in changes {
                 func ids(_ pks: [Int64]) -> [ManagedObjectID] {
                     pks.map { ManagedObjectID(entityName: entity, storeIdentifier: store, primaryKey: $0) }

@@ -93,7 +93,10 @@ public enum WireFormat {
         guard length + 4 <= maximumFrameSize else { throw .frameTooLarge(announced: length + 4, maximum: maximumFrameSize) }
         var out = [UInt8]()
         out.reserveCapacity(length + 4)
-        out.append(contentsOf: [UInt8(truncatingIfNeeded: length >> 24), UInt8(truncatingIfNeeded: length >> 16), UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length)])
+        out.append(contentsOf: [
+            UInt8(truncatingIfNeeded: length >> 24), UInt8(truncatingIfNeeded: length >> 16), UInt8(truncatingIfNeeded: length >> 8),
+            UInt8(truncatingIfNeeded: length),
+        ])
         out.append(protocolVersion)
         out.append(type.rawValue)
         out.append(contentsOf: w.buffer)
@@ -111,7 +114,10 @@ public enum WireFormat {
         let frame: Frame
         switch type {
         case .hello:
-            let uuid = try r.uuid(), pid = Int32(bitPattern: try r.u32()), instance = try r.u64(), cursor = try r.i64()
+            let uuid = try r.uuid()
+            let pid = Int32(bitPattern: try r.u32())
+            let instance = try r.u64()
+            let cursor = try r.i64()
             let clientVersion = try r.u8()
             let name = try r.string16()
             frame = .hello(.init(protocolVersion: clientVersion, storeUUID: uuid, processID: pid, instanceID: instance, processName: name, cursor: cursor))
@@ -122,7 +128,10 @@ public enum WireFormat {
             // As the encoder does: a message is at most 4,000 characters.
             frame = .error(code: code, message: String(try r.string16().prefix(WireFormat.maximumErrorMessageLength)))
         case .didSave:
-            let uuid = try r.uuid(), token = try r.i64(), pid = Int32(bitPattern: try r.u32()), instance = try r.u64()
+            let uuid = try r.uuid()
+            let token = try r.i64()
+            let pid = Int32(bitPattern: try r.u32())
+            let instance = try r.u64()
             let author = try r.string16()
             let count = Int(try r.u16())
             var changes: [String: Frame.EntityChanges] = [:]
@@ -134,9 +143,13 @@ public enum WireFormat {
                 changes[name] = Frame.EntityChanges(inserted: try r.keys(), updated: try r.keys(), deleted: try r.keys())
             }
             guard token > 0 else { throw .malformed("token \(token) is not positive") }
-            frame = .didSave(.init(storeUUID: uuid, token: token, processID: pid, instanceID: instance, author: author.isEmpty ? nil : author, changes: changes))
+            frame = .didSave(
+                .init(storeUUID: uuid, token: token, processID: pid, instanceID: instance, author: author.isEmpty ? nil : author, changes: changes))
         case .tokenOnly:
-            let uuid = try r.uuid(), token = try r.i64(), pid = Int32(bitPattern: try r.u32()), instance = try r.u64()
+            let uuid = try r.uuid()
+            let token = try r.i64()
+            let pid = Int32(bitPattern: try r.u32())
+            let instance = try r.u64()
             guard token > 0 else { throw .malformed("token \(token) is not positive") }
             frame = .tokenOnly(storeUUID: uuid, token: token, processID: pid, instanceID: instance)
         case .foreignWrite:
@@ -151,7 +164,10 @@ public enum WireFormat {
             let count = Int(try r.u16())
             var entries: [Frame.PeerEntry] = []
             for _ in 0..<count {
-                let pid = Int32(bitPattern: try r.u32()), instance = try r.u64(), cursor = try r.i64(), last = try r.i64()
+                let pid = Int32(bitPattern: try r.u32())
+                let instance = try r.u64()
+                let cursor = try r.i64()
+                let last = try r.i64()
                 entries.append(.init(processID: pid, instanceID: instance, processName: try r.string16(), connectCursor: cursor, lastToken: last))
             }
             frame = .peers(entries)
@@ -205,7 +221,10 @@ struct ByteWriter {
     var buffer: [UInt8] = []
 
     mutating func u8(_ v: UInt8) { buffer.append(v) }
-    mutating func u16(_ v: UInt16) { buffer.append(UInt8(v >> 8)); buffer.append(UInt8(v & 0xFF)) }
+    mutating func u16(_ v: UInt16) {
+        buffer.append(UInt8(v >> 8))
+        buffer.append(UInt8(v & 0xFF))
+    }
     mutating func u32(_ v: UInt32) { for shift in stride(from: 24, through: 0, by: -8) { buffer.append(UInt8(truncatingIfNeeded: v >> UInt32(shift))) } }
     mutating func u64(_ v: UInt64) { for shift in stride(from: 56, through: 0, by: -8) { buffer.append(UInt8(truncatingIfNeeded: v >> UInt64(shift))) } }
     mutating func i64(_ v: Int64) { u64(UInt64(bitPattern: v)) }

@@ -6,7 +6,9 @@ import Foundation
 struct BackupCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "backup",
-        abstract: "Copy the store to a new file while other processes keep writing (SQLite: checked with integrity_check; PostgreSQL: a pg_dump custom-format archive, checked with pg_restore --list).")
+        abstract:
+            "Copy the store to a new file while other processes keep writing (SQLite: checked with integrity_check; PostgreSQL: a pg_dump custom-format archive, checked with pg_restore --list)."
+    )
 
     @OptionGroup var directory: DirectoryOptions
 

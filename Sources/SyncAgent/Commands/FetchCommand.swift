@@ -43,7 +43,8 @@ struct FetchCommand: ParsableCommand {
         let stack = try openExistingStack(directory)
         let model = try stack.mainCoordinator.model
         guard model.entity(named: entity) != nil else {
-            FileHandle.standardError.write(Data("error: the store has no entity named '\(entity)' (it has: \(model.entityNames.sorted().joined(separator: ", ")))\n".utf8))
+            FileHandle.standardError.write(
+                Data("error: the store has no entity named '\(entity)' (it has: \(model.entityNames.sorted().joined(separator: ", ")))\n".utf8))
             throw ExitCode(64)
         }
         var request = FetchRequest<ManagedObject>(entityName: entity)

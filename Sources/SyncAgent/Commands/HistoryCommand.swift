@@ -32,7 +32,9 @@ struct HistoryCommand: ParsableCommand {
                     "deleted": transaction.deleted.map(\.uriString).sorted(),
                 ])
             } else {
-                print("\(transaction.token)  \(ISO8601DateFormatter().string(from: transaction.timestamp))  pid \(transaction.processID)  \(transaction.author ?? "-")/\(transaction.contextName ?? "-")  +\(transaction.inserted.count) ~\(transaction.updated.count) -\(transaction.deleted.count)")
+                print(
+                    "\(transaction.token)  \(ISO8601DateFormatter().string(from: transaction.timestamp))  pid \(transaction.processID)  \(transaction.author ?? "-")/\(transaction.contextName ?? "-")  +\(transaction.inserted.count) ~\(transaction.updated.count) -\(transaction.deleted.count)"
+                )
             }
         }
     }

@@ -15,7 +15,9 @@ struct HubCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hub",
         abstract: "Serve the hub for the processes of a shared store until SIGTERM.",
-        discussion: "Socket-activated (LISTEN_FDS with the name \"hub\") it serves the inherited socket and never removes its path; otherwise it binds --socket itself, holding <socket dir>/hub.lock so no process elects a second hub.")
+        discussion:
+            "Socket-activated (LISTEN_FDS with the name \"hub\") it serves the inherited socket and never removes its path; otherwise it binds --socket itself, holding <socket dir>/hub.lock so no process elects a second hub."
+    )
 
     @OptionGroup var directory: DirectoryOptions
     @OptionGroup var socket: SocketOptions
@@ -33,7 +35,8 @@ struct HubCommand: AsyncParsableCommand {
         // Hold the election lock, so processes never start a second hub beside this one. When
         // socket-activated, systemd guarantees one hub; the lock is then taken only if possible.
         if inherited == nil {
-            try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: socketPath).deletingLastPathComponent().path, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: URL(fileURLWithPath: socketPath).deletingLastPathComponent().path, withIntermediateDirectories: true)
         }
         let lock = HubElectionLock.take(forSocket: socketPath)
         if lock == nil && inherited == nil {
@@ -64,7 +67,8 @@ struct HubCommand: AsyncParsableCommand {
                 logger: logger,
                 status: {
                     let peers = await hub.peers().count
-                    let history = (try? coordinator.historySummary()).map { "head token \($0.headToken), \($0.transactions) in the ledger" } ?? "ledger unreadable"
+                    let history =
+                        (try? coordinator.historySummary()).map { "head token \($0.headToken), \($0.transactions) in the ledger" } ?? "ledger unreadable"
                     let listening = doorbell.map { ", server doorbell \($0.state)" } ?? ""
                     return "serving \(peers) peer\(peers == 1 ? "" : "s"), \(history)\(listening)"
                 },

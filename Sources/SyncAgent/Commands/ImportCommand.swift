@@ -52,21 +52,30 @@ struct ImportCommand: AsyncParsableCommand {
         importer.batchSize = batchSize
         importer.onError = OnError(rawValue: onError) ?? .abort
         let bar = ProgressBar()
-        let report = try importer.run(source, progress: { progress in
-            bar.update(lines: progress.lines, bytes: source.bytesRead, total: source.totalBytes)
-        })
+        let report = try importer.run(
+            source,
+            progress: { progress in
+                bar.update(lines: progress.lines, bytes: source.bytesRead, total: source.totalBytes)
+            })
         bar.finish()
         for error in report.skipped { FileHandle.standardError.write(Data("skipped \(error)\n".utf8)) }
         if json {
             JSONLine.print(report.json.merging(["entity": entity]) { a, _ in a })
         } else {
             let rate = Double(report.lines) / max(report.seconds, 0.001)
-            let tokens = report.tokens.isEmpty ? "no transaction" : report.tokens.count == 1 ? "token \(report.tokens[0])" : "tokens \(report.tokens.first!)–\(report.tokens.last!)"
-            print("\(entity): \(report.inserted) inserted, \(report.updated) updated, \(report.skipped.count) skipped from \(report.lines) lines in \(String(format: "%.2f", report.seconds)) s (\(Int(rate)) lines/s; \(tokens))")
+            let tokens =
+                report.tokens.isEmpty
+                ? "no transaction" : report.tokens.count == 1 ? "token \(report.tokens[0])" : "tokens \(report.tokens.first!)–\(report.tokens.last!)"
+            print(
+                "\(entity): \(report.inserted) inserted, \(report.updated) updated, \(report.skipped.count) skipped from \(report.lines) lines in \(String(format: "%.2f", report.seconds)) s (\(Int(rate)) lines/s; \(tokens))"
+            )
         }
         if let error = report.abortedBy {
             let kept = report.tokens.isEmpty ? "nothing was imported" : "the \(report.tokens.count) earlier batch(es) stay imported"
-            FileHandle.standardError.write(Data("error: \(error)\naborted: nothing from line \(report.firstUnwrittenLine ?? error.line) on was written; \(kept). Fix the line and import again (with --key the import is an upsert, safe to repeat), or pass --on-error skip.\n".utf8))
+            FileHandle.standardError.write(
+                Data(
+                    "error: \(error)\naborted: nothing from line \(report.firstUnwrittenLine ?? error.line) on was written; \(kept). Fix the line and import again (with --key the import is an upsert, safe to repeat), or pass --on-error skip.\n"
+                        .utf8))
             throw ExitCode(65)
         }
     }

@@ -48,7 +48,9 @@ struct RunCommand: AsyncParsableCommand {
             throw ValidationError("--name must be a plain name (no '/', not starting with '.').")
         }
         guard pollInterval > 0 else { throw ValidationError("--poll-interval must be positive.") }
-        guard resolvedEntity != nil else { throw ValidationError("Name the entity: --entity NAME or AMBAR_ENTITY=NAME (the unit reads it from /etc/ambar/agent-<name>.env).") }
+        guard resolvedEntity != nil else {
+            throw ValidationError("Name the entity: --entity NAME or AMBAR_ENTITY=NAME (the unit reads it from /etc/ambar/agent-<name>.env).")
+        }
     }
 
     func run() async throws {

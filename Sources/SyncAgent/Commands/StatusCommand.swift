@@ -45,14 +45,16 @@ struct StatusCommand: AsyncParsableCommand {
                 socketPath: socketPath, hello: .init(storeUUID: uuid, processID: getpid(), processName: "sync-agent status", cursor: head),
                 group: group,
                 onFrame: { frame in if case .peers(let entries) = frame { answer.withLock { $0 = entries } } },
-                onClose: {}) {
+                onClose: {})
+            {
                 try client.send(.peersRequest)
                 for _ in 0..<200 where answer.withLock({ $0 == nil }) { try? await Task.sleep(for: .milliseconds(10)) }
                 let peers = (answer.withLock { $0 } ?? []).filter { $0.processID != getpid() }.map { peer -> [String: Any] in
                     // A process's default consumer name ends in its PID and instance.
                     let ledger = cursors.first { $0.consumer.hasSuffix("-\(peer.processID)-\(String(peer.instanceID, radix: 36))") }
                     return [
-                        "pid": Int(peer.processID), "instance": InstanceID.text(peer.instanceID), "name": peer.processName, "connect_cursor": peer.connectCursor,
+                        "pid": Int(peer.processID), "instance": InstanceID.text(peer.instanceID), "name": peer.processName,
+                        "connect_cursor": peer.connectCursor,
                         "last_token": peer.lastToken, "ledger_cursor": ledger.map { $0.token as Any } ?? NSNull(),
                     ]
                 }
@@ -62,25 +64,31 @@ struct StatusCommand: AsyncParsableCommand {
             try? await group.shutdownGracefully()
         }
         let consumers = cursors.map {
-            ["consumer": $0.consumer, "token": $0.token, "last_seen": ISO8601DateFormatter().string(from: $0.lastSeen),
-             "age_seconds": max(0, now.timeIntervalSince($0.lastSeen))] as [String: Any]
+            [
+                "consumer": $0.consumer, "token": $0.token, "last_seen": ISO8601DateFormatter().string(from: $0.lastSeen),
+                "age_seconds": max(0, now.timeIntervalSince($0.lastSeen)),
+            ] as [String: Any]
         }
         if json {
             var storeFields: [String: Any] = ["store": directory.storeDisplay, "backend": server?.backend ?? "sqlite"]
             if let server {
-                storeFields["server"] = ["location": server.location, "version": server.version, "listeners": server.listeners,
-                                         "notification_queue_usage": server.notificationQueueUsage] as [String: Any]
+                storeFields["server"] =
+                    [
+                        "location": server.location, "version": server.version, "listeners": server.listeners,
+                        "notification_queue_usage": server.notificationQueueUsage,
+                    ] as [String: Any]
             } else {
                 storeFields["size"] = size(file.path)
                 storeFields["wal_size"] = size(file.path + "-wal")
             }
-            JSONLine.print(storeFields.merging([
-                "uuid": coordinator.storeIdentifier, "head_token": head, "objects": counts, "hub": hub, "cursors": consumers,
-                "history": [
-                    "oldest_token": history.oldestToken.map { $0 as Any } ?? NSNull(), "head_token": history.headToken,
-                    "transactions": history.transactions, "purged_through": history.purgedThrough,
-                ] as [String: Any],
-            ]) { a, _ in a })
+            JSONLine.print(
+                storeFields.merging([
+                    "uuid": coordinator.storeIdentifier, "head_token": head, "objects": counts, "hub": hub, "cursors": consumers,
+                    "history": [
+                        "oldest_token": history.oldestToken.map { $0 as Any } ?? NSNull(), "head_token": history.headToken,
+                        "transactions": history.transactions, "purged_through": history.purgedThrough,
+                    ] as [String: Any],
+                ]) { a, _ in a })
             return
         }
         print("store      \(directory.storeDisplay)")
@@ -94,12 +102,16 @@ struct StatusCommand: AsyncParsableCommand {
         }
         print("uuid       \(coordinator.storeIdentifier)")
         print("head token \(head)")
-        print("ledger     \(history.transactions) transaction(s)\(history.oldestToken.map { ", oldest token \($0)" } ?? ""), purged through \(history.purgedThrough)")
+        print(
+            "ledger     \(history.transactions) transaction(s)\(history.oldestToken.map { ", oldest token \($0)" } ?? ""), purged through \(history.purgedThrough)"
+        )
         for (entity, count) in counts.sorted(by: { $0.key < $1.key }) { print("objects    \(entity): \(count)") }
         if hub["reachable"] as? Bool == true {
             print("hub        \(socketPath): served by pid \(hub["pid"] ?? "?"), \(hub["peer_count"] ?? 0) peer(s)")
             for peer in hub["peers"] as? [[String: Any]] ?? [] {
-                print("peer       pid \(peer["pid"] ?? "?") \(peer["name"] ?? "?"): last token \(peer["last_token"] ?? "?"), ledger cursor \(peer["ledger_cursor"] is NSNull ? "-" : "\(peer["ledger_cursor"] ?? "-")")")
+                print(
+                    "peer       pid \(peer["pid"] ?? "?") \(peer["name"] ?? "?"): last token \(peer["last_token"] ?? "?"), ledger cursor \(peer["ledger_cursor"] is NSNull ? "-" : "\(peer["ledger_cursor"] ?? "-")")"
+                )
             }
         } else {
             print("hub        \(socketPath): not reachable (processes poll the ledger)")

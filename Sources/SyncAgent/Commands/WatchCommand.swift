@@ -33,7 +33,8 @@ struct WatchCommand: AsyncParsableCommand {
                     "latency_ms": event.latency * 1000, "history_expired": event.historyExpired,
                 ])
             } else {
-                let line = event.historyExpired
+                let line =
+                    event.historyExpired
                     ? "history expired: refreshed every object (now at token \(event.token))"
                     : "token \(event.token)  pid \(event.processID)  \(event.author ?? "-")  +\(event.inserted.count) ~\(event.updated.count) -\(event.deleted.count)  \(String(format: "%.2f", event.latency * 1000)) ms  \(uris(event.inserted + event.updated + event.deleted).prefix(5).joined(separator: " "))"
                 FileHandle.standardOutput.write(Data((line + "\n").utf8))

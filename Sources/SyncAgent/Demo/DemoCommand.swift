@@ -23,7 +23,10 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(help: "Keep the temporary directory (its path is printed).")
     var keep = false
 
-    @Option(help: ArgumentHelp("Run on a store in this PostgreSQL database instead of a temporary SQLite file (an empty database: scripts/run-demo --postgres starts a private server). The processes still share a temporary directory for their hub.", valueName: "postgres-url"))
+    @Option(
+        help: ArgumentHelp(
+            "Run on a store in this PostgreSQL database instead of a temporary SQLite file (an empty database: scripts/run-demo --postgres starts a private server). The processes still share a temporary directory for their hub.",
+            valueName: "postgres-url"))
     var store: String?
 
     @Flag(help: "Print the result as JSON.")
@@ -32,7 +35,9 @@ struct DemoCommand: AsyncParsableCommand {
     func validate() throws {
         guard records > 0, batch > 0 else { throw ValidationError("--records and --batch must be positive.") }
         if let store {
-            guard PostgresURL.isPostgresURL(store), let url = URL(string: store) else { throw ValidationError("--store takes a postgres:// or postgresql:// URL.") }
+            guard PostgresURL.isPostgresURL(store), let url = URL(string: store) else {
+                throw ValidationError("--store takes a postgres:// or postgresql:// URL.")
+            }
             _ = try PostgresURL(url)
         }
     }
@@ -53,9 +58,11 @@ struct DemoCommand: AsyncParsableCommand {
         let storeArguments = store.map { ["--store", $0] } ?? []
         let viewers = try (1...2).map { try DemoProcess(role: "viewer \($0)", arguments: ["demo-viewer", "--directory", directory.path] + storeArguments) }
         for viewer in viewers { _ = try viewer.receive(timeout: 30) }
-        let importer = try DemoProcess(role: "importer", arguments: [
-            "demo-importer", "--directory", directory.path, "--records", "\(records)", "--batch", "\(batch)",
-        ] + storeArguments)
+        let importer = try DemoProcess(
+            role: "importer",
+            arguments: [
+                "demo-importer", "--directory", directory.path, "--records", "\(records)", "--batch", "\(batch)",
+            ] + storeArguments)
         let imported = try importer.receive(timeout: 300)
         importer.finish(timeout: 10)
         let token = imported["token"] as? Int ?? -1
@@ -67,11 +74,13 @@ struct DemoCommand: AsyncParsableCommand {
         for viewer in viewers { viewer.finish(timeout: 10) }
 
         // The reference: the store itself, read by this fourth process.
-        let referenceStack = try server.map { try DataStack.open(storeType: .postgres($0), model: .model(try DemoModel.make()), name: "demo-check") }
+        let referenceStack =
+            try server.map { try DataStack.open(storeType: .postgres($0), model: .model(try DemoModel.make()), name: "demo-check") }
             ?? DataStack.open(model: .model(try DemoModel.make()), storeURL: storeURL, name: "demo-check")
         let reference = try DemoModel.storeDigest(referenceStack)
         let digests = [imported["digest"] as? String] + answers.map { $0["digest"] as? String }
-        let converged = digests.allSatisfy { $0 == reference.digest }
+        let converged =
+            digests.allSatisfy { $0 == reference.digest }
             && answers.allSatisfy { ($0["token"] as? Int ?? -1) >= token && ($0["count"] as? Int) == reference.count }
 
         let written = (imported["inserted"] as? Int ?? 0) + (imported["updated"] as? Int ?? 0) + (imported["deleted"] as? Int ?? 0)
@@ -84,7 +93,8 @@ struct DemoCommand: AsyncParsableCommand {
         let timed = answers.flatMap { answer in
             zip(answer["commits_s"] as? [Double] ?? [], answer["latencies_ms"] as? [Double] ?? [])
         }
-        let firstCommit = timed.map(\.0).min() ?? 0, lastCommit = timed.map(\.0).max() ?? 0
+        let firstCommit = timed.map(\.0).min() ?? 0
+        let lastCommit = timed.map(\.0).max() ?? 0
         let firstSecond = LatencySummary(samples: timed.filter { $0.0 < firstCommit + 1 }.map(\.1))
         let lastSecond = LatencySummary(samples: timed.filter { $0.0 >= lastCommit - 1 }.map(\.1))
         if json {
@@ -94,21 +104,32 @@ struct DemoCommand: AsyncParsableCommand {
                 "lag_first_second_p50_ms": firstSecond.samples.isEmpty ? NSNull() : firstSecond.p50 as Any,
                 "lag_last_second_p50_ms": lastSecond.samples.isEmpty ? NSNull() : lastSecond.p50 as Any,
                 "digest": reference.digest, "count": reference.count,
-                "viewers": zip(answers, latencies).map { ["pid": $0["pid"] ?? 0, "digest": $0["digest"] ?? "", "merges": $1.samples.count, "p50_ms": $1.p50, "p99_ms": $1.p99] as [String: Any] },
+                "viewers": zip(answers, latencies).map {
+                    ["pid": $0["pid"] ?? 0, "digest": $0["digest"] ?? "", "merges": $1.samples.count, "p50_ms": $1.p50, "p99_ms": $1.p99] as [String: Any]
+                },
             ])
         } else {
-            say(String(format: "importer  pid %d: %d inserted, %d updated, %d deleted in %d transactions, %.2f s",
-                       imported["pid"] as? Int ?? 0, imported["inserted"] as? Int ?? 0, imported["updated"] as? Int ?? 0,
-                       imported["deleted"] as? Int ?? 0, imported["transactions"] as? Int ?? 0, seconds))
+            say(
+                String(
+                    format: "importer  pid %d: %d inserted, %d updated, %d deleted in %d transactions, %.2f s",
+                    imported["pid"] as? Int ?? 0, imported["inserted"] as? Int ?? 0, imported["updated"] as? Int ?? 0,
+                    imported["deleted"] as? Int ?? 0, imported["transactions"] as? Int ?? 0, seconds))
             say(String(format: "           %.0f records/s imported", rate))
             for (answer, latency) in zip(answers, latencies) {
-                say(String(format: "viewer    pid %d: %d transactions merged live, commit→merged p50 %.2f ms, p99 %.2f ms",
-                           answer["pid"] as? Int ?? 0, latency.samples.count, latency.p50, latency.p99))
+                say(
+                    String(
+                        format: "viewer    pid %d: %d transactions merged live, commit→merged p50 %.2f ms, p99 %.2f ms",
+                        answer["pid"] as? Int ?? 0, latency.samples.count, latency.p50, latency.p99))
             }
             say(String(format: "latency   all viewers: p50 %.2f ms, p99 %.2f ms", all.p50, all.p99))
-            say(String(format: "lag       p50 of the transactions committed in the first second %.2f ms, in the last second %.2f ms", firstSecond.p50, lastSecond.p50))
-            say("digest    store \(reference.digest) (\(reference.count) products); importer \(digests[0] ?? "-"); "
-                + answers.enumerated().map { "viewer \($0.offset + 1) \($0.element["digest"] as? String ?? "-") (\($0.element["count"] as? Int ?? 0))" }.joined(separator: "; "))
+            say(
+                String(
+                    format: "lag       p50 of the transactions committed in the first second %.2f ms, in the last second %.2f ms", firstSecond.p50,
+                    lastSecond.p50))
+            say(
+                "digest    store \(reference.digest) (\(reference.count) products); importer \(digests[0] ?? "-"); "
+                    + answers.enumerated().map { "viewer \($0.offset + 1) \($0.element["digest"] as? String ?? "-") (\($0.element["count"] as? Int ?? 0))" }
+                    .joined(separator: "; "))
             if keep { say("kept      \(directory.path)") }
             say("converged: \(converged ? "yes" : "NO")")
         }

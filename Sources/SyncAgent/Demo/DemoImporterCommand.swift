@@ -27,7 +27,8 @@ struct DemoImporterCommand: AsyncParsableCommand {
         for _ in 0..<200 where !sync.isConnected { try await Task.sleep(for: .milliseconds(10)) }
         let context = try stack.importerContext()
         context.transactionAuthor = "demo importer"
-        let total = records, batch = self.batch
+        let total = records
+        let batch = self.batch
         let started = ContinuousClock.now
         let (transactions, updated, deleted) = try await context.perform { () throws -> (Int, Int, Int) in
             var transactions = 0

@@ -8,12 +8,14 @@ enum DemoModel {
 
     static func make() throws -> ManagedObjectModel {
         try ManagedObjectModel(entities: [
-            EntityDescription(entity, properties: [
-                .attribute("sku", .string, indexed: true),
-                .attribute("title", .string),
-                .attribute("price", .double, defaultValue: 0.0),
-                .attribute("stock", .integer64, defaultValue: 0),
-            ], uniquenessConstraints: [["sku"]]),
+            EntityDescription(
+                entity,
+                properties: [
+                    .attribute("sku", .string, indexed: true),
+                    .attribute("title", .string),
+                    .attribute("price", .double, defaultValue: 0.0),
+                    .attribute("stock", .integer64, defaultValue: 0),
+                ], uniquenessConstraints: [["sku"]])
         ])
     }
 
@@ -22,7 +24,9 @@ enum DemoModel {
         var rows: [String] = []
         rows.reserveCapacity(products.count)
         for product in products where !product.isDeleted {
-            rows.append("\(try product.value(forKey: "sku"))|\(try product.value(forKey: "title"))|\(try product.value(forKey: "price"))|\(try product.value(forKey: "stock"))")
+            rows.append(
+                "\(try product.value(forKey: "sku"))|\(try product.value(forKey: "title"))|\(try product.value(forKey: "price"))|\(try product.value(forKey: "stock"))"
+            )
         }
         var hash = FNV1a()
         for row in rows.sorted() { hash.combine(Array(row.utf8) + [0x0A]) }

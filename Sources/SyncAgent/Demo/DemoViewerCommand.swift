@@ -47,7 +47,9 @@ struct DemoViewerCommand: AsyncParsableCommand {
                 try DemoModel.digest(results.controller?.fetchedObjects ?? [])
             }
             let state = merged.withLock { $0 }
-            Reply.send(["pid": Int(getpid()), "token": state.token, "digest": digest, "count": count, "latencies_ms": state.latencies, "commits_s": state.commits])
+            Reply.send([
+                "pid": Int(getpid()), "token": state.token, "digest": digest, "count": count, "latencies_ms": state.latencies, "commits_s": state.commits,
+            ])
         }
         observation.cancel()
         await sync.stop()

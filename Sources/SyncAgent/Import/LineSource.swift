@@ -116,7 +116,12 @@ final class LineSource {
 
     private func fill() throws {
         let chunk = try handle.read(upToCount: 1 << 16) ?? Data()
-        if chunk.isEmpty { finished = true } else { bytesRead += chunk.count; buffer.append(chunk) }
+        if chunk.isEmpty {
+            finished = true
+        } else {
+            bytesRead += chunk.count
+            buffer.append(chunk)
+        }
     }
 
     /// Drops what was read once it is most of the buffer, so the buffer holds at most about one

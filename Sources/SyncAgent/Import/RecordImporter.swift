@@ -96,7 +96,10 @@ struct RecordImporter {
             return true
         } catch let failure as BatchFailure {
             if onError == .abort || batch.count == 1 {
-                if onError == .skip { report.skipped.append(failure.error); return true }
+                if onError == .skip {
+                    report.skipped.append(failure.error)
+                    return true
+                }
                 report.abortedBy = failure.error
                 report.firstUnwrittenLine = batch.first?.line
                 return false
@@ -189,7 +192,8 @@ struct RecordImporter {
             let line = context.registeredObject(for: object).flatMap { lineOf[ObjectIdentifier($0)] } ?? first
             return ImportLineError(line: line, field: property, reason: reason)
         case .constraintViolation(_, let attributes, let values, _):
-            return ImportLineError(line: first, field: attributes.joined(separator: ","), reason: "\(range): the values \(values) are already taken (\(error.description))")
+            return ImportLineError(
+                line: first, field: attributes.joined(separator: ","), reason: "\(range): the values \(values) are already taken (\(error.description))")
         default:
             return ImportLineError(line: first, field: nil, reason: "\(range) could not be saved: \(error.description)")
         }

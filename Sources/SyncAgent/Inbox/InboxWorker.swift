@@ -52,8 +52,10 @@ final class InboxWorker: Sendable {
     /// Files the store could not take, with when to try each again and the current delay.
     private let retries = Locked<[String: (at: ContinuousClock.Instant, backoff: Duration)]>([:])
 
-    init(inbox: Inbox, name: String, stack: DataStack, decoder: ImportRecordDecoder, pollInterval: TimeInterval,
-         limits: Limits = Limits(), logger: Logger) {
+    init(
+        inbox: Inbox, name: String, stack: DataStack, decoder: ImportRecordDecoder, pollInterval: TimeInterval,
+        limits: Limits = Limits(), logger: Logger
+    ) {
         self.limits = Locked(limits)
         self.inbox = inbox
         self.name = name
@@ -136,9 +138,11 @@ final class InboxWorker: Sendable {
         }
         let reason = "\(name) waits for the store (\(error)); next attempt in \(delay)"
         counterStorage.withLock { $0.retrying = reason }
-        logger.error("could not import; the file stays in the inbox and is tried again", metadata: [
-            "file": "\(name)", "error": "\(error)", "retry-in": "\(delay)",
-        ])
+        logger.error(
+            "could not import; the file stays in the inbox and is tried again",
+            metadata: [
+                "file": "\(name)", "error": "\(error)", "retry-in": "\(delay)",
+            ])
     }
 
     private func succeeded(_ file: URL) {
@@ -158,7 +162,8 @@ final class InboxWorker: Sendable {
             let limits = self.limits.withLock { $0 }
             let size = (try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.intValue ?? 0
             if size > limits.maximumFileBytes {
-                let text = "\(fileName): not imported; nothing of it was written.\nerror: the file is \(size) bytes, more than the maximum of \(limits.maximumFileBytes) (max-file-bytes): a file is imported in one transaction; split it into smaller files.\n"
+                let text =
+                    "\(fileName): not imported; nothing of it was written.\nerror: the file is \(size) bytes, more than the maximum of \(limits.maximumFileBytes) (max-file-bytes): a file is imported in one transaction; split it into smaller files.\n"
                 try inbox.markFailed(file, report: text)
                 counterStorage.withLock { $0.failed += 1 }
                 succeeded(file)
@@ -169,23 +174,30 @@ final class InboxWorker: Sendable {
             importer.batchSize = .max
             importer.onError = .abort
             importer.author = "sync-agent run \(name)"
-            let report = try importer.run(try LineSource(path: file.path, maximumLineBytes: limits.maximumLineBytes), idempotencyKey: key, heartbeat: { keepAlive() })
+            let report = try importer.run(
+                try LineSource(path: file.path, maximumLineBytes: limits.maximumLineBytes), idempotencyKey: key, heartbeat: { keepAlive() })
             if let error = report.abortedBy {
                 let text = "\(fileName): not imported; nothing of it was written.\nerror: \(error)\n"
                 try inbox.markFailed(file, report: text)
                 counterStorage.withLock { $0.failed += 1 }
                 succeeded(file)
-                logger.error("file rejected", metadata: ["file": "\(fileName)", "line": "\(error.line)", "field": "\(error.field ?? "-")", "reason": "\(error.reason)"])
+                logger.error(
+                    "file rejected", metadata: ["file": "\(fileName)", "line": "\(error.line)", "field": "\(error.field ?? "-")", "reason": "\(error.reason)"])
                 return
             }
             FaultInjection.point("after-commit")
             try inbox.markProcessed(file)
             succeeded(file)
-            counterStorage.withLock { $0.files += 1; $0.objects += report.inserted + report.updated }
-            logger.notice("imported", metadata: [
-                "file": "\(fileName)", "token": "\(report.tokens.first.map(String.init) ?? "-")",
-                "inserted": "\(report.inserted)", "updated": "\(report.updated)",
-            ])
+            counterStorage.withLock {
+                $0.files += 1
+                $0.objects += report.inserted + report.updated
+            }
+            logger.notice(
+                "imported",
+                metadata: [
+                    "file": "\(fileName)", "token": "\(report.tokens.first.map(String.init) ?? "-")",
+                    "inserted": "\(report.inserted)", "updated": "\(report.updated)",
+                ])
         } catch AmbarError.alreadySaved(_, let token) {
             // Another instance imported the same file between our check and our save.
             logger.notice("already imported; moving it to processed", metadata: ["file": "\(fileName)", "token": "\(token)"])

@@ -8,10 +8,18 @@ import SystemdIntegration
 
 /// Options every command shares: where the shared directory and the store are.
 struct DirectoryOptions: ParsableArguments {
-    @Option(name: .long, help: "The shared directory: the hub's socket, and the store unless --store names one (default: $AMBAR_DIRECTORY, else $STATE_DIRECTORY, else ~/.local/share/ambar).")
+    @Option(
+        name: .long,
+        help:
+            "The shared directory: the hub's socket, and the store unless --store names one (default: $AMBAR_DIRECTORY, else $STATE_DIRECTORY, else ~/.local/share/ambar)."
+    )
     var directory: String?
 
-    @Option(name: .long, help: ArgumentHelp("The store: a postgres:// or postgresql:// URL for a database on a PostgreSQL server that several hosts share (sslmode=, sslrootcert=, password_file=; the password may also come from $PGPASSWORD), or an SQLite file (default: $AMBAR_STORE, else <directory>/ambar.sqlite).", valueName: "url-or-file"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The store: a postgres:// or postgresql:// URL for a database on a PostgreSQL server that several hosts share (sslmode=, sslrootcert=, password_file=; the password may also come from $PGPASSWORD), or an SQLite file (default: $AMBAR_STORE, else <directory>/ambar.sqlite).",
+            valueName: "url-or-file"))
     var store: String?
 
     /// The store as given (`--store`, else `$AMBAR_STORE`), if it was.
@@ -44,7 +52,9 @@ struct DirectoryOptions: ParsableArguments {
         }
         if let argument = storeArgument, PostgresURL.isPostgresURL(argument) {
             // Never fall back to the default file for a server URL that cannot be read.
-            guard let serverURL else { throw ValidationError("--store: the PostgreSQL URL cannot be read (percent-encode reserved characters in the user and password).") }
+            guard let serverURL else {
+                throw ValidationError("--store: the PostgreSQL URL cannot be read (percent-encode reserved characters in the user and password).")
+            }
             _ = try PostgresURL(serverURL)
         }
     }
@@ -69,10 +79,16 @@ struct SocketOptions: ParsableArguments {
     @Option(name: .long, help: "The hub socket (default: $AMBAR_SOCKET, else <directory>/.ambar/sync.sock).")
     var socket: String?
 
-    @Option(name: .long, help: "Seconds to wait for the hub's welcome after connecting; a hub that does not answer in time is treated as absent (the ledger is followed meanwhile).")
+    @Option(
+        name: .long,
+        help:
+            "Seconds to wait for the hub's welcome after connecting; a hub that does not answer in time is treated as absent (the ledger is followed meanwhile)."
+    )
     var welcomeTimeout: Double = 2
 
-    @Flag(name: .long, help: "Never serve the hub in this process when none answers: follow the ledger until one does (for processes the hub should not live in).")
+    @Flag(
+        name: .long, help: "Never serve the hub in this process when none answers: follow the ledger until one does (for processes the hub should not live in)."
+    )
     var noHub = false
 
     func validate() throws {
@@ -132,16 +148,25 @@ func existingModel(_ options: DirectoryOptions) throws -> ManagedObjectModel {
 
 /// Options of the long-running commands: logging and the configuration file.
 struct ServiceOptions: ParsableArguments {
-    @Option(name: .long, help: "A configuration file, read at start and on SIGHUP (log-level, history-retention, consumer-lease, receipt-retention; max-peers for the hub; max-line-bytes, max-file-bytes for run). A missing file means defaults.")
+    @Option(
+        name: .long,
+        help:
+            "A configuration file, read at start and on SIGHUP (log-level, history-retention, consumer-lease, receipt-retention; max-peers for the hub; max-line-bytes, max-file-bytes for run). A missing file means defaults."
+    )
     var config: String?
 
     @Option(name: .long, help: "The log level (trace, debug, info, notice, warning, error, critical); the configuration file's log-level wins.")
     var logLevel: String = "info"
 
-    @Option(name: .long, help: "Seconds a ledger transaction is kept; the process serving the hub purges older ones, never past a live consumer (default 86400; the configuration file's history-retention wins).")
+    @Option(
+        name: .long,
+        help:
+            "Seconds a ledger transaction is kept; the process serving the hub purges older ones, never past a live consumer (default 86400; the configuration file's history-retention wins)."
+    )
     var historyRetention: Double?
 
-    @Option(name: .long, help: "Seconds a consumer that stopped recording its position still holds history back; its cursor is removed after that (default 86400).")
+    @Option(
+        name: .long, help: "Seconds a consumer that stopped recording its position still holds history back; its cursor is removed after that (default 86400).")
     var consumerLease: Double?
 
     @Option(name: .long, help: "Seconds an idempotency receipt is kept (default 2592000, 30 days).")

@@ -51,7 +51,8 @@ struct AgentSettings: Equatable, Sendable {
             switch parts[0] {
             case "log-level":
                 guard let level = Logger.Level(rawValue: parts[1]) else {
-                    throw Invalid(file: file, line: index + 1, reason: "log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+                    throw Invalid(
+                        file: file, line: index + 1, reason: "log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
                 settings.logLevel = level
             case "max-peers":

@@ -46,7 +46,10 @@ enum Supervision {
                         try? await Task.sleep(for: .seconds(1))
                         guard !Task.isCancelled else { return }
                         let now = await status()
-                        if now != last { ServiceNotifier.notify(.status(now)); last = now }
+                        if now != last {
+                            ServiceNotifier.notify(.status(now))
+                            last = now
+                        }
                     }
                 }
             }

@@ -36,9 +36,10 @@ final class CoreDataModelFeatureTests: XCTestCase {
         defer { sqlite3_finalize(statement) }
         var rows: [[String]] = []
         while sqlite3_step(statement) == SQLITE_ROW {
-            rows.append((0..<sqlite3_column_count(statement)).map { i in
-                sqlite3_column_text(statement, i).map { String(cString: $0) } ?? "NULL"
-            })
+            rows.append(
+                (0..<sqlite3_column_count(statement)).map { i in
+                    sqlite3_column_text(statement, i).map { String(cString: $0) } ?? "NULL"
+                })
         }
         return rows
     }
@@ -61,10 +62,16 @@ final class CoreDataModelFeatureTests: XCTestCase {
         XCTAssertEqual(relationship(author, "highlighted")?.isTransient, true)
         XCTAssertEqual(relationship(author, "highlighted")?.isToMany, false, "maxCount=\"1\" without toMany: the older to-one spelling")
         XCTAssertEqual(relationship(book, "author")?.isToMany, false)
-        XCTAssertEqual(author.fetchedProperties, [FetchedPropertyDescription(name: "longBooks", entityName: "Book", predicateFormat: "author == $FETCH_SOURCE AND pages > 300")])
+        XCTAssertEqual(
+            author.fetchedProperties,
+            [FetchedPropertyDescription(name: "longBooks", entityName: "Book", predicateFormat: "author == $FETCH_SOURCE AND pages > 300")])
         XCTAssertEqual(attribute(author, "name")?.isIndexed, true, "a one-element fetch index")
-        XCTAssertEqual(Set(book.indexes), [["title", "published"], ["author", "pages"], ["author"]], "<compoundIndexes>, a compound <fetchIndex>, a fetch index on a relationship")
-        XCTAssertEqual(model.fetchRequestTemplates["UnreadBooks"], FetchRequestTemplate(name: "UnreadBooks", entityName: "Book", predicateFormat: "isRead == NO", fetchLimit: 10))
+        XCTAssertEqual(
+            Set(book.indexes), [["title", "published"], ["author", "pages"], ["author"]],
+            "<compoundIndexes>, a compound <fetchIndex>, a fetch index on a relationship")
+        XCTAssertEqual(
+            model.fetchRequestTemplates["UnreadBooks"],
+            FetchRequestTemplate(name: "UnreadBooks", entityName: "Book", predicateFormat: "isRead == NO", fetchLimit: 10))
 
         // Defaults as Xcode writes them, read as Core Data reads them.
         XCTAssertEqual(attribute(book, "pages")?.defaultValue, .integer(0), "\"0.0\" on an integer")
@@ -78,9 +85,10 @@ final class CoreDataModelFeatureTests: XCTestCase {
     func testIndexesAndColumnsInTheSchema() throws {
         let stack = try openLibrary()
         let indexColumns = { (table: String) throws -> Set<[String]> in
-            Set(try self.query(stack, "SELECT name FROM pragma_index_list('\(table)')").map { row in
-                try self.query(stack, "SELECT name FROM pragma_index_info('\(row[0])') ORDER BY seqno").map { $0[0] }
-            })
+            Set(
+                try self.query(stack, "SELECT name FROM pragma_index_list('\(table)')").map { row in
+                    try self.query(stack, "SELECT name FROM pragma_index_info('\(row[0])') ORDER BY seqno").map { $0[0] }
+                })
         }
         let bookIndexes = try indexColumns("Book")
         XCTAssertTrue(bookIndexes.contains(["title", "published"]), "\(bookIndexes)")
@@ -89,7 +97,8 @@ final class CoreDataModelFeatureTests: XCTestCase {
         XCTAssertTrue(try indexColumns("Author").contains(["name"]))
 
         let authorColumns = Set(try query(stack, "SELECT name FROM pragma_table_info('Author')").map { $0[0] })
-        XCTAssertTrue(authorColumns.isDisjoint(with: ["draftNote", "scratch", "selectionCount", "highlighted"]), "transient properties have no column: \(authorColumns)")
+        XCTAssertTrue(
+            authorColumns.isDisjoint(with: ["draftNote", "scratch", "selectionCount", "highlighted"]), "transient properties have no column: \(authorColumns)")
         XCTAssertTrue(authorColumns.isSuperset(of: ["name", "searchName", "preferences"]))
         // Sibling sub-entities: `title` agrees in type (one column), `length` does not (two).
         let mediaColumns = try query(stack, "SELECT name, type FROM pragma_table_info('Media')").map { "\($0[0]):\($0[1])" }
@@ -290,10 +299,12 @@ final class CoreDataModelFeatureTests: XCTestCase {
 
     func testADerivedValueThatDoesNotFitItsAttributeStopsTheSave() throws {
         let model = try ManagedObjectModel(entities: [
-            EntityDescription(name: "Tag", attributes: [
-                AttributeDescription(name: "name", type: .string),
-                AttributeDescription(name: "code", type: .integer16, isOptional: true, derivation: "lowercase:(name)"),
-            ]),
+            EntityDescription(
+                name: "Tag",
+                attributes: [
+                    AttributeDescription(name: "name", type: .string),
+                    AttributeDescription(name: "code", type: .integer16, isOptional: true, derivation: "lowercase:(name)"),
+                ])
         ])
         let directory = try TemporaryDirectory()
         let coordinator = try PersistentStoreCoordinator(model: model, store: .sqlite(directory.file("t.sqlite")))
@@ -333,26 +344,29 @@ final class CoreDataModelFeatureTests: XCTestCase {
         func load(_ body: String) throws -> ManagedObjectModel {
             let file = directory.file("contents")
             try """
-                <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-                <model type="com.apple.IDECoreDataModeler.DataModel">
-                \(body)
-                </model>
-                """.write(to: file, atomically: true, encoding: .utf8)
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel">
+            \(body)
+            </model>
+            """.write(to: file, atomically: true, encoding: .utf8)
             return try ModelFile.load(file)
         }
         func assertRefused(_ body: String, line: Int, mentions text: String, file: StaticString = #filePath, sourceLine: UInt = #line) {
             XCTAssertThrowsError(try load(body), file: file, line: sourceLine) { error in
                 guard case .invalidModel(let message) = error as? AmbarError else { return XCTFail("\(error)", file: file, line: sourceLine) }
                 XCTAssertTrue(message.contains(text), message, file: file, line: sourceLine)
-                XCTAssertTrue(message.contains("contents:\(line):"), "names the file and the line where the element opens: \(message)", file: file, line: sourceLine)
+                XCTAssertTrue(
+                    message.contains("contents:\(line):"), "names the file and the line where the element opens: \(message)", file: file, line: sourceLine)
             }
         }
-        assertRefused("""
+        assertRefused(
+            """
             <entity name="A">
                 <attribute name="n" attributeType="Integer 16" defaultValueString="many"/>
             </entity>
             """, line: 4, mentions: "cannot be read as Integer 16")
-        assertRefused("""
+        assertRefused(
+            """
             <entity name="A">
                 <relationship name="b" toMany="YES" destinationEntity="B" inverseName="a"/>
             </entity>
@@ -360,7 +374,8 @@ final class CoreDataModelFeatureTests: XCTestCase {
                 <relationship name="a" maxCount="1" destinationEntity="A" inverseName="other"/>
             </entity>
             """, line: 4, mentions: "do not name each other")
-        assertRefused("""
+        assertRefused(
+            """
             <entity name="A">
                 <attribute name="n" attributeType="String"/>
                 <fetchIndex name="byMissing">
@@ -368,23 +383,27 @@ final class CoreDataModelFeatureTests: XCTestCase {
                 </fetchIndex>
             </entity>
             """, line: 5, mentions: "'missing', which is not a property")
-        assertRefused("""
+        assertRefused(
+            """
             <entity name="P"><attribute name="n" attributeType="String"/></entity>
             <entity name="C" parentEntity="P">
                 <attribute name="n" attributeType="String"/>
             </entity>
             """, line: 5, mentions: "already declared by its ancestor 'P'")
-        assertRefused("""
+        assertRefused(
+            """
             <entity name="A">
                 <attribute name="s" attributeType="String" derived="YES" derivationExpression="FUNCTION(name, 'x')"/>
             </entity>
             """, line: 4, mentions: "FUNCTION(name, 'x')")
-        assertRefused("""
+        assertRefused(
+            """
             <entity name="A">
                 <attribute name="c" attributeType="Composite" composite="Address"/>
             </entity>
             """, line: 4, mentions: "\"Composite\"")
-        assertRefused("""
+        assertRefused(
+            """
             <entity name="A">
                 <attribute name="n" attributeType="String"/>
                 <uniquenessConstraints>
@@ -394,7 +413,8 @@ final class CoreDataModelFeatureTests: XCTestCase {
                 </uniquenessConstraints>
             </entity>
             """, line: 7, mentions: "names 'missing', which is not an attribute")
-        assertRefused("""
+        assertRefused(
+            """
             <fetchRequest name="all" entity="Missing"/>
             """, line: 3, mentions: "'Missing', which is not in the model")
     }

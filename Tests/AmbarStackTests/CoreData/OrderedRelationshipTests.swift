@@ -60,7 +60,8 @@ final class OrderedRelationshipTests: XCTestCase {
         let reader = try stack.temporaryContext()
         try reader.performAndWait { () throws in
             let series = try reader.existingObject(with: id)
-            XCTAssertEqual(try titles(try series.orderedObjects(forKey: "volumes")), ["Heretics", "Messiah", "Children", "Emperor", "Chapterhouse"], "as stored")
+            XCTAssertEqual(
+                try titles(try series.orderedObjects(forKey: "volumes")), ["Heretics", "Messiah", "Children", "Emperor", "Chapterhouse"], "as stored")
             XCTAssertEqual(try series.objects(forKey: "volumes").count, 5, "the set API sees the same objects")
         }
     }
@@ -123,8 +124,9 @@ final class OrderedRelationshipTests: XCTestCase {
         XCTAssertEqual(transaction.updated, [id])
         XCTAssertEqual(transaction.updatedProperties[id], ["volumes"])
         try viewer.performAndWait { () throws in
-            _ = viewer.mergeChanges(fromContextDidSave: DidSaveNotification(
-                inserted: transaction.inserted, updated: transaction.updated, deleted: transaction.deleted, token: transaction.token))
+            _ = viewer.mergeChanges(
+                fromContextDidSave: DidSaveNotification(
+                    inserted: transaction.inserted, updated: transaction.updated, deleted: transaction.deleted, token: transaction.token))
             let series = try viewer.existingObject(with: id)
             XCTAssertEqual(try titles(try series.orderedObjects(forKey: "volumes")), ["Three", "One", "Two"], "the other process's move, merged")
         }

@@ -26,7 +26,8 @@ final class DeclaredEngineTests: StoreTestCase {
             try seed.save()
             return task.objectID
         }
-        let mine = privateContext("mine"), theirs = privateContext("theirs")
+        let mine = privateContext("mine")
+        let theirs = privateContext("theirs")
         mine.mergePolicy = policy
         let task: Tracker.Task = try mine.performAndWait { try XCTUnwrap(try mine.existingObject(with: id) as? Tracker.Task) }
         try theirs.performAndWait {
@@ -75,21 +76,24 @@ final class DeclaredEngineTests: StoreTestCase {
         let context = privateContext("viewer")
         try context.performAndWait {
             let home = Tracker.Project(name: "Home")
-            for (title, priority) in [("Paint", 2), ("Fix", 1), ("Sweep", 3)] { try context.insert(Tracker.Task(title: title, priority: priority, project: home)) }
+            for (title, priority) in [("Paint", 2), ("Fix", 1), ("Sweep", 3)] {
+                try context.insert(Tracker.Task(title: title, priority: priority, project: home))
+            }
             try context.save()
             let controller = try FetchedResultsController<Tracker.Task>(
                 predicate: #Predicate { !$0.done }, sortBy: [SortDescriptor(\.priority), SortDescriptor(\.title)], context: context)
             var reported: [[String]] = []
             controller.onChange = { changes in
-                reported.append(changes.map { change in
-                    switch change {
-                    case .insert(_, let at): return "insert \(at.row)"
-                    case .delete(_, let at): return "delete \(at.row)"
-                    case .move(_, let from, let to): return "move \(from.row)->\(to.row)"
-                    case .update(_, let at): return "update \(at.row)"
-                    case .insertSection, .deleteSection: return "section"
-                    }
-                })
+                reported.append(
+                    changes.map { change in
+                        switch change {
+                        case .insert(_, let at): return "insert \(at.row)"
+                        case .delete(_, let at): return "delete \(at.row)"
+                        case .move(_, let from, let to): return "move \(from.row)->\(to.row)"
+                        case .update(_, let at): return "update \(at.row)"
+                        case .insertSection, .deleteSection: return "section"
+                        }
+                    })
             }
             try controller.performFetch()
             XCTAssertEqual(controller.fetchedObjects.map(\.title), ["Fix", "Paint", "Sweep"])
@@ -97,11 +101,11 @@ final class DeclaredEngineTests: StoreTestCase {
             try context.insert(Tracker.Task(title: "Call", priority: 0))
             context.processPendingChanges()
             let fix = controller.fetchedObjects[1]
-            fix.priority = 4                                   // moves to the end
+            fix.priority = 4  // moves to the end
             context.processPendingChanges()
             controller.fetchedObjects[0].title = "Call back"  // stays first
             context.processPendingChanges()
-            controller.fetchedObjects[1].done = true           // Paint leaves the results
+            controller.fetchedObjects[1].done = true  // Paint leaves the results
             context.processPendingChanges()
             try context.delete(fix)
             context.processPendingChanges()

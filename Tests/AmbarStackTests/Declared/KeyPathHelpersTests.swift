@@ -40,8 +40,9 @@ final class KeyPathHelpersTests: StoreTestCase {
             monitor.cancel()
 
             XCTAssertEqual(try Tracker.Task.count(in: context, predicate: #Predicate { $0.project?.name == "Home" }), 4)
-            XCTAssertEqual(try Tracker.Task.fetch(in: context, predicate: #Predicate { $0.priority == 1 }, sortBy: [SortDescriptor(\.title)]).map(\.title),
-                           ["Call", "Fix"])
+            XCTAssertEqual(
+                try Tracker.Task.fetch(in: context, predicate: #Predicate { $0.priority == 1 }, sortBy: [SortDescriptor(\.title)]).map(\.title),
+                ["Call", "Fix"])
             XCTAssertEqual(try Tracker.Task.find(in: context, predicate: #Predicate { $0.title == "Urgent" }), urgent)
             XCTAssertEqual(try Tracker.Task.findOrFetch(in: context, predicate: #Predicate { $0.title == "Sweep" })?.title, "Sweep")
             XCTAssertEqual(try Tracker.Task.delete(in: context, predicate: #Predicate { $0.done }), 1)

@@ -85,18 +85,21 @@ final class KeyPathQueryTests: StoreTestCase {
     }
 
     func testTheCompiledPredicateIsTheBuildersOne() throws {
-        XCTAssertEqual(try ObjectPredicate(#Predicate<Tracker.Task> { $0.priority >= 2 && $0.title.starts(with: "P") }),
-                       Key<Int>("priority") >= 2 && Key<String>("title").beginsWith("P"))
+        XCTAssertEqual(
+            try ObjectPredicate(#Predicate<Tracker.Task> { $0.priority >= 2 && $0.title.starts(with: "P") }),
+            Key<Int>("priority") >= 2 && Key<String>("title").beginsWith("P"))
         XCTAssertEqual(try ObjectPredicate(#Predicate<Tracker.Task> { $0.project?.name == "Home" }), Key<String>("project.name") == "Home")
     }
 
     func testSortDescriptorsOrderLikeKeys() throws {
         let context = privateContext()
         try context.performAndWait {
-            let byKeys = try context.fetch(FetchRequest<Tracker.Task>(
-                sortDescriptors: [Key<Int>("priority").sorted(ascending: false), Key<String>("title").sorted()]))
-            let bySortDescriptors = try context.fetch(try FetchRequest<Tracker.Task>(
-                sortBy: [SortDescriptor(\.priority, order: .reverse), SortDescriptor(\.title)]))
+            let byKeys = try context.fetch(
+                FetchRequest<Tracker.Task>(
+                    sortDescriptors: [Key<Int>("priority").sorted(ascending: false), Key<String>("title").sorted()]))
+            let bySortDescriptors = try context.fetch(
+                try FetchRequest<Tracker.Task>(
+                    sortBy: [SortDescriptor(\.priority, order: .reverse), SortDescriptor(\.title)]))
             XCTAssertEqual(bySortDescriptors.map(\.title), byKeys.map(\.title))
             XCTAssertEqual(bySortDescriptors.first?.priority, 3)
         }

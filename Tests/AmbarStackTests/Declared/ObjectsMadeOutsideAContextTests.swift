@@ -167,8 +167,9 @@ final class DeclaredEntityNameTests: StoreTestCase {
             inserted.text = "inserted"
             try context.save()
             XCTAssertEqual(made.entityName, "Label")
-            XCTAssertEqual(try context.fetch(try FetchRequest<LabelItem>(sortBy: [SortDescriptor(\.text, comparator: .lexical)])).map(\.text),
-                           ["inserted", "made"])
+            XCTAssertEqual(
+                try context.fetch(try FetchRequest<LabelItem>(sortBy: [SortDescriptor(\.text, comparator: .lexical)])).map(\.text),
+                ["inserted", "made"])
         }
     }
 }

@@ -21,9 +21,12 @@ struct DepartmentsInTwoContexts {
         sql = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: saved)
         memory = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: empty)
         plan = (0..<count).map { d in
-            (name: "D\(d)", employees: (0..<Int.random(in: 0...4, using: &rng)).map { _ in
-                (Int.random(in: 0...5, using: &rng), Double(Int.random(in: 0...9, using: &rng)) * 10)
-            })
+            (
+                name: "D\(d)",
+                employees: (0..<Int.random(in: 0...4, using: &rng)).map { _ in
+                    (Int.random(in: 0...5, using: &rng), Double(Int.random(in: 0...9, using: &rng)) * 10)
+                }
+            )
         }
         for context in [sql, memory] {
             try context.performAndWait { [plan] in

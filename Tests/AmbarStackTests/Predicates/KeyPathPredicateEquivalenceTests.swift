@@ -36,8 +36,10 @@ final class KeyPathPredicateEquivalenceTests: StoreTestCase {
         PredicateExpressions.build_KeyPath(root: input, keyPath: path)
     }
 
-    static func compare<V: Comparable & Codable & Sendable>(_ input: Input, _ path: KeyPath<KeyPathSample, V> & Sendable, _ value: V, _ roll: Int) -> Expression {
-        let lhs = keyPath(input, path), rhs = PredicateExpressions.build_Arg(value)
+    static func compare<V: Comparable & Codable & Sendable>(_ input: Input, _ path: KeyPath<KeyPathSample, V> & Sendable, _ value: V, _ roll: Int) -> Expression
+    {
+        let lhs = keyPath(input, path)
+        let rhs = PredicateExpressions.build_Arg(value)
         switch roll % 6 {
         case 0: return PredicateExpressions.build_Equal(lhs: lhs, rhs: rhs)
         case 1: return PredicateExpressions.build_NotEqual(lhs: lhs, rhs: rhs)
@@ -123,7 +125,7 @@ final class KeyPathPredicateEquivalenceTests: StoreTestCase {
     // MARK: The test
 
     func testSQLMemoryAndFoundationAgreeOnRandomKeyPathPredicates() throws {
-        let seed = UInt64(ProcessInfo.processInfo.environment["AMBAR_PBT_SEED"] ?? "") ?? 20261124
+        let seed = UInt64(ProcessInfo.processInfo.environment["AMBAR_PBT_SEED"] ?? "") ?? 20_261_124
         var rng = SeededRandom(seed: seed)
         let model = try ManagedObjectModel(declaring: [KeyPathSample.self])
         let saved = try PersistentStoreCoordinator(model: model, store: try store("sql.sqlite"))
@@ -161,7 +163,8 @@ final class KeyPathPredicateEquivalenceTests: StoreTestCase {
             let fromMemory = try memory.performAndWait { try memory.fetch(request).map(\.serial) }
             let fromFoundation = try sql.performAndWait { try all.filter { try predicate.evaluate($0) }.sorted(using: sorts).map(\.serial) }
             if fromSQL != fromFoundation || fromMemory != fromFoundation {
-                XCTFail("""
+                XCTFail(
+                    """
                     seed \(seed), case \(n): \(predicate.expression) sorted by \(sorts.map { "\($0.keyPath.map { "\($0)" } ?? "?") \($0.order)" })
                     SQL:        \(fromSQL.count) \(fromSQL.prefix(12))
                     memory:     \(fromMemory.count) \(fromMemory.prefix(12))

@@ -20,8 +20,10 @@ struct SeededRandom: RandomNumberGenerator {
 final class PredicateEquivalenceTests: StoreTestCase {
     override class var runsOnPostgreSQL: Bool { true }
 
-    static let texts = ["", "a", "A", "abc", "ABC", "Abc", "é", "e\u{301}", "E", "ÉCOLE", "école", "100%", "a_b", "a*b",
-                        "a?b", "back\\slash", "zebra", "Zürich", "zurich", "straße", "STRASSE", "日本", "x y", "%", "_"]
+    static let texts = [
+        "", "a", "A", "abc", "ABC", "Abc", "é", "e\u{301}", "E", "ÉCOLE", "école", "100%", "a_b", "a*b",
+        "a?b", "back\\slash", "zebra", "Zürich", "zurich", "straße", "STRASSE", "日本", "x y", "%", "_",
+    ]
     static let patterns = ["a", "A", "é", "e", "%", "_", "*", "?", "a*", "*b", "a?c", "\\*", "a\\?b", "", "É", "z*h", "*a*"]
     static let regularExpressions = ["a.*", ".*b.*", "[a-z]+", "[A-Z]+", "a|ab", "e\\u0301?", ".*(é|e).*", "", ".", "x y", "\\d+%", "[^a]*", "z.*h"]
 
@@ -37,7 +39,11 @@ final class PredicateEquivalenceTests: StoreTestCase {
         case "flag": return .bool(Bool.random(using: &rng))
         case "when": return .date(Date(timeIntervalSinceReferenceDate: Double(Int.random(in: -5...5, using: &rng)) * 86_400.5))
         case "blob": return .data(Data([UInt8.random(in: 0...3, using: &rng), UInt8.random(in: 0...3, using: &rng)]))
-        case "uid": return .uuid(UUID(uuidString: ["00000000-0000-0000-0000-000000000001", "FFFFFFFF-0000-0000-0000-000000000000", "12345678-1234-1234-1234-123456789ABC"].randomElement(using: &rng)!)!)
+        case "uid":
+            return .uuid(
+                UUID(
+                    uuidString: ["00000000-0000-0000-0000-000000000001", "FFFFFFFF-0000-0000-0000-000000000000", "12345678-1234-1234-1234-123456789ABC"]
+                        .randomElement(using: &rng)!)!)
         case "link": return .url(URL(string: ["https://a.example/x", "https://b.example/y?q=1", "file:///tmp/z"].randomElement(using: &rng)!)!)
         case "amount": return .decimal(Decimal(string: ["0", "0.1", "10", "9.99", "-2.5", "100000000000000000000.5", "2.50"].randomElement(using: &rng)!)!)
         default: return .null
@@ -79,7 +85,7 @@ final class PredicateEquivalenceTests: StoreTestCase {
     }
 
     func testSQLAndMemoryAgreeOnRandomPredicatesAndSorts() throws {
-        let seed = UInt64(ProcessInfo.processInfo.environment["AMBAR_PBT_SEED"] ?? "") ?? 20261122
+        let seed = UInt64(ProcessInfo.processInfo.environment["AMBAR_PBT_SEED"] ?? "") ?? 20_261_122
         var rng = SeededRandom(seed: seed)
         let model = try TestModel.allTypes()
         let saved = try PersistentStoreCoordinator(model: model, store: try store("sql.sqlite"))
@@ -97,20 +103,25 @@ final class PredicateEquivalenceTests: StoreTestCase {
         }
         try sql.performAndWait { try sql.save() }
 
-        var checked = 0, nonTrivial = 0
+        var checked = 0
+        var nonTrivial = 0
         for n in 0..<400 {
             let predicate = randomPredicate(&rng)
             var sorts: [ObjectSortDescriptor] = []
             for _ in 0..<Int.random(in: 0...2, using: &rng) {
                 let key = Self.attributes.filter { $0 != "blob" }.randomElement(using: &rng)!
-                sorts.append(ObjectSortDescriptor(key: key, ascending: Bool.random(using: &rng),
-                                            options: Self.textual.contains(key) && Bool.random(using: &rng) ? TextOptions.caseInsensitive : TextOptions()))
+                sorts.append(
+                    ObjectSortDescriptor(
+                        key: key, ascending: Bool.random(using: &rng),
+                        options: Self.textual.contains(key) && Bool.random(using: &rng) ? TextOptions.caseInsensitive : TextOptions()))
             }
             let request = FetchRequest<ManagedObject>(entityName: "Sample", predicate: predicate, sortDescriptors: sorts)
             let fromSQL = try sql.performAndWait { try sql.fetch(request).map(render) }
             let fromMemory = try memory.performAndWait { try memory.fetch(request).map(render) }
             if fromSQL != fromMemory {
-                XCTFail("seed \(seed), case \(n): SQL and memory disagree for \(predicate) sorted by \(sorts)\nSQL:    \(fromSQL.count) \(fromSQL.prefix(5))\nmemory: \(fromMemory.count) \(fromMemory.prefix(5))")
+                XCTFail(
+                    "seed \(seed), case \(n): SQL and memory disagree for \(predicate) sorted by \(sorts)\nSQL:    \(fromSQL.count) \(fromSQL.prefix(5))\nmemory: \(fromMemory.count) \(fromMemory.prefix(5))"
+                )
                 return
             }
             // Rendered as an NSPredicate format string and parsed back, it selects the same rows,
@@ -167,7 +178,8 @@ final class PredicateEquivalenceTests: StoreTestCase {
             XCTAssertEqual(a, b, "\(predicate)")
         }
         for predicate in employeePredicates {
-            let request = FetchRequest<Employee>(predicate: predicate, sortDescriptors: [Key<String>("department.name").sorted(), Key<String>("name").sorted(), Key<Int16>("age").sorted()])
+            let request = FetchRequest<Employee>(
+                predicate: predicate, sortDescriptors: [Key<String>("department.name").sorted(), Key<String>("name").sorted(), Key<Int16>("age").sorted()])
             let a = try sql.performAndWait { try sql.fetch(request).map { "\($0.name)@\($0.department?.name ?? "-")" } }
             let b = try memory.performAndWait { try memory.fetch(request).map { "\($0.name)@\($0.department?.name ?? "-")" } }
             XCTAssertEqual(a, b, "\(predicate)")

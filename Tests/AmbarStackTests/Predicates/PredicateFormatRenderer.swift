@@ -44,32 +44,61 @@ struct PredicateFormatRenderer {
         let useArgument = flip()
         switch v {
         case .null:
-            if useArgument { arguments.append(nil as Any?); return "%@" }
+            if useArgument {
+                arguments.append(nil as Any?)
+                return "%@"
+            }
             return pick(["nil", "NULL", "Nil"])
         case .string(let s):
-            if useArgument { arguments.append(s); return "%@" }
+            if useArgument {
+                arguments.append(s)
+                return "%@"
+            }
             return Self.quote(s)
         case .integer(let n):
-            if useArgument { arguments.append(n); return pick(["%@", "%lld", "%d", "%ld"]) }
+            if useArgument {
+                arguments.append(n)
+                return pick(["%@", "%lld", "%d", "%ld"])
+            }
             return String(n)
         case .double(let d):
-            if useArgument || d.sign == .minus && d == 0 { arguments.append(d); return pick(["%@", "%f"]) }
+            if useArgument || d.sign == .minus && d == 0 {
+                arguments.append(d)
+                return pick(["%@", "%f"])
+            }
             return "\(d)"
         case .bool(let b):
-            if useArgument { arguments.append(b); return "%@" }
+            if useArgument {
+                arguments.append(b)
+                return "%@"
+            }
             return b ? pick(["YES", "TRUE", "true", "yes"]) : pick(["NO", "FALSE", "false", "no"])
         case .date(let d):
-            if useArgument { arguments.append(d); return "%@" }
+            if useArgument {
+                arguments.append(d)
+                return "%@"
+            }
             return "CAST(\(d.timeIntervalSinceReferenceDate), \"NSDate\")"
-        case .data(let d): arguments.append(d); return "%@"
-        case .uuid(let u): arguments.append(u); return "%@"
-        case .url(let u): arguments.append(u); return "%@"
-        case .decimal(let d): arguments.append(d); return "%@"
+        case .data(let d):
+            arguments.append(d)
+            return "%@"
+        case .uuid(let u):
+            arguments.append(u)
+            return "%@"
+        case .url(let u):
+            arguments.append(u)
+            return "%@"
+        case .decimal(let d):
+            arguments.append(d)
+            return "%@"
         }
     }
 
     private mutating func key(_ path: String) -> String {
-        if flip() { arguments.append(path); return "%K" }
+        if flip() {
+            arguments.append(path)
+            return "%K"
+        }
         return path
     }
 

@@ -11,7 +11,8 @@ final class PredicateFormatTests: XCTestCase {
     }
 
     func testEverySpellingParsesToTheBuilderPredicate() throws {
-        let name = Key<String>("name"), salary = Key<Double>("salary")
+        let name = Key<String>("name")
+        let salary = Key<Double>("salary")
         let cases: [(String, [Any?], ObjectPredicate)] = [
             ("name == 'Ann'", [], name == "Ann"),
             ("name = \"Ann\"", [], name == "Ann"),
@@ -25,10 +26,14 @@ final class PredicateFormatTests: XCTestCase {
             ("salary => %@", [2.5], salary >= 2.5),
             ("10 < age", [], .comparison(key: "age", op: .greater, value: .integer(10), options: [])),
             ("age == %d", [Int16(3)], .comparison(key: "age", op: .equal, value: .integer(3), options: [])),
-            ("age == %i OR age == %ld OR age == %lld", [1, 2, Int64(3)], .or([
-                .comparison(key: "age", op: .equal, value: .integer(1), options: []),
-                .comparison(key: "age", op: .equal, value: .integer(2), options: []),
-                .comparison(key: "age", op: .equal, value: .integer(3), options: [])])),
+            (
+                "age == %i OR age == %ld OR age == %lld", [1, 2, Int64(3)],
+                .or([
+                    .comparison(key: "age", op: .equal, value: .integer(1), options: []),
+                    .comparison(key: "age", op: .equal, value: .integer(2), options: []),
+                    .comparison(key: "age", op: .equal, value: .integer(3), options: []),
+                ])
+            ),
             ("age BETWEEN {1, 5}", [], .between(key: "age", lower: .integer(1), upper: .integer(5))),
             ("age BETWEEN %@", [[1, 5]], .between(key: "age", lower: .integer(1), upper: .integer(5))),
             ("name IN {'a', 'b'}", [], .isIn(key: "name", values: [.string("a"), .string("b")], options: [])),
@@ -42,10 +47,18 @@ final class PredicateFormatTests: XCTestCase {
             ("name == nil", [], name.isNil),
             ("name != NULL", [], name.isNotNil),
             ("%K == 'x'", ["department.name"], Key<String>("department.name") == "x"),
-            ("flag == YES AND flag != FALSE", [], .and([.comparison(key: "flag", op: .equal, value: .bool(true), options: []),
-                                                      .comparison(key: "flag", op: .notEqual, value: .bool(false), options: [])])),
+            (
+                "flag == YES AND flag != FALSE", [],
+                .and([
+                    .comparison(key: "flag", op: .equal, value: .bool(true), options: []),
+                    .comparison(key: "flag", op: .notEqual, value: .bool(false), options: []),
+                ])
+            ),
             ("NOT name == 'a'", [], !(name == "a")),
-            ("!(name == 'a') && age > 1 || TRUEPREDICATE", [], .or([.and([!(name == "a"), .comparison(key: "age", op: .greater, value: .integer(1), options: [])]), .constant(true)])),
+            (
+                "!(name == 'a') && age > 1 || TRUEPREDICATE", [],
+                .or([.and([!(name == "a"), .comparison(key: "age", op: .greater, value: .integer(1), options: [])]), .constant(true)])
+            ),
             ("FALSEPREDICATE", [], .constant(false)),
             ("employees.@count > 2", [], ToManyKey("employees").count(.greater, 2)),
             ("employees.@sum.salary >= 100", [], .aggregate(key: "employees", function: .sum, attribute: "salary", op: .greaterOrEqual, value: .integer(100))),
@@ -78,8 +91,11 @@ final class PredicateFormatTests: XCTestCase {
             bob.name = "Bob"
             try context.save()
             let fetch = { (format: String, arguments: [Any?]) throws -> [String] in
-                try context.fetch(FetchRequest<Employee>(predicate: try ObjectPredicate(format: format, argumentArray: arguments),
-                                                         sortDescriptors: [Key<String>("name").sorted()])).map(\.name)
+                try context.fetch(
+                    FetchRequest<Employee>(
+                        predicate: try ObjectPredicate(format: format, argumentArray: arguments),
+                        sortDescriptors: [Key<String>("name").sorted()])
+                ).map(\.name)
             }
             XCTAssertEqual(try fetch("department == %@", [sales]), ["Ann"])
             XCTAssertEqual(try fetch("department == %@", [sales.objectID]), ["Ann"])
@@ -121,7 +137,9 @@ final class PredicateFormatTests: XCTestCase {
             try sample.setValue(Int16(7), forKey: "i16")
             try sample.setValue(Int32(3), forKey: "i32")
             try context.save()
-            XCTAssertEqual(try count("i16 < 100000 AND i16 > -40000 AND i32 > 2.5 AND i32 < 3.5 AND i32 != 3.0000001"), 1, "numbers beyond an integer attribute compare as numbers")
+            XCTAssertEqual(
+                try count("i16 < 100000 AND i16 > -40000 AND i32 > 2.5 AND i32 < 3.5 AND i32 != 3.0000001"), 1,
+                "numbers beyond an integer attribute compare as numbers")
             XCTAssertEqual(try count("i32 == 2.5 OR i16 > 100000"), 0)
             XCTAssertTrue(try ObjectPredicate(format: "i16 < 100000 AND i32 > 2.5 AND i32 < 3.5").evaluate(with: sample), "in memory too")
             XCTAssertFalse(try ObjectPredicate(format: "i32 == 2.5 OR i16 > 100000").evaluate(with: sample))
@@ -132,8 +150,12 @@ final class PredicateFormatTests: XCTestCase {
         let template = try PredicateTemplate(format: "name == $NAME AND age >= $MIN OR department == $DEPT")
         XCTAssertEqual(template.variables, ["NAME", "MIN", "DEPT"])
         let predicate = try template.predicate(substituting: ["NAME": "Ann", "MIN": 30, "DEPT": nil])
-        XCTAssertEqual(predicate, .or([.and([Key<String>("name") == "Ann", .comparison(key: "age", op: .greaterOrEqual, value: .integer(30), options: [])]),
-                                       .comparison(key: "department", op: .equal, value: .null, options: [])]))
+        XCTAssertEqual(
+            predicate,
+            .or([
+                .and([Key<String>("name") == "Ann", .comparison(key: "age", op: .greaterOrEqual, value: .integer(30), options: [])]),
+                .comparison(key: "department", op: .equal, value: .null, options: []),
+            ]))
         XCTAssertThrowsError(try template.predicate(substituting: ["NAME": "Ann"])) { error in
             guard case .invalidPredicateFormat(_, let position, let reason) = error as? AmbarError else { return XCTFail("\(error)") }
             XCTAssertEqual(position, 25)
@@ -210,10 +232,22 @@ final class PredicateFormatTests: XCTestCase {
         }
         // Independently computed answers for a few.
         let expected = plan.filter { d in !d.employees.isEmpty && d.employees.allSatisfy { $0.1 > 50 } }.map(\.name)
-        XCTAssertEqual(try sql.performAndWait { try sql.fetch(try FetchRequest<Department>(format: "ALL employees.salary > 50 AND employees.@count > 0",
-                                                                                             sortDescriptors: [Key<String>("name").sorted()])).map(\.name) }, expected)
+        XCTAssertEqual(
+            try sql.performAndWait {
+                try sql.fetch(
+                    try FetchRequest<Department>(
+                        format: "ALL employees.salary > 50 AND employees.@count > 0",
+                        sortDescriptors: [Key<String>("name").sorted()])
+                ).map(\.name)
+            }, expected)
         let total = plan.filter { d in d.employees.map(\.1).reduce(0, +) > 100 }.map(\.name)
-        XCTAssertEqual(try sql.performAndWait { try sql.fetch(try FetchRequest<Department>(format: "employees.@sum.salary > 100",
-                                                                                             sortDescriptors: [Key<String>("name").sorted()])).map(\.name) }, total)
+        XCTAssertEqual(
+            try sql.performAndWait {
+                try sql.fetch(
+                    try FetchRequest<Department>(
+                        format: "employees.@sum.salary > 100",
+                        sortDescriptors: [Key<String>("name").sorted()])
+                ).map(\.name)
+            }, total)
     }
 }

@@ -29,7 +29,10 @@ final class OpenerProcess {
     }
 
     deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
     }
 
     /// The next line the process writes.

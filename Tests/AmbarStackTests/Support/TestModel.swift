@@ -30,47 +30,58 @@ final class Project: ManagedObject {
 
 enum TestModel {
     static func make() throws -> ManagedObjectModel {
-        try ManagedObjectModel(entities: [
-            EntityDescription("Department", properties: [
-                .attribute("name", .string),
-                .attribute("budget", .double, defaultValue: 0.0),
-                .toMany("employees", "Employee", inverse: "department", deleteRule: .cascade),
-            ]),
-            EntityDescription("Employee", properties: [
-                .attribute("name", .string, indexed: true),
-                .attribute("email", .string, optional: true),
-                .attribute("salary", .double, defaultValue: 0.0),
-                .attribute("age", .integer16, defaultValue: 30),
-                .toOne("department", "Department", inverse: "employees"),
-                .toMany("projects", "Project", inverse: "members"),
-            ], uniquenessConstraints: [["email"]]),
-            EntityDescription("Manager", parent: "Employee", properties: [
-                .attribute("level", .integer32, defaultValue: 1),
-            ]),
-            EntityDescription("Project", properties: [
-                .attribute("title", .string),
-                .toMany("members", "Employee", inverse: "projects"),
-            ]),
-        ], classes: [Department.self, Employee.self, Manager.self, Project.self])
+        try ManagedObjectModel(
+            entities: [
+                EntityDescription(
+                    "Department",
+                    properties: [
+                        .attribute("name", .string),
+                        .attribute("budget", .double, defaultValue: 0.0),
+                        .toMany("employees", "Employee", inverse: "department", deleteRule: .cascade),
+                    ]),
+                EntityDescription(
+                    "Employee",
+                    properties: [
+                        .attribute("name", .string, indexed: true),
+                        .attribute("email", .string, optional: true),
+                        .attribute("salary", .double, defaultValue: 0.0),
+                        .attribute("age", .integer16, defaultValue: 30),
+                        .toOne("department", "Department", inverse: "employees"),
+                        .toMany("projects", "Project", inverse: "members"),
+                    ], uniquenessConstraints: [["email"]]),
+                EntityDescription(
+                    "Manager", parent: "Employee",
+                    properties: [
+                        .attribute("level", .integer32, defaultValue: 1)
+                    ]),
+                EntityDescription(
+                    "Project",
+                    properties: [
+                        .attribute("title", .string),
+                        .toMany("members", "Employee", inverse: "projects"),
+                    ]),
+            ], classes: [Department.self, Employee.self, Manager.self, Project.self])
     }
 
     /// Every attribute type, for round trips and predicate tests.
     static func allTypes() throws -> ManagedObjectModel {
         try ManagedObjectModel(entities: [
-            EntityDescription("Sample", properties: [
-                .attribute("text", .string, optional: true),
-                .attribute("i16", .integer16, optional: true),
-                .attribute("i32", .integer32, optional: true),
-                .attribute("i64", .integer64, optional: true),
-                .attribute("dbl", .double, optional: true),
-                .attribute("flt", .float, optional: true),
-                .attribute("flag", .boolean, optional: true),
-                .attribute("when", .date, optional: true),
-                .attribute("blob", .binary, optional: true),
-                .attribute("uid", .uuid, optional: true),
-                .attribute("link", .uri, optional: true),
-                .attribute("amount", .decimal, optional: true),
-            ]),
+            EntityDescription(
+                "Sample",
+                properties: [
+                    .attribute("text", .string, optional: true),
+                    .attribute("i16", .integer16, optional: true),
+                    .attribute("i32", .integer32, optional: true),
+                    .attribute("i64", .integer64, optional: true),
+                    .attribute("dbl", .double, optional: true),
+                    .attribute("flt", .float, optional: true),
+                    .attribute("flag", .boolean, optional: true),
+                    .attribute("when", .date, optional: true),
+                    .attribute("blob", .binary, optional: true),
+                    .attribute("uid", .uuid, optional: true),
+                    .attribute("link", .uri, optional: true),
+                    .attribute("amount", .decimal, optional: true),
+                ])
         ])
     }
 }

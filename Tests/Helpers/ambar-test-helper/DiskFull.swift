@@ -79,7 +79,8 @@ func runDiskFull(directory: URL, mode: String) throws {
         for i in 0..<100 { try context.insertObject(entityName: "Item").setValue("first-\(i)", forKey: "uid") }
         try context.save()
     }
-    let thief: any SpaceThief = mode == "tmpfs"
+    let thief: any SpaceThief =
+        mode == "tmpfs"
         ? FillerFile(file: directory.appendingPathComponent("filler"))
         : FileSizeLimit(files: [store, URL(fileURLWithPath: store.path + "-wal")])
     try thief.take()

@@ -44,7 +44,8 @@ func reply(_ line: String) {
 }
 
 func parse(_ text: Substring) -> AttributeValue? {
-    let kind = text.prefix(2), body = String(text.dropFirst(2))
+    let kind = text.prefix(2)
+    let body = String(text.dropFirst(2))
     switch kind {
     case "s:": return .string(body)
     case "d:": return Double(body).map { .double($0) }
@@ -221,11 +222,14 @@ func runPeer(directory: URL, store argument: String) throws {
                     // "readloop reads=<n> errors=<n> counts=<distinct counts, sorted>".
                     let seconds = words.count > 1 ? Double(words[1]) ?? 1 : 1
                     let reader = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: try stack.mainCoordinator)
-                    var reads = 0, errors = 0, counts = Set<Int>()
+                    var reads = 0
+                    var errors = 0
+                    var counts = Set<Int>()
                     let end = Date().addingTimeInterval(seconds)
                     while Date() < end {
                         do {
-                            counts.insert(try reader.performAndWait { () throws(AmbarError) in try reader.count(for: FetchRequest<ManagedObject>(entityName: "Item")) })
+                            counts.insert(
+                                try reader.performAndWait { () throws(AmbarError) in try reader.count(for: FetchRequest<ManagedObject>(entityName: "Item")) })
                             reads += 1
                         } catch {
                             errors += 1
@@ -243,7 +247,9 @@ func runPeer(directory: URL, store argument: String) throws {
                     reply("digest \(digest)")
                 case "status":
                     let sync = syncBox.withLock { $0 }
-                    reply("status connected=\(sync?.isConnected ?? false) hub=\(sync?.servesHub ?? false) listening=\(sync?.isListeningToServer ?? false) rejected=\(sync?.rejectedMessages ?? -1) merged=\(sync?.mergedThrough ?? -1) expired=\(expiredCount.withLock { $0 }) checks=\(sync?.ledgerChecks ?? 0)")
+                    reply(
+                        "status connected=\(sync?.isConnected ?? false) hub=\(sync?.servesHub ?? false) listening=\(sync?.isListeningToServer ?? false) rejected=\(sync?.rejectedMessages ?? -1) merged=\(sync?.mergedThrough ?? -1) expired=\(expiredCount.withLock { $0 }) checks=\(sync?.ledgerChecks ?? 0)"
+                    )
                 case "bigsaves":
                     let saves = words.count > 1 ? Int(words[1]) ?? 0 : 0
                     let size = words.count > 2 ? Int(words[2]) ?? 0 : 0

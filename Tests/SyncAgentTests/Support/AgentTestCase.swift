@@ -42,8 +42,10 @@ class AgentTestCase: XCTestCase {
 
     /// Starts `sync-agent` with `arguments` in the background (or `executable` with its own
     /// `arguments`, for wrappers such as `unshare`); killed at the end of the test.
-    func startAgent(_ arguments: [String], executable: URL? = nil, arguments wrapperArguments: [String]? = nil,
-                    output: Any? = FileHandle.nullDevice, environment: [String: String] = [:]) throws -> Process {
+    func startAgent(
+        _ arguments: [String], executable: URL? = nil, arguments wrapperArguments: [String]? = nil,
+        output: Any? = FileHandle.nullDevice, environment: [String: String] = [:]
+    ) throws -> Process {
         let process = Process()
         process.executableURL = executable ?? agentBinary
         process.arguments = wrapperArguments ?? arguments
@@ -55,7 +57,12 @@ class AgentTestCase: XCTestCase {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         }
         try process.run()
-        addTeardownBlock { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        addTeardownBlock {
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+        }
         return process
     }
 

@@ -49,7 +49,9 @@ struct FormatLowering {
         }
     }
 
-    private func comparison(_ lhs: FormatExpression, _ op: FormatOperator, _ options: TextOptions, _ rhs: FormatExpression, _ position: Int) throws(AmbarError) -> ObjectPredicate {
+    private func comparison(_ lhs: FormatExpression, _ op: FormatOperator, _ options: TextOptions, _ rhs: FormatExpression, _ position: Int) throws(AmbarError)
+        -> ObjectPredicate
+    {
         switch (lhs, rhs) {
         case (.keyPath(let path, _), .constant(let value, let valuePosition)):
             return try keyComparison(path, op, options, value, valuePosition)
@@ -106,7 +108,9 @@ struct FormatLowering {
         return path.joined(separator: ".")
     }
 
-    private func keyComparison(_ path: [String], _ op: FormatOperator, _ options: TextOptions, _ value: FormatValue, _ position: Int) throws(AmbarError) -> ObjectPredicate {
+    private func keyComparison(_ path: [String], _ op: FormatOperator, _ options: TextOptions, _ value: FormatValue, _ position: Int) throws(AmbarError)
+        -> ObjectPredicate
+    {
         // Collection operators: rel.@count, rel.@sum.attribute…
         if let at = path.firstIndex(where: { $0.hasPrefix("@") }) {
             let relationship = path[..<at].joined(separator: ".")
@@ -118,7 +122,9 @@ struct FormatLowering {
                 guard at == path.count - 1 else { throw error("@count ends a key path", at: position) }
                 return try countComparison(relationship, op, value, position)
             }
-            guard at == path.count - 2 else { throw error("@\(function.rawValue) must be followed by one attribute name (rel.@\(function.rawValue).attribute)", at: position) }
+            guard at == path.count - 2 else {
+                throw error("@\(function.rawValue) must be followed by one attribute name (rel.@\(function.rawValue).attribute)", at: position)
+            }
             return try aggregateComparison(relationship, function, path[at + 1], op, value, position)
         }
         let key = try plainKey(path, position)
@@ -200,7 +206,9 @@ struct FormatLowering {
         }
     }
 
-    private func aggregateComparison(_ key: String, _ function: AggregateFunction, _ attribute: String, _ op: FormatOperator, _ value: FormatValue, _ position: Int) throws(AmbarError) -> ObjectPredicate {
+    private func aggregateComparison(
+        _ key: String, _ function: AggregateFunction, _ attribute: String, _ op: FormatOperator, _ value: FormatValue, _ position: Int
+    ) throws(AmbarError) -> ObjectPredicate {
         func plain(_ v: FormatValue) throws(AmbarError) -> AttributeValue {
             guard case .value(let value) = v else { throw error("@\(function.rawValue) compares with a value", at: position) }
             return value
@@ -210,8 +218,10 @@ struct FormatLowering {
         }
         switch (op, value) {
         case (.between, .list(let items)) where items.count == 2:
-            return .and([.aggregate(key: key, function: function, attribute: attribute, op: .greaterOrEqual, value: try plain(items[0])),
-                         .aggregate(key: key, function: function, attribute: attribute, op: .lessOrEqual, value: try plain(items[1]))])
+            return .and([
+                .aggregate(key: key, function: function, attribute: attribute, op: .greaterOrEqual, value: try plain(items[0])),
+                .aggregate(key: key, function: function, attribute: attribute, op: .lessOrEqual, value: try plain(items[1])),
+            ])
         case (.in, .list(let items)):
             var parts: [ObjectPredicate] = []
             for item in items { parts.append(.aggregate(key: key, function: function, attribute: attribute, op: .equal, value: try plain(item))) }

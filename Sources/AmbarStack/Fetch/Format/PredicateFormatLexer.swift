@@ -135,7 +135,10 @@ struct PredicateFormatLexer {
         while let c = peek() {
             index += 1
             if c == quote { return String(text) }
-            guard c == "\\" else { text.append(c); continue }
+            guard c == "\\" else {
+                text.append(c)
+                continue
+            }
             guard let e = peek() else { break }
             index += 1
             switch e {
@@ -167,7 +170,10 @@ struct PredicateFormatLexer {
             index += 2
             let radix = ["x": 16, "X": 16, "b": 2, "B": 2, "o": 8, "O": 8][Character(base)] ?? 10
             var digits = ""
-            while let c = peek(), c.properties.isASCIIHexDigit { digits.unicodeScalars.append(c); index += 1 }
+            while let c = peek(), c.properties.isASCIIHexDigit {
+                digits.unicodeScalars.append(c)
+                index += 1
+            }
             guard let value = Int64(digits, radix: radix) else { throw error("'\(text)0\(base)\(digits)' is not a number", at: start) }
             return FormatToken(kind: .integer(text == "-" ? -value : value), position: start)
         }
@@ -178,7 +184,9 @@ struct PredicateFormatLexer {
             } else if c == ".", !isDouble, let d = peek(1), ("0"..."9").contains(d) {
                 isDouble = true
                 text.unicodeScalars.append(c)
-            } else if c == "e" || c == "E", let d = peek(1), ("0"..."9").contains(d) || ((d == "-" || d == "+") && peek(2).map { ("0"..."9").contains($0) } == true) {
+            } else if c == "e" || c == "E", let d = peek(1),
+                ("0"..."9").contains(d) || ((d == "-" || d == "+") && peek(2).map { ("0"..."9").contains($0) } == true)
+            {
                 isDouble = true
                 text.unicodeScalars.append(c)
                 text.unicodeScalars.append(d)
@@ -197,7 +205,10 @@ struct PredicateFormatLexer {
         let start = index
         index += 1
         var modifiers = ""
-        while let c = peek(), ["l", "h", "q", "z", "j", "t", "L"].contains(c) { modifiers.unicodeScalars.append(c); index += 1 }
+        while let c = peek(), ["l", "h", "q", "z", "j", "t", "L"].contains(c) {
+            modifiers.unicodeScalars.append(c)
+            index += 1
+        }
         guard let c = peek() else { throw error("'%' at the end of the format", at: start) }
         index += 1
         switch c {

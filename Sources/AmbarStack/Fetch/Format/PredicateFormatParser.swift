@@ -102,8 +102,12 @@ struct PredicateFormatParser {
             return inner
         }
         switch keyword {
-        case "TRUEPREDICATE": advance(); return .constant(true)
-        case "FALSEPREDICATE": advance(); return .constant(false)
+        case "TRUEPREDICATE":
+            advance()
+            return .constant(true)
+        case "FALSEPREDICATE":
+            advance()
+            return .constant(false)
         default: return try parseComparison()
         }
     }
@@ -112,9 +116,15 @@ struct PredicateFormatParser {
         let start = current.position
         var quantifier: Quantifier?
         switch keyword {
-        case "ANY", "SOME": quantifier = .any; advance()
-        case "ALL": quantifier = .all; advance()
-        case "NONE": quantifier = Quantifier.none; advance()
+        case "ANY", "SOME":
+            quantifier = .any
+            advance()
+        case "ALL":
+            quantifier = .all
+            advance()
+        case "NONE":
+            quantifier = Quantifier.none
+            advance()
         default: break
         }
         let lhs = try parseExpression()
@@ -128,7 +138,8 @@ struct PredicateFormatParser {
             case "<=", "=<": op = .lessOrEqual
             case ">": op = .greater
             case ">=", "=>": op = .greaterOrEqual
-            default: throw error("expected a comparison operator (==, !=, <, <=, >, >=, IN, BETWEEN, BEGINSWITH, CONTAINS, ENDSWITH, LIKE, MATCHES)", at: opPosition)
+            default:
+                throw error("expected a comparison operator (==, !=, <, <=, >, >=, IN, BETWEEN, BEGINSWITH, CONTAINS, ENDSWITH, LIKE, MATCHES)", at: opPosition)
             }
         } else if let word = keyword, let found = FormatOperator(rawValue: word), found.comparison == nil {
             op = found
@@ -200,9 +211,15 @@ struct PredicateFormatParser {
         case .identifier(let name, let escaped):
             if !escaped {
                 switch name.uppercased() {
-                case "NIL", "NULL": advance(); return .constant(.value(.null), position: position)
-                case "YES", "TRUE": advance(); return .constant(.value(.bool(true)), position: position)
-                case "NO", "FALSE": advance(); return .constant(.value(.bool(false)), position: position)
+                case "NIL", "NULL":
+                    advance()
+                    return .constant(.value(.null), position: position)
+                case "YES", "TRUE":
+                    advance()
+                    return .constant(.value(.bool(true)), position: position)
+                case "NO", "FALSE":
+                    advance()
+                    return .constant(.value(.bool(false)), position: position)
                 case "SELF":
                     advance()
                     if isSymbol(".") {
@@ -213,8 +230,10 @@ struct PredicateFormatParser {
                 case "CAST": return try parseCast()
                 case "SUBQUERY", "FUNCTION", "FIRST", "LAST", "SIZE":
                     throw error("\(name.uppercased()) is not supported; use ANY/ALL/NONE with a key path, or @count / @sum / @avg / @min / @max", at: position)
-                case "AND", "OR", "NOT", "IN", "BETWEEN", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "MATCHES", "ANY", "ALL", "NONE", "SOME", "TRUEPREDICATE", "FALSEPREDICATE":
-                    throw error("expected a key path or a value, found the keyword \(name.uppercased()) (escape a property with that name as #\(name))", at: position)
+                case "AND", "OR", "NOT", "IN", "BETWEEN", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "MATCHES", "ANY", "ALL", "NONE", "SOME",
+                    "TRUEPREDICATE", "FALSEPREDICATE":
+                    throw error(
+                        "expected a key path or a value, found the keyword \(name.uppercased()) (escape a property with that name as #\(name))", at: position)
                 default: break
                 }
             }
@@ -351,7 +370,11 @@ struct PredicateFormatParser {
             for child in mirror.children { items.append(try formatValue(child.value, format: format, position: position)) }
             return .list(items)
         }
-        throw .invalidPredicateFormat(format: format, position: position, reason: "a %@ argument of type \(type(of: value)) cannot be used (strings, numbers, dates, data, UUIDs, URLs, decimals, arrays and sets of them, managed objects and object IDs can)")
+        throw .invalidPredicateFormat(
+            format: format, position: position,
+            reason:
+                "a %@ argument of type \(type(of: value)) cannot be used (strings, numbers, dates, data, UUIDs, URLs, decimals, arrays and sets of them, managed objects and object IDs can)"
+        )
     }
 }
 

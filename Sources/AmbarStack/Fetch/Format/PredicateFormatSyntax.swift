@@ -25,9 +25,19 @@ indirect enum FormatExpression {
 
 /// The operators of `NSPredicate`'s comparison grammar.
 enum FormatOperator: String {
-    case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
-    case `in` = "IN", between = "BETWEEN", beginsWith = "BEGINSWITH", endsWith = "ENDSWITH"
-    case contains = "CONTAINS", like = "LIKE", matches = "MATCHES"
+    case equal = "=="
+    case notEqual = "!="
+    case less = "<"
+    case lessOrEqual = "<="
+    case greater = ">"
+    case greaterOrEqual = ">="
+    case `in` = "IN"
+    case between = "BETWEEN"
+    case beginsWith = "BEGINSWITH"
+    case endsWith = "ENDSWITH"
+    case contains = "CONTAINS"
+    case like = "LIKE"
+    case matches = "MATCHES"
 
     var comparison: ComparisonOperator? {
         switch self {

@@ -106,7 +106,8 @@ extension ManagedObjectModel {
     ///   not parse or a variable has no value.
     public func fetchRequestTemplate(named name: String, substitutionVariables: [String: Any?] = [:]) throws(AmbarError) -> FetchRequest<ManagedObject> {
         guard let template = fetchRequestTemplates[name] else {
-            throw .invalidFetchRequest("the model has no fetch request template named '\(name)' (it has: \(fetchRequestTemplates.keys.sorted().joined(separator: ", ")))")
+            throw .invalidFetchRequest(
+                "the model has no fetch request template named '\(name)' (it has: \(fetchRequestTemplates.keys.sorted().joined(separator: ", ")))")
         }
         var request = FetchRequest<ManagedObject>(entityName: template.entityName)
         if !template.predicateFormat.isEmpty {

@@ -1,7 +1,8 @@
 import Foundation
 import Logging
+
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 
 /// Reads Core Data's model XML (the `contents` file of an `.xcdatamodel`), in the spellings of
@@ -58,10 +59,15 @@ enum CoreDataModelReader {
         case .string: return .string(text)
         case .integer16, .integer32, .integer64:
             let number: Int64?
-            if let flag { number = flag ? 1 : 0 }
-            else if let n = Int64(trimmed) { number = n }
-            else if let d = Double(trimmed), d.isFinite, abs(d) < 9.2e18 { number = Int64(d.rounded(.towardZero)) }
-            else { number = nil }
+            if let flag {
+                number = flag ? 1 : 0
+            } else if let n = Int64(trimmed) {
+                number = n
+            } else if let d = Double(trimmed), d.isFinite, abs(d) < 9.2e18 {
+                number = Int64(d.rounded(.towardZero))
+            } else {
+                number = nil
+            }
             guard let number, AttributeValue.integer(number).isCompatible(with: type) else { return nil }
             return .integer(number)
         case .double, .float:
@@ -126,7 +132,10 @@ private final class ModelXMLBuilder: NSObject, XMLParserDelegate {
 
     func parser(_ parser: XMLParser, didStartElement element: String, namespaceURI: String?, qualifiedName: String?, attributes a: [String: String]) {
         guard failure == nil else { return }
-        if ignoredDepth > 0 { ignoredDepth += 1; return }
+        if ignoredDepth > 0 {
+            ignoredDepth += 1
+            return
+        }
         let line = parser.lineNumber
         switch element {
         case "model":
@@ -143,7 +152,10 @@ private final class ModelXMLBuilder: NSObject, XMLParserDelegate {
             remember(name, line)
             let typeName = a["attributeType"] ?? "Undefined"
             guard let type = CoreDataModelReader.types[typeName] else {
-                return fail(parser, "attribute \"\(name)\" has type \"\(typeName)\", which Ambar does not support (supported: \(CoreDataModelReader.types.keys.sorted().joined(separator: ", ")))")
+                return fail(
+                    parser,
+                    "attribute \"\(name)\" has type \"\(typeName)\", which Ambar does not support (supported: \(CoreDataModelReader.types.keys.sorted().joined(separator: ", ")))"
+                )
             }
             let transient = a["transient"] == "YES"
             if type == .undefined && !transient {
@@ -160,11 +172,12 @@ private final class ModelXMLBuilder: NSObject, XMLParserDelegate {
                 }
                 derivation = expression
             }
-            current?.attributes.append(AttributeDescription(
-                name: name, type: type, isOptional: a["optional"] == "YES", defaultValue: defaultValue, isIndexed: a["indexed"] == "YES" && !transient,
-                renamingIdentifier: a["elementID"], isTransient: transient,
-                valueTransformerName: type == .transformable ? a["valueTransformerName"].flatMap { $0.isEmpty ? nil : $0 } : nil,
-                customClassName: type == .transformable ? a["customClassName"].flatMap { $0.isEmpty ? nil : $0 } : nil, derivation: derivation))
+            current?.attributes.append(
+                AttributeDescription(
+                    name: name, type: type, isOptional: a["optional"] == "YES", defaultValue: defaultValue, isIndexed: a["indexed"] == "YES" && !transient,
+                    renamingIdentifier: a["elementID"], isTransient: transient,
+                    valueTransformerName: type == .transformable ? a["valueTransformerName"].flatMap { $0.isEmpty ? nil : $0 } : nil,
+                    customClassName: type == .transformable ? a["customClassName"].flatMap { $0.isEmpty ? nil : $0 } : nil, derivation: derivation))
         case "relationship":
             guard current != nil, let name = a["name"], let destination = a["destinationEntity"] else {
                 return fail(parser, "<relationship> outside an entity or without name and destinationEntity")
@@ -174,14 +187,18 @@ private final class ModelXMLBuilder: NSObject, XMLParserDelegate {
             let toMany = a["toMany"] == "YES"
             let ruleName = a["deletionRule"] ?? "Nullify"
             guard let rule = CoreDataModelReader.deleteRules[ruleName] else {
-                return fail(parser, "relationship \"\(name)\" has unknown deletion rule \"\(ruleName)\" (known: \(CoreDataModelReader.deleteRules.keys.sorted().joined(separator: ", ")))")
+                return fail(
+                    parser,
+                    "relationship \"\(name)\" has unknown deletion rule \"\(ruleName)\" (known: \(CoreDataModelReader.deleteRules.keys.sorted().joined(separator: ", ")))"
+                )
             }
-            current?.relationships.append(RelationshipDescription(
-                name: name, destination: destination, inverse: a["inverseName"], isToMany: toMany, deleteRule: rule,
-                isOptional: a["optional"] == "YES", renamingIdentifier: a["elementID"],
-                isOrdered: toMany && a["ordered"] == "YES", isTransient: a["transient"] == "YES",
-                minCount: toMany ? CoreDataModelReader.count(a["minCount"]) : 0,
-                maxCount: toMany ? CoreDataModelReader.count(a["maxCount"]) : 0))
+            current?.relationships.append(
+                RelationshipDescription(
+                    name: name, destination: destination, inverse: a["inverseName"], isToMany: toMany, deleteRule: rule,
+                    isOptional: a["optional"] == "YES", renamingIdentifier: a["elementID"],
+                    isOrdered: toMany && a["ordered"] == "YES", isTransient: a["transient"] == "YES",
+                    minCount: toMany ? CoreDataModelReader.count(a["minCount"]) : 0,
+                    maxCount: toMany ? CoreDataModelReader.count(a["maxCount"]) : 0))
         case "uniquenessConstraints", "compoundIndexes":
             guard current != nil else { return fail(parser, "<\(element)> outside an entity") }
         case "uniquenessConstraint":
@@ -202,7 +219,9 @@ private final class ModelXMLBuilder: NSObject, XMLParserDelegate {
             } else {
                 // An index on a computed expression: Ambar's SQL cannot use it. Indexes only speed
                 // fetches up, so the model loads without it.
-                CoreDataModelReader.logger.warning("\(path):\(line): index element on expression \"\(a["expression"] ?? "?")\" of \(current?.name ?? "?") is not created (only property indexes are)")
+                CoreDataModelReader.logger.warning(
+                    "\(path):\(line): index element on expression \"\(a["expression"] ?? "?")\" of \(current?.name ?? "?") is not created (only property indexes are)"
+                )
             }
         case "fetchedProperty":
             guard current != nil, let name = a["name"] else { return fail(parser, "<fetchedProperty> outside an entity or without a name") }
@@ -215,8 +234,10 @@ private final class ModelXMLBuilder: NSObject, XMLParserDelegate {
                 ignoredDepth = 1  // its sort descriptors and the like
             } else {
                 guard let name = a["name"] else { return fail(parser, "<fetchRequest> without a name") }
-                templates.append(FetchRequestTemplate(name: name, entityName: entity, predicateFormat: a["predicateString"] ?? "",
-                                                      fetchLimit: Int(a["fetchLimit"] ?? "") ?? 0))
+                templates.append(
+                    FetchRequestTemplate(
+                        name: name, entityName: entity, predicateFormat: a["predicateString"] ?? "",
+                        fetchLimit: Int(a["fetchLimit"] ?? "") ?? 0))
                 if templateLines[name] == nil { templateLines[name] = line }
                 ignoredDepth = 1
             }
@@ -227,7 +248,10 @@ private final class ModelXMLBuilder: NSObject, XMLParserDelegate {
 
     func parser(_ parser: XMLParser, didEndElement element: String, namespaceURI: String?, qualifiedName: String?) {
         guard failure == nil else { return }
-        if ignoredDepth > 0 { ignoredDepth -= 1; return }
+        if ignoredDepth > 0 {
+            ignoredDepth -= 1
+            return
+        }
         switch element {
         case "entity":
             if let current { entities.append(current) }

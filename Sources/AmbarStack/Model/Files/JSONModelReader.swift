@@ -43,7 +43,10 @@ extension KeyedDecodingContainer where Key == AnyKey {
     /// Throws when the object has a key outside `known`.
     fileprivate func rejectUnknown(_ known: Set<String>, in what: String) throws {
         for key in allKeys where !known.contains(key.stringValue) {
-            throw DecodingError.dataCorrupted(.init(codingPath: codingPath + [key], debugDescription: "unknown key \"\(key.stringValue)\" in \(what) (known: \(known.sorted().joined(separator: ", ")))"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: codingPath + [key],
+                    debugDescription: "unknown key \"\(key.stringValue)\" in \(what) (known: \(known.sorted().joined(separator: ", ")))"))
         }
     }
 
@@ -74,7 +77,11 @@ private struct EntityDocument: Decodable {
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: AnyKey.self)
-        try c.rejectUnknown(["name", "parent", "abstract", "isAbstract", "attributes", "relationships", "unique", "uniquenessConstraints", "renamingIdentifier", "indexes", "fetchedProperties"], in: "an entity")
+        try c.rejectUnknown(
+            [
+                "name", "parent", "abstract", "isAbstract", "attributes", "relationships", "unique", "uniquenessConstraints", "renamingIdentifier", "indexes",
+                "fetchedProperties",
+            ], in: "an entity")
         guard let name = try c.first(String.self, "name") else {
             throw DecodingError.keyNotFound(AnyKey("name"), .init(codingPath: c.codingPath, debugDescription: "an entity needs a name"))
         }
@@ -95,8 +102,11 @@ private struct AttributeDocument: Decodable {
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: AnyKey.self)
-        try c.rejectUnknown(["name", "type", "optional", "isOptional", "default", "defaultValue", "indexed", "isIndexed", "renamingIdentifier",
-                             "transient", "isTransient", "valueTransformerName", "customClassName", "derivation"], in: "an attribute")
+        try c.rejectUnknown(
+            [
+                "name", "type", "optional", "isOptional", "default", "defaultValue", "indexed", "isIndexed", "renamingIdentifier",
+                "transient", "isTransient", "valueTransformerName", "customClassName", "derivation",
+            ], in: "an attribute")
         guard let name = try c.first(String.self, "name") else {
             throw DecodingError.keyNotFound(AnyKey("name"), .init(codingPath: c.codingPath, debugDescription: "an attribute needs a name"))
         }
@@ -104,7 +114,11 @@ private struct AttributeDocument: Decodable {
             throw DecodingError.keyNotFound(AnyKey("type"), .init(codingPath: c.codingPath, debugDescription: "attribute \"\(name)\" needs a type"))
         }
         guard let type = AttributeType(rawValue: typeName) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath + [AnyKey("type")], debugDescription: "attribute \"\(name)\" has unknown type \"\(typeName)\" (known: \(AttributeType.allCases.map(\.rawValue).joined(separator: ", ")))"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: c.codingPath + [AnyKey("type")],
+                    debugDescription:
+                        "attribute \"\(name)\" has unknown type \"\(typeName)\" (known: \(AttributeType.allCases.map(\.rawValue).joined(separator: ", ")))"))
         }
         var defaultValue = AttributeValue.null
         for key in ["default", "defaultValue"] where c.contains(AnyKey(key)) {
@@ -113,7 +127,8 @@ private struct AttributeDocument: Decodable {
             } else {
                 let plain = try c.decode(PlainValue.self, forKey: AnyKey(key))
                 guard let value = plain.attributeValue(for: type) else {
-                    throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath + [AnyKey(key)], debugDescription: "the default of \"\(name)\" is not a \(type.rawValue)"))
+                    throw DecodingError.dataCorrupted(
+                        .init(codingPath: c.codingPath + [AnyKey(key)], debugDescription: "the default of \"\(name)\" is not a \(type.rawValue)"))
                 }
                 defaultValue = value
             }
@@ -134,14 +149,21 @@ private struct RelationshipDocument: Decodable {
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: AnyKey.self)
-        try c.rejectUnknown(["name", "destination", "inverse", "toMany", "isToMany", "deleteRule", "optional", "isOptional", "renamingIdentifier",
-                             "ordered", "isOrdered", "transient", "isTransient", "minCount", "maxCount"], in: "a relationship")
+        try c.rejectUnknown(
+            [
+                "name", "destination", "inverse", "toMany", "isToMany", "deleteRule", "optional", "isOptional", "renamingIdentifier",
+                "ordered", "isOrdered", "transient", "isTransient", "minCount", "maxCount",
+            ], in: "a relationship")
         guard let name = try c.first(String.self, "name"), let destination = try c.first(String.self, "destination") else {
-            throw DecodingError.keyNotFound(AnyKey("destination"), .init(codingPath: c.codingPath, debugDescription: "a relationship needs a name and a destination"))
+            throw DecodingError.keyNotFound(
+                AnyKey("destination"), .init(codingPath: c.codingPath, debugDescription: "a relationship needs a name and a destination"))
         }
         let ruleName = try c.first(String.self, "deleteRule") ?? "nullify"
         guard let rule = DeleteRule(rawValue: ruleName) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath + [AnyKey("deleteRule")], debugDescription: "unknown delete rule \"\(ruleName)\" (nullify, cascade, deny, noAction)"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: c.codingPath + [AnyKey("deleteRule")],
+                    debugDescription: "unknown delete rule \"\(ruleName)\" (nullify, cascade, deny, noAction)"))
         }
         description = RelationshipDescription(
             name: name, destination: destination, inverse: try c.first(String.self, "inverse"),
@@ -156,15 +178,25 @@ private struct RelationshipDocument: Decodable {
 
 /// A plain JSON default value, read as the attribute's type.
 private enum PlainValue: Decodable {
-    case bool(Bool), integer(Int64), double(Double), string(String), null
+    case bool(Bool)
+    case integer(Int64)
+    case double(Double)
+    case string(String)
+    case null
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.singleValueContainer()
-        if c.decodeNil() { self = .null }
-        else if let v = try? c.decode(Bool.self) { self = .bool(v) }
-        else if let v = try? c.decode(Int64.self) { self = .integer(v) }
-        else if let v = try? c.decode(Double.self) { self = .double(v) }
-        else { self = .string(try c.decode(String.self)) }
+        if c.decodeNil() {
+            self = .null
+        } else if let v = try? c.decode(Bool.self) {
+            self = .bool(v)
+        } else if let v = try? c.decode(Int64.self) {
+            self = .integer(v)
+        } else if let v = try? c.decode(Double.self) {
+            self = .double(v)
+        } else {
+            self = .string(try c.decode(String.self))
+        }
     }
 
     func attributeValue(for type: AttributeType) -> AttributeValue? {

@@ -66,13 +66,16 @@ public enum ModelFile {
     static func currentVersion(of bundle: URL) throws(AmbarError) -> URL {
         let marker = bundle.appendingPathComponent(".xccurrentversion")
         if let data = try? Data(contentsOf: marker),
-           let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
-           let name = plist["_XCCurrentVersionName"] as? String {
+            let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
+            let name = plist["_XCCurrentVersionName"] as? String
+        {
             return bundle.appendingPathComponent(name)
         }
         let versions = ((try? FileManager.default.contentsOfDirectory(atPath: bundle.path)) ?? []).filter { $0.hasSuffix(".xcdatamodel") }.sorted()
         guard versions.count == 1, let only = versions.first else {
-            throw .invalidModel("\(bundle.path) has \(versions.count) versions and no .xccurrentversion naming the current one; add it (Xcode writes it) or pass the version's .xcdatamodel")
+            throw .invalidModel(
+                "\(bundle.path) has \(versions.count) versions and no .xccurrentversion naming the current one; add it (Xcode writes it) or pass the version's .xcdatamodel"
+            )
         }
         return bundle.appendingPathComponent(only)
     }

@@ -53,8 +53,11 @@ public enum AttributeTransformers {
         let name = attribute.valueTransformerName ?? "none"
         guard let transformer = transformer(for: attribute, entity: entity) else {
             if let raw = data as? T { return raw }
-            throw .transformationFailed(entity: entity, property: attribute.name, transformer: name,
-                                        reason: "no transformer is registered under that name, so the value reads as Data, not \(T.self); register one with AttributeTransformers.register(_:named:)")
+            throw .transformationFailed(
+                entity: entity, property: attribute.name, transformer: name,
+                reason:
+                    "no transformer is registered under that name, so the value reads as Data, not \(T.self); register one with AttributeTransformers.register(_:named:)"
+            )
         }
         do {
             let value = try transformer.fromData(data)
@@ -63,7 +66,8 @@ public enum AttributeTransformers {
             }
             return typed
         } catch let error as TransformerTypeError {
-            throw .transformationFailed(entity: entity, property: attribute.name, transformer: name, reason: "the transformer gives \(transformer.valueType), not \(error.expected)")
+            throw .transformationFailed(
+                entity: entity, property: attribute.name, transformer: name, reason: "the transformer gives \(transformer.valueType), not \(error.expected)")
         } catch {
             throw .transformationFailed(entity: entity, property: attribute.name, transformer: name, reason: "\(error)")
         }
@@ -74,8 +78,9 @@ public enum AttributeTransformers {
         let name = attribute.valueTransformerName ?? "none"
         guard let transformer = transformer(for: attribute, entity: entity) else {
             if let raw = value as? Data { return raw }
-            throw .transformationFailed(entity: entity, property: attribute.name, transformer: name,
-                                        reason: "no transformer is registered under that name, so only Data can be written; register one with AttributeTransformers.register(_:named:)")
+            throw .transformationFailed(
+                entity: entity, property: attribute.name, transformer: name,
+                reason: "no transformer is registered under that name, so only Data can be written; register one with AttributeTransformers.register(_:named:)")
         }
         do {
             return try transformer.toData(value)
@@ -89,7 +94,9 @@ public enum AttributeTransformers {
         if let name, let found = registry.withLock({ $0[name] }) { return found }
         let key = name ?? "\(entity).\(attribute.name)"
         if noted.withLock({ $0.insert(key).inserted }) {
-            logger.notice("transformable attribute \(entity).\(attribute.name): no transformer registered under \(name.map { "'\($0)'" } ?? "its (empty) transformer name"); its value reads and writes as raw Data")
+            logger.notice(
+                "transformable attribute \(entity).\(attribute.name): no transformer registered under \(name.map { "'\($0)'" } ?? "its (empty) transformer name"); its value reads and writes as raw Data"
+            )
         }
         return nil
     }

@@ -10,13 +10,17 @@ enum PostgreSQLSchema {
     /// The advisory lock that serialises preparing and migrating (several hosts opening at once).
     static let preparationLock: Int64 = 0x416D_6261_7200  // "Ambar\0"
 
-    static let ambarTables = ["ambar_metadata", "ambar_entities", "ambar_ledger_head", "ambar_transactions", "ambar_changes", "ambar_cursors", "ambar_receipts"]
+    static let ambarTables = [
+        "ambar_metadata", "ambar_entities", "ambar_ledger_head", "ambar_transactions", "ambar_changes", "ambar_cursors", "ambar_receipts",
+    ]
 
     /// The store's UUID and entity numbers when it is already prepared for `model` (read without
     /// the lock); `nil` when something must be created or migrated.
     static func alreadyPrepared(_ connection: any SQLServerConnection, model: ManagedObjectModel) throws -> (uuid: String, entityIDs: [String: Int64])? {
-        let tables = Set(try connection.query(
-            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()", []).rows.compactMap { PostgreSQLValues.text($0[0]) })
+        let tables = Set(
+            try connection.query(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()", []
+            ).rows.compactMap { PostgreSQLValues.text($0[0]) })
         guard ambarTables.allSatisfy(tables.contains), model.resolved.roots.allSatisfy(tables.contains) else { return nil }
         let metadata = try self.metadata(connection)
         guard metadata["model_hash"] == model.versionHash, let uuid = metadata["store_uuid"] else { return nil }
@@ -43,7 +47,8 @@ enum PostgreSQLSchema {
 
     /// Creates whatever is missing, inside the caller's transaction, under the preparation lock:
     /// a second host opening at the same moment waits, then finds everything made.
-    static func prepare(_ connection: any SQLServerConnection, model: ManagedObjectModel, location: String) throws -> (uuid: String, entityIDs: [String: Int64]) {
+    static func prepare(_ connection: any SQLServerConnection, model: ManagedObjectModel, location: String) throws -> (uuid: String, entityIDs: [String: Int64])
+    {
         _ = try connection.query("SELECT pg_advisory_xact_lock($1), \(markAsAmbarWrite)", [.integer(preparationLock)])
         for statement in [
             "CREATE TABLE IF NOT EXISTS ambar_metadata (key text PRIMARY KEY, value text NOT NULL)",
@@ -94,13 +99,17 @@ enum PostgreSQLSchema {
     private static func migrate(_ connection: any SQLServerConnection, storeHash: String, to model: ManagedObjectModel) throws {
         let (plan, _, renamed) = try ModelDifference.migration(storedJSON: try metadata(connection)["model"], storeHash: storeHash, to: model)
         guard plan.renaming.isEmpty else {
-            throw AmbarError.migrationRefused(reasons: ["the new model renames entities or properties (renamingIdentifier); a PostgreSQL store migrates additions only — rename the tables and columns with SQL, or keep the old names"])
+            throw AmbarError.migrationRefused(reasons: [
+                "the new model renames entities or properties (renamingIdentifier); a PostgreSQL store migrates additions only — rename the tables and columns with SQL, or keep the old names"
+            ])
         }
         let resolved = model.resolved
         let columnTypes = self.columnTypes(resolved)
         for root in resolved.roots {
-            let existing = Set(try connection.query(
-                "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1", [.text(root)])
+            let existing = Set(
+                try connection.query(
+                    "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1", [.text(root)]
+                )
                 .rows.compactMap { PostgreSQLValues.text($0[0]) })
             guard !existing.isEmpty else { continue }  // a new root table: created below
             for column in resolved.rootColumns[root] ?? [] where !existing.contains(column.name) {
@@ -111,7 +120,8 @@ enum PostgreSQLSchema {
         let entityIDs = try self.entityIDs(connection)
         for entity in model.entities {
             guard let before = renamed.entities.first(where: { $0.name == entity.name }), let layout = resolved.entities[entity.name] else { continue }
-            for attribute in entity.attributes where !attribute.isTransient && !attribute.defaultValue.isNull && !before.attributes.contains(where: { $0.name == attribute.name }) {
+            for attribute in entity.attributes
+            where !attribute.isTransient && !attribute.defaultValue.isNull && !before.attributes.contains(where: { $0.name == attribute.name }) {
                 let ids = layout.selfAndDescendants.compactMap { entityIDs[$0] }
                 guard let i = layout.attributeIndex[attribute.name], let column = layout.attributeColumns[i] else { continue }
                 let type = columnTypes[layout.rootName]?[column] ?? "text"
@@ -161,7 +171,8 @@ enum PostgreSQLSchema {
     private static func installForeignWriteTriggers(_ connection: any SQLServerConnection, model: ManagedObjectModel) throws {
         guard let uuid = try metadata(connection)["store_uuid"] else { return }
         let channel = StoreChangeNotice.channel(storeIdentifier: uuid)
-        _ = try connection.query("""
+        _ = try connection.query(
+            """
             CREATE OR REPLACE FUNCTION ambar_foreign_write() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN
                 IF current_setting('ambar.writer', true) IS DISTINCT FROM 'on' THEN
@@ -172,7 +183,8 @@ enum PostgreSQLSchema {
             $$
             """, [])
         for table in model.resolved.roots + model.resolved.joinTables.map(\.table) {
-            _ = try connection.query("""
+            _ = try connection.query(
+                """
                 CREATE OR REPLACE TRIGGER ambar_foreign_write AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON \(quoted(table))
                 FOR EACH STATEMENT EXECUTE FUNCTION ambar_foreign_write('\(channel)')
                 """, [])
@@ -182,9 +194,11 @@ enum PostgreSQLSchema {
     private static func createTables(_ connection: any SQLServerConnection, model: ManagedObjectModel) throws {
         let resolved = model.resolved
         let columnTypes = self.columnTypes(resolved)
-        var nextID = (try connection.query("SELECT COALESCE(max(id), 0) FROM ambar_entities", []).rows.first.flatMap { PostgreSQLValues.integer($0[0]) } ?? 0) + 1
+        var nextID =
+            (try connection.query("SELECT COALESCE(max(id), 0) FROM ambar_entities", []).rows.first.flatMap { PostgreSQLValues.integer($0[0]) } ?? 0) + 1
         for name in model.entities.map(\.name).sorted() {
-            let inserted = try connection.query("INSERT INTO ambar_entities (name, id) VALUES ($1, $2) ON CONFLICT DO NOTHING", [.text(name), .integer(nextID)])
+            let inserted = try connection.query(
+                "INSERT INTO ambar_entities (name, id) VALUES ($1, $2) ON CONFLICT DO NOTHING", [.text(name), .integer(nextID)])
             if inserted.affectedRows > 0 { nextID += 1 }
         }
         for root in resolved.roots {
@@ -196,7 +210,8 @@ enum PostgreSQLSchema {
         }
         for join in resolved.joinTables {
             let order = join.orderColumns.map { ", \(quoted($0)) bigint" }.joined()
-            _ = try connection.query("CREATE TABLE IF NOT EXISTS \(quoted(join.table)) (src bigint NOT NULL, dst bigint NOT NULL\(order), PRIMARY KEY (src, dst))", [])
+            _ = try connection.query(
+                "CREATE TABLE IF NOT EXISTS \(quoted(join.table)) (src bigint NOT NULL, dst bigint NOT NULL\(order), PRIMARY KEY (src, dst))", [])
             for column in join.orderColumns {
                 _ = try connection.query("ALTER TABLE \(quoted(join.table)) ADD COLUMN IF NOT EXISTS \(quoted(column)) bigint", [])
             }

@@ -15,17 +15,22 @@ extension PostgreSQLStore {
         let token = try nextToken(connection)
         _ = try connection.query(
             "INSERT INTO ambar_transactions (token, timestamp, author, pid, context_name, instance) VALUES ($1, $2, $3, $4, $5, $6)",
-            [.integer(token), .real(Date().timeIntervalSince1970), entry.author.map { .text($0) } ?? .null, .integer(Int64(getpid())),
-             entry.contextName.map { .text($0) } ?? .null, .integer(ProcessInstance.storedID)])
+            [
+                .integer(token), .real(Date().timeIntervalSince1970), entry.author.map { .text($0) } ?? .null, .integer(Int64(getpid())),
+                entry.contextName.map { .text($0) } ?? .null, .integer(ProcessInstance.storedID),
+            ])
         let groups = entry.groups.sorted { ($0.key.entity, $0.key.kind.rawValue) < ($1.key.entity, $1.key.kind.rawValue) }
         var tuples: [String] = []
         var parameters: [SQLServerValue] = [.integer(token)]
         for (position, (group, pks)) in groups.enumerated() {
             let n = parameters.count
             tuples.append("($1, \(position), $\(n + 1), $\(n + 2), $\(n + 3), $\(n + 4))")
-            parameters += [.text(group.entity), .integer(Int64(group.kind.rawValue)), group.properties.map { .text($0) } ?? .null, .blob(SQLiteStore.pack(pks))]
+            parameters += [
+                .text(group.entity), .integer(Int64(group.kind.rawValue)), group.properties.map { .text($0) } ?? .null, .blob(SQLiteStore.pack(pks)),
+            ]
         }
-        _ = try connection.query("INSERT INTO ambar_changes (token, position, entity, kind, attributes, pks) VALUES \(tuples.joined(separator: ", "))", parameters)
+        _ = try connection.query(
+            "INSERT INTO ambar_changes (token, position, entity, kind, attributes, pks) VALUES \(tuples.joined(separator: ", "))", parameters)
         try notify(connection, token: token, entry)
         return token
     }
@@ -54,15 +59,19 @@ extension PostgreSQLStore {
 
     /// Takes the next token; the row lock is held until the transaction ends.
     private func nextToken(_ connection: any SQLServerConnection) throws -> Int64 {
-        guard let token = try connection.query("UPDATE ambar_ledger_head SET token = token + 1 WHERE id = 1 RETURNING token", []).rows.first
-            .flatMap({ PostgreSQLValues.integer($0[0]) }) else {
+        guard
+            let token = try connection.query("UPDATE ambar_ledger_head SET token = token + 1 WHERE id = 1 RETURNING token", []).rows.first
+                .flatMap({ PostgreSQLValues.integer($0[0]) })
+        else {
             throw AmbarError.storeCannotOpen(path: location, reason: "ambar_ledger_head has no row: the store's tables were changed outside Ambar")
         }
         return token
     }
 
     func savedToken(forIdempotencyKey key: String) throws(AmbarError) -> Int64? {
-        try read("read an idempotency receipt", "SELECT token FROM ambar_receipts WHERE key = $1", [.text(key)]).first.flatMap { PostgreSQLValues.integer($0[0]) }
+        try read("read an idempotency receipt", "SELECT token FROM ambar_receipts WHERE key = $1", [.text(key)]).first.flatMap {
+            PostgreSQLValues.integer($0[0])
+        }
     }
 
     func recordMarker(contextName: String) throws(AmbarError) -> Int64 {
@@ -81,7 +90,10 @@ extension PostgreSQLStore {
     }
 
     private static func purgedThrough(_ connection: any SQLServerConnection) throws -> Int64 {
-        Int64(try connection.query("SELECT value FROM ambar_metadata WHERE key = 'history_purged_through'", []).rows.first.flatMap { PostgreSQLValues.text($0[0]) } ?? "0") ?? 0
+        Int64(
+            try connection.query("SELECT value FROM ambar_metadata WHERE key = 'history_purged_through'", []).rows.first.flatMap {
+                PostgreSQLValues.text($0[0])
+            } ?? "0") ?? 0
     }
 
     func history(after token: Int64, limit: Int?) throws(AmbarError) -> [HistoryTransaction] {
@@ -89,48 +101,60 @@ extension PostgreSQLStore {
             try Self.transaction(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
                 let purged = try Self.purgedThrough(connection)
                 if token < purged { return .failure(.historyExpired(after: token, purgedThrough: purged)) }
-                let rows = try connection.query("""
+                let rows = try connection.query(
+                    """
                     SELECT token, timestamp, author, pid, context_name, instance FROM ambar_transactions
                     WHERE token > $1 ORDER BY token LIMIT \(limit.map { String(max(0, $0)) } ?? "ALL")
-                    """, [.integer(token)]).rows
-                guard let first = rows.first.flatMap({ PostgreSQLValues.integer($0[0]) }), let last = rows.last.flatMap({ PostgreSQLValues.integer($0[0]) }) else { return .success([]) }
+                    """, [.integer(token)]
+                ).rows
+                guard let first = rows.first.flatMap({ PostgreSQLValues.integer($0[0]) }), let last = rows.last.flatMap({ PostgreSQLValues.integer($0[0]) })
+                else { return .success([]) }
                 var changes: [Int64: [[SQLServerValue]]] = [:]
                 for change in try connection.query(
                     "SELECT token, entity, kind, attributes, pks FROM ambar_changes WHERE token BETWEEN $1 AND $2 ORDER BY token, position",
-                    [.integer(first), .integer(last)]).rows {
+                    [.integer(first), .integer(last)]
+                ).rows {
                     if let t = PostgreSQLValues.integer(change[0]) { changes[t, default: []].append(change) }
                 }
-                return .success(rows.compactMap { row -> HistoryTransaction? in
-                    guard let t = PostgreSQLValues.integer(row[0]) else { return nil }
-                    var inserted = Set<ManagedObjectID>(), updated = Set<ManagedObjectID>(), deleted = Set<ManagedObjectID>()
-                    var properties: [ManagedObjectID: [String]] = [:]
-                    for change in changes[t] ?? [] {
-                        guard let entity = PostgreSQLValues.text(change[1]), let kind = PostgreSQLValues.integer(change[2]),
-                              case .blob(let packed) = change[4] else { continue }
-                        let names = PostgreSQLValues.text(change[3])?.split(separator: ",").map(String.init) ?? []
-                        for pk in SQLiteStore.unpack(packed) {
-                            let id = ManagedObjectID(entityName: entity, storeIdentifier: identifier, primaryKey: pk)
-                            switch LedgerEntry.Kind(rawValue: Int(kind)) {
-                            case .insert: inserted.insert(id)
-                            case .update: updated.insert(id); properties[id] = names
-                            case .delete: deleted.insert(id)
-                            case nil: break
+                return .success(
+                    rows.compactMap { row -> HistoryTransaction? in
+                        guard let t = PostgreSQLValues.integer(row[0]) else { return nil }
+                        var inserted = Set<ManagedObjectID>()
+                        var updated = Set<ManagedObjectID>()
+                        var deleted = Set<ManagedObjectID>()
+                        var properties: [ManagedObjectID: [String]] = [:]
+                        for change in changes[t] ?? [] {
+                            guard let entity = PostgreSQLValues.text(change[1]), let kind = PostgreSQLValues.integer(change[2]),
+                                case .blob(let packed) = change[4]
+                            else { continue }
+                            let names = PostgreSQLValues.text(change[3])?.split(separator: ",").map(String.init) ?? []
+                            for pk in SQLiteStore.unpack(packed) {
+                                let id = ManagedObjectID(entityName: entity, storeIdentifier: identifier, primaryKey: pk)
+                                switch LedgerEntry.Kind(rawValue: Int(kind)) {
+                                case .insert: inserted.insert(id)
+                                case .update:
+                                    updated.insert(id)
+                                    properties[id] = names
+                                case .delete: deleted.insert(id)
+                                case nil: break
+                                }
                             }
                         }
-                    }
-                    return HistoryTransaction(
-                        token: t, timestamp: Date(timeIntervalSince1970: PostgreSQLValues.real(row[1]) ?? 0), author: PostgreSQLValues.text(row[2]),
-                        processID: Int32(truncatingIfNeeded: PostgreSQLValues.integer(row[3]) ?? 0),
-                        instanceID: PostgreSQLValues.integer(row[5]).map { UInt64(bitPattern: $0) }, contextName: PostgreSQLValues.text(row[4]),
-                        inserted: inserted, updated: updated, deleted: deleted, updatedProperties: properties)
-                })
+                        return HistoryTransaction(
+                            token: t, timestamp: Date(timeIntervalSince1970: PostgreSQLValues.real(row[1]) ?? 0), author: PostgreSQLValues.text(row[2]),
+                            processID: Int32(truncatingIfNeeded: PostgreSQLValues.integer(row[3]) ?? 0),
+                            instanceID: PostgreSQLValues.integer(row[5]).map { UInt64(bitPattern: $0) }, contextName: PostgreSQLValues.text(row[4]),
+                            inserted: inserted, updated: updated, deleted: deleted, updatedProperties: properties)
+                    })
             }
         }
         return try result.get()
     }
 
     func setHistoryCursor(_ consumer: String, token: Int64) throws(AmbarError) {
-        _ = try read("set history cursor", """
+        _ = try read(
+            "set history cursor",
+            """
             INSERT INTO ambar_cursors (consumer, token, last_seen) VALUES ($1, $2, $3)
             ON CONFLICT (consumer) DO UPDATE SET token = excluded.token, last_seen = excluded.last_seen
             """, [.text(consumer), .integer(token), .real(Date().timeIntervalSince1970)])
@@ -158,7 +182,9 @@ extension PostgreSQLStore {
     func purgeHistory(through token: Int64, lease: TimeInterval) throws(AmbarError) -> Int64 {
         try write("purge history") { connection in
             let liveSince = Date().timeIntervalSince1970 - lease
-            let oldestLive = try connection.query("SELECT min(token) FROM ambar_cursors WHERE last_seen >= $1", [.real(liveSince)]).rows.first.flatMap { PostgreSQLValues.integer($0[0]) }
+            let oldestLive = try connection.query("SELECT min(token) FROM ambar_cursors WHERE last_seen >= $1", [.real(liveSince)]).rows.first.flatMap {
+                PostgreSQLValues.integer($0[0])
+            }
             let limit = min(token, oldestLive ?? token)
             let purged = try Self.purgedThrough(connection)
             guard limit > purged else { return purged }
@@ -173,8 +199,10 @@ extension PostgreSQLStore {
             let cursorsRemoved = try connection.query("DELETE FROM ambar_cursors WHERE last_seen < $1", [.real(time - retention.consumerLease)]).affectedRows
             let receiptsRemoved = try connection.query("DELETE FROM ambar_receipts WHERE saved < $1", [.real(time - retention.receipts)]).affectedRows
             let purged = try Self.purgedThrough(connection)
-            let firstYoung = try connection.query("SELECT token FROM ambar_transactions WHERE timestamp >= $1 ORDER BY token LIMIT 1",
-                                                  [.real(time - retention.history)]).rows.first.flatMap { PostgreSQLValues.integer($0[0]) }
+            let firstYoung = try connection.query(
+                "SELECT token FROM ambar_transactions WHERE timestamp >= $1 ORDER BY token LIMIT 1",
+                [.real(time - retention.history)]
+            ).rows.first.flatMap { PostgreSQLValues.integer($0[0]) }
             let head = try connection.query("SELECT token FROM ambar_ledger_head WHERE id = 1", []).rows.first.flatMap { PostgreSQLValues.integer($0[0]) } ?? 0
             var limit = firstYoung.map { $0 - 1 } ?? head
             if let oldestLive = try connection.query("SELECT min(token) FROM ambar_cursors", []).rows.first.flatMap({ PostgreSQLValues.integer($0[0]) }) {
@@ -183,12 +211,14 @@ extension PostgreSQLStore {
             var removed = 0
             if limit > purged { removed = try Self.purge(connection, through: limit) }
             if removed + cursorsRemoved + receiptsRemoved > 0 {
-                _ = try connection.query("""
+                _ = try connection.query(
+                    """
                     INSERT INTO ambar_metadata (key, value) VALUES ('purge_count', '1')
                     ON CONFLICT (key) DO UPDATE SET value = (CAST(ambar_metadata.value AS bigint) + 1)::text
                     """, [])
             }
-            return HistoryPurge(purgedThrough: max(limit, purged), transactionsRemoved: removed, cursorsRemoved: cursorsRemoved, receiptsRemoved: receiptsRemoved)
+            return HistoryPurge(
+                purgedThrough: max(limit, purged), transactionsRemoved: removed, cursorsRemoved: cursorsRemoved, receiptsRemoved: receiptsRemoved)
         }
     }
 
@@ -196,8 +226,11 @@ extension PostgreSQLStore {
         try pool.withConnection("summarise history") { connection in
             try Self.transaction(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
                 let row = try connection.query("SELECT min(token), count(*) FROM ambar_transactions", []).rows.first
-                let head = try connection.query("SELECT token FROM ambar_ledger_head WHERE id = 1", []).rows.first.flatMap { PostgreSQLValues.integer($0[0]) } ?? 0
-                let purges = try connection.query("SELECT value FROM ambar_metadata WHERE key = 'purge_count'", []).rows.first.flatMap { PostgreSQLValues.text($0[0]) }
+                let head =
+                    try connection.query("SELECT token FROM ambar_ledger_head WHERE id = 1", []).rows.first.flatMap { PostgreSQLValues.integer($0[0]) } ?? 0
+                let purges = try connection.query("SELECT value FROM ambar_metadata WHERE key = 'purge_count'", []).rows.first.flatMap {
+                    PostgreSQLValues.text($0[0])
+                }
                 return HistorySummary(
                     oldestToken: row.flatMap { PostgreSQLValues.integer($0[0]) }, headToken: head,
                     transactions: Int(row.flatMap { PostgreSQLValues.integer($0[1]) } ?? 0), purgedThrough: try Self.purgedThrough(connection),

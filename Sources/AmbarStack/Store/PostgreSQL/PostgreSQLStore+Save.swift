@@ -30,7 +30,8 @@ struct PostgreSQLSaveTransaction: SaveTransaction {
 
     /// Also marks the transaction as Ambar's (its writes are not reported as foreign).
     func checkModelIsCurrent() throws {
-        let hash = try connection.query("SELECT value, \(PostgreSQLSchema.markAsAmbarWrite) FROM ambar_metadata WHERE key = 'model_hash'", []).rows.first.flatMap { PostgreSQLValues.text($0[0]) }
+        let hash = try connection.query("SELECT value, \(PostgreSQLSchema.markAsAmbarWrite) FROM ambar_metadata WHERE key = 'model_hash'", []).rows.first
+            .flatMap { PostgreSQLValues.text($0[0]) }
         if let hash, hash != store.model.versionHash {
             throw AmbarError.storeMigrated(storeHash: hash, modelHash: store.model.versionHash)
         }
@@ -67,9 +68,11 @@ struct PostgreSQLSaveTransaction: SaveTransaction {
                 result += rows.rows.compactMap { store.readRow($0, spec) }
             }
         } else {
-            let condition = zip(columns, store.placeholders(root: root, columns: columns, from: 1)).map { "t0.\(quoted($0)) = \($1)" }.joined(separator: " AND ")
+            let condition = zip(columns, store.placeholders(root: root, columns: columns, from: 1)).map { "t0.\(quoted($0)) = \($1)" }.joined(
+                separator: " AND ")
             for key in keys {
-                let rows = try connection.query("SELECT \(spec.selectListT0) FROM \(quoted(root)) AS t0 WHERE \(condition) LIMIT 1", key.map(PostgreSQLValues.serverValue))
+                let rows = try connection.query(
+                    "SELECT \(spec.selectListT0) FROM \(quoted(root)) AS t0 WHERE \(condition) LIMIT 1", key.map(PostgreSQLValues.serverValue))
                 result += rows.rows.compactMap { store.readRow($0, spec) }
             }
         }
@@ -84,7 +87,8 @@ struct PostgreSQLSaveTransaction: SaveTransaction {
 
     func deleteRow(root: String, primaryKey: Int64, expectedVersion: Int64?) throws -> Bool {
         if let expectedVersion {
-            return try connection.query("DELETE FROM \(quoted(root)) WHERE Z_PK = $1 AND Z_OPT = $2", [.integer(primaryKey), .integer(expectedVersion)]).affectedRows > 0
+            return try connection.query("DELETE FROM \(quoted(root)) WHERE Z_PK = $1 AND Z_OPT = $2", [.integer(primaryKey), .integer(expectedVersion)])
+                .affectedRows > 0
         }
         return try connection.query("DELETE FROM \(quoted(root)) WHERE Z_PK = $1", [.integer(primaryKey)]).affectedRows > 0
     }
@@ -93,7 +97,9 @@ struct PostgreSQLSaveTransaction: SaveTransaction {
         _ = try connection.query("DELETE FROM \(quoted(table)) WHERE \(column) = $1", [.integer(primaryKey)])
     }
 
-    func updateRow(root: String, primaryKey: Int64, version: Int64, assignments: [(column: String, value: StoredScalar)], expectedVersion: Int64?) throws -> Bool {
+    func updateRow(root: String, primaryKey: Int64, version: Int64, assignments: [(column: String, value: StoredScalar)], expectedVersion: Int64?) throws
+        -> Bool
+    {
         let columns = assignments.map(\.column)
         let casts = store.placeholders(root: root, columns: columns, from: 2)
         var sql = "UPDATE \(quoted(root)) SET Z_OPT = $1"
@@ -144,7 +150,9 @@ struct PostgreSQLSaveTransaction: SaveTransaction {
             parameters.reserveCapacity(chunk.count * perRow)
             for row in chunk {
                 let first = parameters.count + 1
-                tuples.append("($\(first), $\(first + 1), $\(first + 2), " + store.placeholders(root: root, columns: columns, from: first + 3).joined(separator: ", ") + ")")
+                tuples.append(
+                    "($\(first), $\(first + 1), $\(first + 2), " + store.placeholders(root: root, columns: columns, from: first + 3).joined(separator: ", ")
+                        + ")")
                 parameters += [.integer(row.primaryKey), .integer(entityID), .integer(1)]
                 for i in layout.storedAttributes { parameters.append(PostgreSQLValues.serverValue(row.values[i])) }
                 for rel in toOne {
@@ -167,7 +175,8 @@ struct PostgreSQLSaveTransaction: SaveTransaction {
 
     func setJoinRow(table: String, source: Int64, destination: Int64, present: Bool) throws {
         if present {
-            _ = try connection.query("INSERT INTO \(quoted(table)) (src, dst) VALUES ($1, $2) ON CONFLICT DO NOTHING", [.integer(source), .integer(destination)])
+            _ = try connection.query(
+                "INSERT INTO \(quoted(table)) (src, dst) VALUES ($1, $2) ON CONFLICT DO NOTHING", [.integer(source), .integer(destination)])
         } else {
             _ = try connection.query("DELETE FROM \(quoted(table)) WHERE src = $1 AND dst = $2", [.integer(source), .integer(destination)])
         }
@@ -176,11 +185,13 @@ struct PostgreSQLSaveTransaction: SaveTransaction {
     func setOrder(_ mapping: RelationshipMapping, column: String, owner: Int64, destination: Int64, position: Int) throws {
         switch mapping {
         case .inverseForeignKey(let root, let foreignKey):
-            _ = try connection.query("UPDATE \(quoted(root)) SET \(quoted(column)) = $1 WHERE Z_PK = $2 AND \(quoted(foreignKey)) = $3",
-                                     [.integer(Int64(position)), .integer(destination), .integer(owner)])
+            _ = try connection.query(
+                "UPDATE \(quoted(root)) SET \(quoted(column)) = $1 WHERE Z_PK = $2 AND \(quoted(foreignKey)) = $3",
+                [.integer(Int64(position)), .integer(destination), .integer(owner)])
         case .joinTable(let table, let own, let other):
-            _ = try connection.query("UPDATE \(quoted(table)) SET \(quoted(column)) = $1 WHERE \(own) = $2 AND \(other) = $3",
-                                     [.integer(Int64(position)), .integer(owner), .integer(destination)])
+            _ = try connection.query(
+                "UPDATE \(quoted(table)) SET \(quoted(column)) = $1 WHERE \(own) = $2 AND \(other) = $3",
+                [.integer(Int64(position)), .integer(owner), .integer(destination)])
         case .foreignKey, .transient:
             break
         }
@@ -192,8 +203,9 @@ struct PostgreSQLSaveTransaction: SaveTransaction {
 
     func writeReceipt(_ key: String, token: Int64) throws {
         // A concurrent save with the same key committed first: this one is refused (and rolled back).
-        let written = try connection.query("INSERT INTO ambar_receipts (key, token, saved) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-                                           [.text(key), .integer(token), .real(Date().timeIntervalSince1970)])
+        let written = try connection.query(
+            "INSERT INTO ambar_receipts (key, token, saved) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+            [.text(key), .integer(token), .real(Date().timeIntervalSince1970)])
         if written.affectedRows == 0 {
             throw AmbarError.alreadySaved(idempotencyKey: key, token: try receiptToken(key) ?? 0)
         }

@@ -33,7 +33,8 @@ final class PostgreSQLStore: PersistentStore {
             let prepared = try pool.withConnection("opening the store") { connection -> (uuid: String, entityIDs: [String: Int64]) in
                 let encoding = try connection.query("SHOW server_encoding", []).rows.first.flatMap { PostgreSQLValues.text($0[0]) }
                 guard encoding == "UTF8" else {
-                    throw AmbarError.storeCannotOpen(path: location, reason: "the database's encoding is \(encoding ?? "unknown"), not UTF8: create it with ENCODING 'UTF8'")
+                    throw AmbarError.storeCannotOpen(
+                        path: location, reason: "the database's encoding is \(encoding ?? "unknown"), not UTF8: create it with ENCODING 'UTF8'")
                 }
                 if let current = try PostgreSQLSchema.alreadyPrepared(connection, model: model) { return current }
                 return try transaction(connection) { try PostgreSQLSchema.prepare(connection, model: model, location: location) }
@@ -55,7 +56,9 @@ final class PostgreSQLStore: PersistentStore {
             return try PostgreSQLSchema.metadata(connection)["model"]
         }
         guard let json else {
-            throw .storeCannotOpen(path: connector.displayLocation, reason: "the database has no Ambar store (no model in ambar_metadata); create one with `sync-agent init --store URL --model FILE`")
+            throw .storeCannotOpen(
+                path: connector.displayLocation,
+                reason: "the database has no Ambar store (no model in ambar_metadata); create one with `sync-agent init --store URL --model FILE`")
         }
         do {
             return try JSONDecoder().decode(ManagedObjectModel.self, from: Data(json.utf8))
@@ -128,13 +131,16 @@ final class PostgreSQLStore: PersistentStore {
         // The server keeps pages sound; what can drift is the store's own bookkeeping.
         try pool.withConnection("integrity check") { connection in
             var problems: [String] = []
-            let tables = Set(try connection.query("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()", []).rows.compactMap { PostgreSQLValues.text($0[0]) })
+            let tables = Set(
+                try connection.query("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()", []).rows.compactMap { PostgreSQLValues.text($0[0]) }
+            )
             for table in PostgreSQLSchema.ambarTables + model.resolved.roots + model.resolved.joinTables.map(\.table) where !tables.contains(table) {
                 problems.append("table \(table) is missing")
             }
             guard problems.isEmpty else { return problems }
             let head = try connection.query("SELECT token FROM ambar_ledger_head", []).rows.first.flatMap { PostgreSQLValues.integer($0[0]) } ?? 0
-            let last = try connection.query("SELECT COALESCE(max(token), 0) FROM ambar_transactions", []).rows.first.flatMap { PostgreSQLValues.integer($0[0]) } ?? 0
+            let last =
+                try connection.query("SELECT COALESCE(max(token), 0) FROM ambar_transactions", []).rows.first.flatMap { PostgreSQLValues.integer($0[0]) } ?? 0
             if last > head { problems.append("ledger transaction \(last) is past the ledger head \(head)") }
             for root in model.resolved.roots {
                 let unknown = try connection.query(
@@ -151,8 +157,10 @@ final class PostgreSQLStore: PersistentStore {
     func serverStatus() throws(AmbarError) -> StoreServerStatus? {
         try pool.withConnection("read the server's state") { connection in
             let version = try connection.query("SHOW server_version", []).rows.first.flatMap { PostgreSQLValues.text($0[0]) } ?? "?"
-            let listeners = try connection.query(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE '%-listen'", []).rows.first
+            let listeners =
+                try connection.query(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE '%-listen'", []
+                ).rows.first
                 .flatMap { PostgreSQLValues.integer($0[0]) } ?? 0
             let usage = try connection.query("SELECT pg_notification_queue_usage()", []).rows.first.flatMap { PostgreSQLValues.real($0[0]) } ?? 0
             return StoreServerStatus(backend: "postgresql", location: location, version: version, listeners: Int(listeners), notificationQueueUsage: usage)
@@ -175,7 +183,8 @@ final class PostgreSQLStore: PersistentStore {
     /// A row selected with ``RowSpec/selectList(_:)``.
     func readRow(_ cells: [SQLServerValue], _ spec: RowSpec) -> StoreRow? {
         guard cells.count >= 3, let pk = PostgreSQLValues.integer(cells[0]), let ent = PostgreSQLValues.integer(cells[1]),
-              let map = spec.perEntity[ent] else { return nil }
+            let map = spec.perEntity[ent]
+        else { return nil }
         let version = PostgreSQLValues.integer(cells[2]) ?? 0
         var values = [AttributeValue]()
         values.reserveCapacity(map.attributePositions.count)
@@ -194,7 +203,8 @@ final class PostgreSQLStore: PersistentStore {
                 toOne[index] = ManagedObjectID(entityName: entity, storeIdentifier: identifier, primaryKey: key)
             }
         }
-        return StoreRow(id: ManagedObjectID(entityName: map.layout.name, storeIdentifier: identifier, primaryKey: pk), version: version, values: values, toOne: toOne)
+        return StoreRow(
+            id: ManagedObjectID(entityName: map.layout.name, storeIdentifier: identifier, primaryKey: pk), version: version, values: values, toOne: toOne)
     }
 
     func objectID(_ cells: [SQLServerValue]) -> ManagedObjectID? {
@@ -306,7 +316,8 @@ final class PostgreSQLStore: PersistentStore {
             // Each distinct combination once, where it first appears in the query's order.
             let list = columns.map(quoted).joined(separator: ", ")
             compiled = CompiledQuery(
-                sql: "SELECT \(list) FROM (SELECT \(list), row_number() OVER () AS ambar_position FROM (\(inner.sql)) AS q) AS n GROUP BY \(list) ORDER BY min(ambar_position)",
+                sql:
+                    "SELECT \(list) FROM (SELECT \(list), row_number() OVER () AS ambar_position FROM (\(inner.sql)) AS q) AS n GROUP BY \(list) ORDER BY min(ambar_position)",
                 arguments: inner.arguments, spec: inner.spec)
         }
         return try run("fetch values", compiled).map { cells in
@@ -328,7 +339,8 @@ final class PostgreSQLStore: PersistentStore {
                 var rows: [StoreRow] = []
                 for (root, pks) in byRoot {
                     guard let spec = self.rowSpecs[root] else { continue }
-                    let result = try connection.query("SELECT \(spec.selectListT0) FROM \(quoted(root)) AS t0 WHERE t0.Z_PK = ANY($1::bigint[])", [.integerArray(pks)])
+                    let result = try connection.query(
+                        "SELECT \(spec.selectListT0) FROM \(quoted(root)) AS t0 WHERE t0.Z_PK = ANY($1::bigint[])", [.integerArray(pks)])
                     rows += result.rows.compactMap { self.readRow($0, spec) }
                 }
                 return rows
@@ -348,7 +360,9 @@ final class PostgreSQLStore: PersistentStore {
     func allocatePrimaryKeys(entity: String, count: Int) throws(AmbarError) -> [Int64] {
         let layout = try model.resolved.layout(entity)
         guard count > 0 else { return [] }
-        return try read("allocate primary keys", "SELECT nextval('\(PostgreSQLSchema.sequence(of: layout.rootName))') FROM generate_series(1, $1)", [.integer(Int64(count))])
-            .compactMap { PostgreSQLValues.integer($0[0]) }
+        return try read(
+            "allocate primary keys", "SELECT nextval('\(PostgreSQLSchema.sequence(of: layout.rootName))') FROM generate_series(1, $1)", [.integer(Int64(count))]
+        )
+        .compactMap { PostgreSQLValues.integer($0[0]) }
     }
 }

@@ -86,7 +86,10 @@ final class ServerConnectionPool: Sendable {
     /// Closes every idle connection; connections in use close when they are returned.
     func close() {
         guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        for connection in idle.withLock({ list in defer { list.removeAll() }; return list }) { connection.close() }
+        for connection in idle.withLock({ list in
+            defer { list.removeAll() }
+            return list
+        }) { connection.close() }
     }
 
     /// An error of a statement as the store reports it.

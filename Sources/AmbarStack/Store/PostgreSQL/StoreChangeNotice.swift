@@ -61,7 +61,8 @@ package struct StoreChangeNotice: Sendable, Equatable {
     package init?(payload: String) {
         let fields = payload.split(separator: " ", omittingEmptySubsequences: false)
         guard fields.count >= 4, fields[0] == "a1", let token = Int64(fields[1]), token > 0,
-              let instance = UInt64(fields[2], radix: 16), let pid = Int32(fields[3]) else { return nil }
+            let instance = UInt64(fields[2], radix: 16), let pid = Int32(fields[3])
+        else { return nil }
         var changes: [String: EntityKeys]? = nil
         if fields.count > 4 {
             var parsed: [String: EntityKeys] = [:]
@@ -70,7 +71,9 @@ package struct StoreChangeNotice: Sendable, Equatable {
                 let lists = field[field.index(after: colon)...].split(separator: "/", omittingEmptySubsequences: false)
                 guard lists.count == 3, colon > field.startIndex else { return nil }
                 func keys(_ text: Substring) -> [Int64]? {
-                    text.isEmpty ? [] : text.split(separator: ",").map { Int64($0) }.allSatisfy({ $0 != nil }) ? text.split(separator: ",").compactMap { Int64($0) } : nil
+                    text.isEmpty
+                        ? []
+                        : text.split(separator: ",").map { Int64($0) }.allSatisfy({ $0 != nil }) ? text.split(separator: ",").compactMap { Int64($0) } : nil
                 }
                 guard let i = keys(lists[0]), let u = keys(lists[1]), let d = keys(lists[2]) else { return nil }
                 parsed[String(field[..<colon])] = EntityKeys(inserted: i, updated: u, deleted: d)

@@ -10,7 +10,8 @@ enum RelationshipSQL {
             return "SELECT Z_PK, Z_ENT FROM \(quoted(root)) WHERE \(quoted(column)) = \(placeholder) ORDER BY \(order)Z_PK"
         case .joinTable(let table, let own, let other):
             let order = relationship.orderColumn.map { "j.\(quoted($0)) IS NULL, j.\(quoted($0)), " } ?? ""
-            return "SELECT d.Z_PK, d.Z_ENT FROM \(quoted(table)) AS j JOIN \(quoted(destinationRoot)) AS d ON d.Z_PK = j.\(other) WHERE j.\(own) = \(placeholder) ORDER BY \(order)d.Z_PK"
+            return
+                "SELECT d.Z_PK, d.Z_ENT FROM \(quoted(table)) AS j JOIN \(quoted(destinationRoot)) AS d ON d.Z_PK = j.\(other) WHERE j.\(own) = \(placeholder) ORDER BY \(order)d.Z_PK"
         case .foreignKey, .transient:
             return nil
         }

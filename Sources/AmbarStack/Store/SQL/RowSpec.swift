@@ -43,7 +43,10 @@ struct RowSpec: Sendable {
                     throw .storeCannotOpen(path: location, reason: "entity '\(name)' has no number in ambar_entities")
                 }
                 let toOne = layout.relationships.filter { !$0.isToMany && layout.relationshipColumns[$0.index] != nil }.map { rel in
-                    (rel.index, position[layout.column(ofRelationship: rel.index)] ?? -1, rel.entityColumn.flatMap { position[$0] }, rel.description.destination)
+                    (
+                        rel.index, position[layout.column(ofRelationship: rel.index)] ?? -1, rel.entityColumn.flatMap { position[$0] },
+                        rel.description.destination
+                    )
                 }
                 perEntity[id] = RowSpec.EntityMap(
                     layout: layout,

@@ -108,7 +108,9 @@ struct SQLQueryBuilder {
     mutating func holder(_ path: String, in scope: Scope) throws(AmbarError) -> (alias: String, layout: EntityLayout, last: String) {
         let parts = path.split(separator: ".").map(String.init)
         guard let last = parts.last else { throw .invalidPredicate("empty key path") }
-        var alias = scope.alias, layout = scope.layout, prefix = ""
+        var alias = scope.alias
+        var layout = scope.layout
+        var prefix = ""
         for name in parts.dropLast() {
             guard let i = layout.relationshipIndex[name], !layout.relationships[i].isToMany else {
                 throw .invalidPredicate("'\(name)' in key path '\(path)' is not a to-one relationship of '\(layout.name)'")
@@ -122,7 +124,8 @@ struct SQLQueryBuilder {
                 guard layout.relationshipColumns[i] != nil else {
                     throw .invalidPredicate("'\(name)' in key path '\(path)' is a transient relationship: it is not in the store, so a fetch cannot follow it")
                 }
-                scope.joins.append("LEFT JOIN \(quoted(destination.rootName)) AS \(joinAlias) ON \(joinAlias).Z_PK = \(alias).\(quoted(layout.column(ofRelationship: i)))")
+                scope.joins.append(
+                    "LEFT JOIN \(quoted(destination.rootName)) AS \(joinAlias) ON \(joinAlias).Z_PK = \(alias).\(quoted(layout.column(ofRelationship: i)))")
                 scope.joined[prefix] = (joinAlias, destination)
                 alias = joinAlias
             }
@@ -231,7 +234,8 @@ struct SQLQueryBuilder {
             }
             if params.isEmpty { return literal(false) }
             if decidedByClient(options, attribute.type) {
-                let type = attribute.type, candidates = params
+                let type = attribute.type
+                let candidates = params
                 return clientDecided(reference, nullResult: false) { text in
                     guard let value = StoredScalar.text(text).attributeValue(type) else { return false }
                     return candidates.contains { PredicateEvaluation.compare(value, .equal, $0, type, options) }
@@ -308,7 +312,9 @@ struct SQLQueryBuilder {
     }
 
     /// The FROM clause and link condition of a to-many relationship's destinations.
-    private mutating func toManyLink(_ key: String, in scope: Scope) throws(AmbarError) -> (from: (sql: String, alias: String), link: String, destination: EntityLayout) {
+    private mutating func toManyLink(_ key: String, in scope: Scope) throws(AmbarError) -> (
+        from: (sql: String, alias: String), link: String, destination: EntityLayout
+    ) {
         let (alias, layout, last) = try holder(key, in: scope)
         guard let i = layout.relationshipIndex[last], layout.relationships[i].isToMany else {
             throw .invalidPredicate("'\(key)' is not a to-many relationship of '\(layout.name)'")
@@ -330,7 +336,9 @@ struct SQLQueryBuilder {
         }
     }
 
-    private mutating func comparison(_ column: String, _ type: AttributeType, _ op: ComparisonOperator, _ param: AttributeValue, _ options: TextOptions) -> String {
+    private mutating func comparison(_ column: String, _ type: AttributeType, _ op: ComparisonOperator, _ param: AttributeValue, _ options: TextOptions)
+        -> String
+    {
         if type == .decimal {
             if param.isNull {
                 switch op {

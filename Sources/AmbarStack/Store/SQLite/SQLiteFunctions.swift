@@ -12,7 +12,8 @@ enum SQLiteFunctions {
 
     static let textMatch = DatabaseFunction("ambar_text", argumentCount: 4, pure: true) { args in
         guard let opName = String.fromDatabaseValue(args[0]), let op = TextOperator(rawValue: opName),
-              let value = text(args[2]), let pattern = text(args[3]) else { return 0 }
+            let value = text(args[2]), let pattern = text(args[3])
+        else { return 0 }
         let flags = Int.fromDatabaseValue(args[1]) ?? 0
         return TextSemantics.matches(op, value, pattern, TextOptions(rawValue: flags)) ? 1 : 0
     }

@@ -15,10 +15,12 @@ extension SQLiteSchema {
     /// Renames what `renaming` says was renamed; `renamed` is `stored` under the new names.
     /// Runs inside the migration's transaction. Swaps and chains of names are safe: every rename
     /// goes through a temporary name first.
-    static func applyRenames(_ db: Database, from stored: ManagedObjectModel, as renamed: ManagedObjectModel, _ renaming: ModelRenaming) throws -> RenameOutcome {
+    static func applyRenames(_ db: Database, from stored: ManagedObjectModel, as renamed: ManagedObjectModel, _ renaming: ModelRenaming) throws -> RenameOutcome
+    {
         var outcome = RenameOutcome()
         guard !renaming.isEmpty else { return outcome }
-        let before = stored.resolved, after = renamed.resolved
+        let before = stored.resolved
+        let after = renamed.resolved
 
         // Join tables whose name or direction changed: moved aside, copied back after createTables.
         var moved: Set<String> = []
@@ -26,8 +28,9 @@ extension SQLiteSchema {
             guard let newLayout = after.entities[renaming.entityName(name)] else { continue }
             for (old, new) in zip(layout.relationships, newLayout.relationships) {
                 guard case .joinTable(let table, let own, _) = old.mapping,
-                      case .joinTable(let newTable, let newOwn, _) = new.mapping,
-                      table != newTable || own != newOwn, !moved.contains(table) else { continue }
+                    case .joinTable(let newTable, let newOwn, _) = new.mapping,
+                    table != newTable || own != newOwn, !moved.contains(table)
+                else { continue }
                 moved.insert(table)
                 let aside = "ambar_migrating_\(outcome.joinCopies.count)"
                 try dropIndexes(db, on: table)
@@ -49,7 +52,8 @@ extension SQLiteSchema {
         // Columns: the two models list a root's columns in the same order.
         for root in before.roots {
             let table = renaming.entityName(root)
-            let oldColumns = before.rootColumns[root] ?? [], newColumns = after.rootColumns[table] ?? []
+            let oldColumns = before.rootColumns[root] ?? []
+            let newColumns = after.rootColumns[table] ?? []
             guard oldColumns.count == newColumns.count else {
                 throw AmbarError.migrationRefused(reasons: ["table \(root): the renamed model does not line up with the store's columns"])
             }

@@ -14,20 +14,21 @@ enum SQLiteSchema {
     /// Creates whatever is missing and returns the store's metadata. Runs inside an IMMEDIATE
     /// transaction, so concurrent openers in other processes serialize here.
     static func prepare(_ db: Database, model: ManagedObjectModel) throws -> (uuid: String, entityIDs: [String: Int64]) {
-        try db.execute(sql: """
-            CREATE TABLE IF NOT EXISTS ambar_metadata (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
-            CREATE TABLE IF NOT EXISTS ambar_entities (name TEXT PRIMARY KEY NOT NULL, id INTEGER NOT NULL UNIQUE);
-            CREATE TABLE IF NOT EXISTS ambar_primarykeys (root TEXT PRIMARY KEY NOT NULL, max_pk INTEGER NOT NULL);
-            CREATE TABLE IF NOT EXISTS ambar_transactions (
-                token INTEGER PRIMARY KEY AUTOINCREMENT, timestamp REAL NOT NULL, author TEXT,
-                pid INTEGER NOT NULL, context_name TEXT, instance INTEGER);
-            CREATE TABLE IF NOT EXISTS ambar_changes (
-                token INTEGER NOT NULL, entity TEXT NOT NULL, kind INTEGER NOT NULL, attributes TEXT, pks BLOB NOT NULL);
-            CREATE INDEX IF NOT EXISTS ambar_changes_token ON ambar_changes (token);
-            CREATE TABLE IF NOT EXISTS ambar_cursors (consumer TEXT PRIMARY KEY NOT NULL, token INTEGER NOT NULL, last_seen REAL NOT NULL);
-            CREATE TABLE IF NOT EXISTS ambar_receipts (key TEXT PRIMARY KEY NOT NULL, token INTEGER NOT NULL, saved REAL NOT NULL);
-            INSERT OR IGNORE INTO ambar_metadata (key, value) VALUES ('history_purged_through', '0');
-            """)
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS ambar_metadata (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+                CREATE TABLE IF NOT EXISTS ambar_entities (name TEXT PRIMARY KEY NOT NULL, id INTEGER NOT NULL UNIQUE);
+                CREATE TABLE IF NOT EXISTS ambar_primarykeys (root TEXT PRIMARY KEY NOT NULL, max_pk INTEGER NOT NULL);
+                CREATE TABLE IF NOT EXISTS ambar_transactions (
+                    token INTEGER PRIMARY KEY AUTOINCREMENT, timestamp REAL NOT NULL, author TEXT,
+                    pid INTEGER NOT NULL, context_name TEXT, instance INTEGER);
+                CREATE TABLE IF NOT EXISTS ambar_changes (
+                    token INTEGER NOT NULL, entity TEXT NOT NULL, kind INTEGER NOT NULL, attributes TEXT, pks BLOB NOT NULL);
+                CREATE INDEX IF NOT EXISTS ambar_changes_token ON ambar_changes (token);
+                CREATE TABLE IF NOT EXISTS ambar_cursors (consumer TEXT PRIMARY KEY NOT NULL, token INTEGER NOT NULL, last_seen REAL NOT NULL);
+                CREATE TABLE IF NOT EXISTS ambar_receipts (key TEXT PRIMARY KEY NOT NULL, token INTEGER NOT NULL, saved REAL NOT NULL);
+                INSERT OR IGNORE INTO ambar_metadata (key, value) VALUES ('history_purged_through', '0');
+                """)
         // Stores made before transactions carried their process instance gain the column; their
         // old rows keep NULL (no instance: never taken for this process's own).
         let ledgerColumns = Set(try Row.fetchAll(db, sql: "PRAGMA table_info(ambar_transactions)").map { $0["name"] as String })
@@ -92,7 +93,8 @@ enum SQLiteSchema {
         for entity in model.entities {
             let before = renamed.entities.first { $0.name == entity.name }
             guard let before, let layout = resolved.entities[entity.name] else { continue }
-            for attribute in entity.attributes where !attribute.isTransient && !attribute.defaultValue.isNull && !before.attributes.contains(where: { $0.name == attribute.name }) {
+            for attribute in entity.attributes
+            where !attribute.isTransient && !attribute.defaultValue.isNull && !before.attributes.contains(where: { $0.name == attribute.name }) {
                 let ids = layout.selfAndDescendants.compactMap { entityIDs[$0] }
                 guard let i = layout.attributeIndex[attribute.name], let column = layout.attributeColumns[i] else { continue }
                 try db.execute(
@@ -115,8 +117,9 @@ enum SQLiteSchema {
         for table in ["ambar_metadata", "ambar_entities", "ambar_primarykeys", "ambar_transactions", "ambar_changes", "ambar_cursors", "ambar_receipts"] {
             guard try db.tableExists(table) else { return nil }
         }
-        let metadata = Dictionary(try Row.fetchAll(db, sql: "SELECT key, value FROM ambar_metadata").map { ($0["key"] as String, $0["value"] as String) },
-                                  uniquingKeysWith: { a, _ in a })
+        let metadata = Dictionary(
+            try Row.fetchAll(db, sql: "SELECT key, value FROM ambar_metadata").map { ($0["key"] as String, $0["value"] as String) },
+            uniquingKeysWith: { a, _ in a })
         guard metadata["model_hash"] == model.versionHash, metadata["history_purged_through"] != nil, let uuid = metadata["store_uuid"] else { return nil }
         let ledgerColumns = Set(try Row.fetchAll(db, sql: "PRAGMA table_info(ambar_transactions)").map { $0["name"] as String })
         guard ledgerColumns.contains("instance") else { return nil }
@@ -152,7 +155,10 @@ enum SQLiteSchema {
         }
         for join in resolved.joinTables {
             let order = join.orderColumns.map { ", \(quoted($0)) INTEGER" }.joined()
-            try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(quoted(join.table)) (src INTEGER NOT NULL, dst INTEGER NOT NULL\(order), PRIMARY KEY (src, dst)) WITHOUT ROWID")
+            try db.execute(
+                sql:
+                    "CREATE TABLE IF NOT EXISTS \(quoted(join.table)) (src INTEGER NOT NULL, dst INTEGER NOT NULL\(order), PRIMARY KEY (src, dst)) WITHOUT ROWID"
+            )
             // A relationship that became ordered: its join table gains the order column.
             let existing = Set(try Row.fetchAll(db, sql: "PRAGMA table_info(\(quoted(join.table)))").map { $0["name"] as String })
             for column in join.orderColumns where !existing.contains(column) {
@@ -171,7 +177,8 @@ enum SQLiteSchema {
         let resolved = model.resolved
         var result: [String: [(name: String, sql: String)]] = [:]
         func add(_ table: String, _ name: String, unique: Bool = false, _ columns: [String]) {
-            let sql = "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(quoted(name)) ON \(quoted(table)) (\(columns.map(quoted).joined(separator: ", ")))"
+            let sql =
+                "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(quoted(name)) ON \(quoted(table)) (\(columns.map(quoted).joined(separator: ", ")))"
             result[table, default: []].append((name, sql))
         }
         for root in resolved.roots {

@@ -10,13 +10,17 @@ extension SQLiteStore {
         // Validate everything before writing anything.
         let prepared = try BatchValidation.insertRows(rows, layout: layout)
         let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + layout.storedAttributes.map { quoted(layout.attributeColumns[$0] ?? "") }
-        let sql = "INSERT INTO \(quoted(layout.rootName)) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+        let sql =
+            "INSERT INTO \(quoted(layout.rootName)) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
         return try write("batch insert") { db in
             try SQLiteSchema.checkModelIsCurrent(db, model: model)
             let first = try allocate(db, root: layout.rootName, count: prepared.count)
             // Values are bound straight from the validated rows (as a context's save does).
             let handle = try db.cachedStatement(sql: sql).sqliteStatement
-            defer { sqlite3_reset(handle); sqlite3_clear_bindings(handle) }
+            defer {
+                sqlite3_reset(handle)
+                sqlite3_clear_bindings(handle)
+            }
             var keys: [Int64] = []
             keys.reserveCapacity(prepared.count)
             for (offset, values) in prepared.enumerated() {

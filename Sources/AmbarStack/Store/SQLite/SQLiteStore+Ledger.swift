@@ -68,50 +68,60 @@ extension SQLiteStore {
         let result: Result<[HistoryTransaction], AmbarError> = try read("read history") { db in
             let purged = try purgedThrough(db)
             if token < purged { return .failure(.historyExpired(after: token, purgedThrough: purged)) }
-            let rows = try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT token, timestamp, author, pid, context_name, instance FROM ambar_transactions
-                WHERE token > ? ORDER BY token LIMIT ?
-                """), arguments: [token, limit ?? -1])
+            let rows = try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT token, timestamp, author, pid, context_name, instance FROM ambar_transactions
+                        WHERE token > ? ORDER BY token LIMIT ?
+                        """), arguments: [token, limit ?? -1])
             guard let first = rows.first, let last = rows.last else { return .success([]) }
             var changes: [Int64: [Row]] = [:]
-            for change in try Row.fetchAll(db.cachedStatement(sql: "SELECT token, entity, kind, attributes, pks FROM ambar_changes WHERE token BETWEEN ? AND ? ORDER BY rowid"),
-                                           arguments: [first["token"] as Int64, last["token"] as Int64]) {
+            for change in try Row.fetchAll(
+                db.cachedStatement(sql: "SELECT token, entity, kind, attributes, pks FROM ambar_changes WHERE token BETWEEN ? AND ? ORDER BY rowid"),
+                arguments: [first["token"] as Int64, last["token"] as Int64])
+            {
                 changes[change["token"], default: []].append(change)
             }
-            return .success(rows.map { row in
-                let t: Int64 = row["token"]
-                var inserted = Set<ManagedObjectID>(), updated = Set<ManagedObjectID>(), deleted = Set<ManagedObjectID>()
-                var properties: [ManagedObjectID: [String]] = [:]
-                for change in changes[t] ?? [] {
-                    let entity: String = change["entity"]
-                    let kind: Int = change["kind"]
-                    let names = (change["attributes"] as String?)?.split(separator: ",").map(String.init) ?? []
-                    for pk in Self.unpack(change["pks"]) {
-                        let id = ManagedObjectID(entityName: entity, storeIdentifier: identifier, primaryKey: pk)
-                        switch LedgerEntry.Kind(rawValue: kind) {
-                        case .insert: inserted.insert(id)
-                        case .update: updated.insert(id); properties[id] = names
-                        case .delete: deleted.insert(id)
-                        case nil: break
+            return .success(
+                rows.map { row in
+                    let t: Int64 = row["token"]
+                    var inserted = Set<ManagedObjectID>()
+                    var updated = Set<ManagedObjectID>()
+                    var deleted = Set<ManagedObjectID>()
+                    var properties: [ManagedObjectID: [String]] = [:]
+                    for change in changes[t] ?? [] {
+                        let entity: String = change["entity"]
+                        let kind: Int = change["kind"]
+                        let names = (change["attributes"] as String?)?.split(separator: ",").map(String.init) ?? []
+                        for pk in Self.unpack(change["pks"]) {
+                            let id = ManagedObjectID(entityName: entity, storeIdentifier: identifier, primaryKey: pk)
+                            switch LedgerEntry.Kind(rawValue: kind) {
+                            case .insert: inserted.insert(id)
+                            case .update:
+                                updated.insert(id)
+                                properties[id] = names
+                            case .delete: deleted.insert(id)
+                            case nil: break
+                            }
                         }
                     }
-                }
-                return HistoryTransaction(
-                    token: t, timestamp: Date(timeIntervalSince1970: row["timestamp"]), author: row["author"],
-                    processID: Int32(truncatingIfNeeded: row["pid"] as Int64),
-                    instanceID: (row["instance"] as Int64?).map { UInt64(bitPattern: $0) }, contextName: row["context_name"],
-                    inserted: inserted, updated: updated, deleted: deleted, updatedProperties: properties)
-            })
+                    return HistoryTransaction(
+                        token: t, timestamp: Date(timeIntervalSince1970: row["timestamp"]), author: row["author"],
+                        processID: Int32(truncatingIfNeeded: row["pid"] as Int64),
+                        instanceID: (row["instance"] as Int64?).map { UInt64(bitPattern: $0) }, contextName: row["context_name"],
+                        inserted: inserted, updated: updated, deleted: deleted, updatedProperties: properties)
+                })
         }
         return try result.get()
     }
 
     func setHistoryCursor(_ consumer: String, token: Int64) throws(AmbarError) {
         try write("set history cursor") { db in
-            try db.execute(sql: """
-                INSERT INTO ambar_cursors (consumer, token, last_seen) VALUES (?, ?, ?)
-                ON CONFLICT(consumer) DO UPDATE SET token = excluded.token, last_seen = excluded.last_seen
-                """, arguments: [consumer, token, Date().timeIntervalSince1970])
+            try db.execute(
+                sql: """
+                    INSERT INTO ambar_cursors (consumer, token, last_seen) VALUES (?, ?, ?)
+                    ON CONFLICT(consumer) DO UPDATE SET token = excluded.token, last_seen = excluded.last_seen
+                    """, arguments: [consumer, token, Date().timeIntervalSince1970])
         }
     }
 
@@ -153,8 +163,9 @@ extension SQLiteStore {
             let purged = try purgedThrough(db)
             // The aged part is a prefix in token order (scanned from the oldest, which purging
             // keeps short); a consumer that is alive holds it back.
-            let firstYoung = try Int64.fetchOne(db, sql: "SELECT token FROM ambar_transactions WHERE timestamp >= ? ORDER BY token LIMIT 1",
-                                                arguments: [time - retention.history])
+            let firstYoung = try Int64.fetchOne(
+                db, sql: "SELECT token FROM ambar_transactions WHERE timestamp >= ? ORDER BY token LIMIT 1",
+                arguments: [time - retention.history])
             let head = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'ambar_transactions'") ?? 0
             var limit = firstYoung.map { $0 - 1 } ?? head
             if let oldestLive = try Int64.fetchOne(db, sql: "SELECT min(token) FROM ambar_cursors") { limit = min(limit, oldestLive) }
@@ -170,12 +181,14 @@ extension SQLiteStore {
                 // outside Ambar see the count move and know this write was Ambar's. (Not a ledger
                 // marker: markers would age and be purged in turn, so an idle store would never
                 // stop changing.)
-                try db.execute(sql: """
-                    INSERT INTO ambar_metadata (key, value) VALUES ('purge_count', '1')
-                    ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)
-                    """)
+                try db.execute(
+                    sql: """
+                        INSERT INTO ambar_metadata (key, value) VALUES ('purge_count', '1')
+                        ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)
+                        """)
             }
-            return HistoryPurge(purgedThrough: max(limit, purged), transactionsRemoved: removed, cursorsRemoved: cursorsRemoved, receiptsRemoved: receiptsRemoved)
+            return HistoryPurge(
+                purgedThrough: max(limit, purged), transactionsRemoved: removed, cursorsRemoved: cursorsRemoved, receiptsRemoved: receiptsRemoved)
         }
     }
 

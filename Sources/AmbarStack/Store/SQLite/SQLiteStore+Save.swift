@@ -47,7 +47,8 @@ struct SQLiteSaveTransaction: SaveTransaction {
             for start in stride(from: 0, to: keys.count, by: 500) {
                 let chunk = StatementShape.padded(Array(keys[start..<min(start + 500, keys.count)]))
                 let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-                let statement = try db.cachedStatement(sql: "SELECT \(spec.selectListT0) FROM \(quoted(rootLayout.rootName)) AS t0 WHERE \(column) IN (\(placeholders))")
+                let statement = try db.cachedStatement(
+                    sql: "SELECT \(spec.selectListT0) FROM \(quoted(rootLayout.rootName)) AS t0 WHERE \(column) IN (\(placeholders))")
                 statement.setUncheckedArguments(StatementArguments(chunk.map { SQLiteValues.databaseValue($0[0]) }))
                 try collect(statement)
             }
@@ -84,7 +85,9 @@ struct SQLiteSaveTransaction: SaveTransaction {
         try db.cachedStatement(sql: "DELETE FROM \(quoted(table)) WHERE \(column) = ?").execute(arguments: [primaryKey])
     }
 
-    func updateRow(root: String, primaryKey: Int64, version: Int64, assignments: [(column: String, value: StoredScalar)], expectedVersion: Int64?) throws -> Bool {
+    func updateRow(root: String, primaryKey: Int64, version: Int64, assignments: [(column: String, value: StoredScalar)], expectedVersion: Int64?) throws
+        -> Bool
+    {
         var sql = "UPDATE \(quoted(root)) SET Z_OPT = ?"
         var arguments: [DatabaseValue] = [version.databaseValue]
         for (column, value) in assignments {
@@ -108,7 +111,10 @@ struct SQLiteSaveTransaction: SaveTransaction {
     func insertRows(_ layout: EntityLayout, _ rows: [NewRow]) throws {
         guard let plan = store.insertPlans[layout.name] else { throw AmbarError.unknownEntity(layout.name) }
         let handle = try db.cachedStatement(sql: plan.sql).sqliteStatement
-        defer { sqlite3_reset(handle); sqlite3_clear_bindings(handle) }
+        defer {
+            sqlite3_reset(handle)
+            sqlite3_clear_bindings(handle)
+        }
         for row in rows {
             sqlite3_bind_int64(handle, 1, row.primaryKey)
             sqlite3_bind_int64(handle, 2, plan.entityID)
@@ -123,7 +129,11 @@ struct SQLiteSaveTransaction: SaveTransaction {
                 if let key = destination?.primaryKey { sqlite3_bind_int64(handle, index, key) } else { sqlite3_bind_null(handle, index) }
                 index += 1
                 if rel.entityColumn != nil {
-                    if let number = destination.flatMap({ store.entityIDs[$0.entityName] }) { sqlite3_bind_int64(handle, index, number) } else { sqlite3_bind_null(handle, index) }
+                    if let number = destination.flatMap({ store.entityIDs[$0.entityName] }) {
+                        sqlite3_bind_int64(handle, index, number)
+                    } else {
+                        sqlite3_bind_null(handle, index)
+                    }
                     index += 1
                 }
             }

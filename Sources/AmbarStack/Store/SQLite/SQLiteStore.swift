@@ -37,15 +37,19 @@ final class SQLiteStore: PersistentStore {
     /// - Throws: ``AmbarError/storeCannotOpen(path:reason:)`` when the file cannot be opened or is
     ///   not an SQLite database, ``AmbarError/incompatibleModel(storeHash:modelHash:)`` when it was
     ///   created with another model.
-    static func open(_ location: Location, model: ManagedObjectModel, recovery: DamagedStoreRecovery = .fail, busyTimeout: TimeInterval = 10) throws(AmbarError) -> SQLiteStore {
+    static func open(_ location: Location, model: ManagedObjectModel, recovery: DamagedStoreRecovery = .fail, busyTimeout: TimeInterval = 10) throws(AmbarError)
+        -> SQLiteStore
+    {
         do {
             return try openOnce(location, model: model, busyTimeout: busyTimeout)
         } catch {
             guard case .storeDamaged(let path, let reason) = error, recovery == .quarantine, case .file(let url) = location else { throw error }
             let moved = try quarantine(url)
-            logger.error("the store was damaged and was moved aside; starting an empty store", metadata: [
-                "store": "\(path)", "reason": "\(reason)", "moved-to": "\(moved.path)",
-            ])
+            logger.error(
+                "the store was damaged and was moved aside; starting an empty store",
+                metadata: [
+                    "store": "\(path)", "reason": "\(reason)", "moved-to": "\(moved.path)",
+                ])
             return try openOnce(location, model: model, busyTimeout: busyTimeout)
         }
     }
@@ -56,7 +60,9 @@ final class SQLiteStore: PersistentStore {
         let target = URL(fileURLWithPath: "\(url.path).corrupt-\(stamp)")
         for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: url.path + suffix) {
             guard rename(url.path + suffix, target.path + suffix) == 0 else {
-                throw .storage(operation: "quarantine a damaged store", code: errno, message: "cannot move \(url.path + suffix) aside: \(String(cString: strerror(errno)))")
+                throw .storage(
+                    operation: "quarantine a damaged store", code: errno, message: "cannot move \(url.path + suffix) aside: \(String(cString: strerror(errno)))"
+                )
             }
         }
         return target
@@ -152,9 +158,11 @@ final class SQLiteStore: PersistentStore {
         configuration.busyMode = .timeout(10)
         do {
             let queue = try DatabaseQueue(path: url.path, configuration: configuration)
-            guard let json = try queue.read({ db in
-                try String.fetchOne(db, sql: "SELECT value FROM ambar_metadata WHERE key = 'model'")
-            }) else {
+            guard
+                let json = try queue.read({ db in
+                    try String.fetchOne(db, sql: "SELECT value FROM ambar_metadata WHERE key = 'model'")
+                })
+            else {
                 throw AmbarError.storeCannotOpen(path: url.path, reason: "it has no model in ambar_metadata (not an Ambar store?)")
             }
             return try JSONDecoder().decode(ManagedObjectModel.self, from: Data(json.utf8))
@@ -243,7 +251,8 @@ final class SQLiteStore: PersistentStore {
             let problems = try destination.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
             try destination.close()
             guard problems == ["ok"] else {
-                throw AmbarError.storage(operation: "backup", code: SQLITE_CORRUPT, message: "the copy failed its integrity check: \(problems.prefix(3).joined(separator: "; "))")
+                throw AmbarError.storage(
+                    operation: "backup", code: SQLITE_CORRUPT, message: "the copy failed its integrity check: \(problems.prefix(3).joined(separator: "; "))")
             }
             chmod(url.path, 0o660)
         } catch {
@@ -283,7 +292,8 @@ final class SQLiteStore: PersistentStore {
             for (index, position, entityPosition, destination) in map.toOne where sqlite3_column_type(statement, position) != SQLITE_NULL {
                 var entity = destination
                 if let entityPosition, sqlite3_column_type(statement, entityPosition) != SQLITE_NULL,
-                   let name = entityNames[sqlite3_column_int64(statement, entityPosition)] {
+                    let name = entityNames[sqlite3_column_int64(statement, entityPosition)]
+                {
                     entity = name
                 }
                 toOne[index] = ManagedObjectID(entityName: entity, storeIdentifier: identifier, primaryKey: sqlite3_column_int64(statement, position))
@@ -295,7 +305,9 @@ final class SQLiteStore: PersistentStore {
     }
 
     /// Builds `SELECT <what> FROM <root> … WHERE … ORDER BY … LIMIT …` for a query.
-    func select(_ what: (String) -> String, _ query: StoreQuery, ordered: Bool = true) throws(AmbarError) -> (sql: String, arguments: [DatabaseValue], spec: RowSpec) {
+    func select(_ what: (String) -> String, _ query: StoreQuery, ordered: Bool = true) throws(AmbarError) -> (
+        sql: String, arguments: [DatabaseValue], spec: RowSpec
+    ) {
         var builder = SQLQueryBuilder(model: model.resolved, entityIDs: entityIDs)
         var (sql, layout) = try builder.select(what, query, ordered: ordered)
         let spec = try spec(for: layout)
@@ -373,7 +385,8 @@ final class SQLiteStore: PersistentStore {
         let layout = try model.resolved.layout(query.entity)
         let (attributes, columns) = try layout.valueColumns(properties)
         let (inner, arguments, _) = try select({ alias in columns.map { "\(alias).\(quoted($0))" }.joined(separator: ", ") }, query)
-        let sql = distinct
+        let sql =
+            distinct
             ? "SELECT DISTINCT \(columns.map(quoted).joined(separator: ", ")) FROM (\(inner))"
             : inner
         return try readOneStatement("fetch values") { db in
@@ -405,7 +418,8 @@ final class SQLiteStore: PersistentStore {
                 guard let spec = rowSpecs[root] else { continue }
                 for start in stride(from: 0, to: pks.count, by: 500) {
                     let chunk = StatementShape.padded(Array(pks[start..<min(start + 500, pks.count)]))
-                    let sql = "SELECT \(spec.selectList("t0")) FROM \(quoted(root)) AS t0 WHERE t0.Z_PK IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))"
+                    let sql =
+                        "SELECT \(spec.selectList("t0")) FROM \(quoted(root)) AS t0 WHERE t0.Z_PK IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))"
                     let statement = try db.cachedStatement(sql: sql)
                     statement.setUncheckedArguments(StatementArguments(chunk))
                     let cursor = try Row.fetchCursor(statement)

@@ -29,7 +29,8 @@ enum SQLiteStoreRelocation {
 
     /// Moves the store at `old` to `new` (both file paths). Call before anything opens either.
     static func relocate(from old: URL, to new: URL) throws(AmbarError) -> Outcome {
-        let old = old.standardizedFileURL, new = new.standardizedFileURL
+        let old = old.standardizedFileURL
+        let new = new.standardizedFileURL
         guard old.path != new.path else { return .nothingToMove }
         let fileManager = FileManager.default
         guard fileManager.fileExists(atPath: old.path) else { return .nothingToMove }
@@ -38,7 +39,11 @@ enum SQLiteStoreRelocation {
         if fileManager.fileExists(atPath: new.path) {
             let (oldUUID, newUUID) = (try storeUUID(old), try storeUUID(new))
             guard let oldUUID, oldUUID == newUUID else {
-                throw .storeCannotOpen(path: new.path, reason: "relocating from \(old.path): both paths hold a store, and they are different stores (UUIDs \(oldUUID ?? "none") and \(newUUID ?? "none")). Neither was touched; move one of them away")
+                throw .storeCannotOpen(
+                    path: new.path,
+                    reason:
+                        "relocating from \(old.path): both paths hold a store, and they are different stores (UUIDs \(oldUUID ?? "none") and \(newUUID ?? "none")). Neither was touched; move one of them away"
+                )
             }
             try checkNobodyHasOpen(new)
             try removeStoreFiles(old)
@@ -105,7 +110,9 @@ enum SQLiteStoreRelocation {
         probe.l_start = 128
         probe.l_len = 1
         if fcntl(fd, F_GETLK, &probe) == 0, probe.l_type != Int16(F_UNLCK) {
-            throw .storeCannotOpen(path: store.path, reason: "process \(probe.l_pid) has the store open; stop it before relocating the store (moving it now would lose that process's writes)")
+            throw .storeCannotOpen(
+                path: store.path,
+                reason: "process \(probe.l_pid) has the store open; stop it before relocating the store (moving it now would lose that process's writes)")
         }
     }
 
@@ -130,7 +137,8 @@ enum SQLiteStoreRelocation {
     private static func removeStoreFiles(_ file: URL) throws(AmbarError) {
         for suffix in [""] + sidecars where FileManager.default.fileExists(atPath: file.path + suffix) {
             guard unlink(file.path + suffix) == 0 else {
-                throw .storeCannotOpen(path: file.path + suffix, reason: "relocating the store needs it gone, and it cannot be deleted: \(String(cString: strerror(errno)))")
+                throw .storeCannotOpen(
+                    path: file.path + suffix, reason: "relocating the store needs it gone, and it cannot be deleted: \(String(cString: strerror(errno)))")
             }
         }
     }

@@ -28,7 +28,8 @@ protocol SaveTransaction {
     func deleteJoinRows(table: String, column: String, primaryKey: Int64) throws
     /// Sets `assignments` and the version on a row (only at `expectedVersion` when given); returns
     /// whether a row was changed. A uniqueness refusal throws ``ConstraintRefusal``.
-    func updateRow(root: String, primaryKey: Int64, version: Int64, assignments: [(column: String, value: StoredScalar)], expectedVersion: Int64?) throws -> Bool
+    func updateRow(root: String, primaryKey: Int64, version: Int64, assignments: [(column: String, value: StoredScalar)], expectedVersion: Int64?) throws
+        -> Bool
     /// Inserts new rows of `layout` at version 1, to-one destinations already resolved. A
     /// uniqueness refusal throws ``ConstraintRefusal`` naming the row.
     func insertRows(_ layout: EntityLayout, _ rows: [NewRow]) throws

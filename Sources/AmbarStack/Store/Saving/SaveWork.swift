@@ -147,7 +147,8 @@ struct SaveWork<Transaction: SaveTransaction> {
                     let values = group.compactMap { layout.attributeIndex[$0].map { insert.values[$0] } }
                     if let earlier = claimed[key] {
                         // Two new objects with the same unique values in one save.
-                        try resolveDuplicate(new: insert, existing: resolve(earlier.id), existingRow: nil, earlierInsert: earlier, layout: layout, group: group, values: values)
+                        try resolveDuplicate(
+                            new: insert, existing: resolve(earlier.id), existingRow: nil, earlierInsert: earlier, layout: layout, group: group, values: values)
                         if changes.mergePolicy == .mergeByPropertyObjectTrump || changes.mergePolicy == .overwrite {
                             claimed[key] = insert
                         }
@@ -177,7 +178,10 @@ struct SaveWork<Transaction: SaveTransaction> {
         return result
     }
 
-    mutating func resolveDuplicate(new insert: InsertChange, existing: ManagedObjectID, existingRow: StoreRow?, earlierInsert: InsertChange?, layout: EntityLayout, group: [String], values: [AttributeValue]) throws {
+    mutating func resolveDuplicate(
+        new insert: InsertChange, existing: ManagedObjectID, existingRow: StoreRow?, earlierInsert: InsertChange?, layout: EntityLayout, group: [String],
+        values: [AttributeValue]
+    ) throws {
         switch changes.mergePolicy {
         case .error:
             throw AmbarError.constraintViolation(entity: layout.name, attributes: group, values: values, existing: existingRow?.id)
@@ -245,7 +249,8 @@ struct SaveWork<Transaction: SaveTransaction> {
         for i in update.changedToOne { assignments += toOneColumns(layout.relationships[i], update.toOne[i]) }
         let changed: Bool
         do {
-            changed = try db.updateRow(root: layout.rootName, primaryKey: pk, version: update.expectedVersion + 1, assignments: assignments, expectedVersion: update.expectedVersion)
+            changed = try db.updateRow(
+                root: layout.rootName, primaryKey: pk, version: update.expectedVersion + 1, assignments: assignments, expectedVersion: update.expectedVersion)
         } catch is ConstraintRefusal {
             throw uniquenessViolation(layout, values: update.values)
         }
@@ -358,12 +363,14 @@ struct SaveWork<Transaction: SaveTransaction> {
 
     mutating func applyJoins() throws {
         for change in changes.joins {
-            let owner = resolve(change.owner), destination = resolve(change.destination)
+            let owner = resolve(change.owner)
+            let destination = resolve(change.destination)
             if deletedInThisSave.contains(owner) || deletedInThisSave.contains(destination) { continue }
             guard let layout = resolved.entities[owner.entityName],
-                  let i = layout.relationshipIndex[change.relationship],
-                  case .joinTable(let table, let own, _) = layout.relationships[i].mapping,
-                  let ownerPK = owner.primaryKey, let destinationPK = destination.primaryKey else { continue }
+                let i = layout.relationshipIndex[change.relationship],
+                case .joinTable(let table, let own, _) = layout.relationships[i].mapping,
+                let ownerPK = owner.primaryKey, let destinationPK = destination.primaryKey
+            else { continue }
             let (src, dst) = own == "src" ? (ownerPK, destinationPK) : (destinationPK, ownerPK)
             try db.setJoinRow(table: table, source: src, destination: dst, present: change.isInsert)
         }
@@ -376,7 +383,8 @@ struct SaveWork<Transaction: SaveTransaction> {
             let owner = resolve(change.owner)
             if deletedInThisSave.contains(owner) { continue }
             guard let layout = resolved.entities[owner.entityName], let i = layout.relationshipIndex[change.relationship],
-                  let column = layout.relationships[i].orderColumn, let ownerPK = owner.primaryKey else { continue }
+                let column = layout.relationships[i].orderColumn, let ownerPK = owner.primaryKey
+            else { continue }
             for (position, id) in change.destinations.enumerated() {
                 let destination = resolve(id)
                 guard let destinationPK = destination.primaryKey, !deletedInThisSave.contains(destination) else { continue }
@@ -390,8 +398,9 @@ struct SaveWork<Transaction: SaveTransaction> {
         for group in layout.uniquenessConstraints {
             let groupValues = group.compactMap { layout.attributeIndex[$0].map { values[$0] } }
             if !groupValues.contains(where: \.isNull),
-               let rows = try? existingRows(layout, group: group, keys: [groupValues.map(StoredScalar.init)]),
-               let holder = rows.values.first {
+                let rows = try? existingRows(layout, group: group, keys: [groupValues.map(StoredScalar.init)]),
+                let holder = rows.values.first
+            {
                 return .constraintViolation(entity: layout.name, attributes: group, values: groupValues, existing: holder.id)
             }
         }
