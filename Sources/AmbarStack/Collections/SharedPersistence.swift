@@ -24,8 +24,13 @@ public final class SharedPersistence: Sendable {
     /// A persistence for `model`; the store is `storeURL` (a directory or a file; the library
     /// default location when `nil`), `<name>.sqlite`, or in memory.
     ///
-    /// - Parameter shouldKillStore: delete the store's files before opening it, so every run
-    ///   starts empty (for development and tests).
+    /// - Parameters:
+    ///   - model: the model of the store.
+    ///   - storeType: SQLite (the default), in memory, or PostgreSQL.
+    ///   - storeURL: a directory or a store file; the library default location when `nil`.
+    ///   - name: the store's name: the file is `<name>.sqlite` in a directory.
+    ///   - shouldKillStore: delete the store's files before opening it, so every run
+    ///     starts empty (for development and tests).
     public init(model: ManagedObjectModel, storeType: DataStack.StoreType = .sqlite, storeURL: URL? = nil, name: String, shouldKillStore: Bool = false) {
         self.model = model
         self.storeURL = storeType == .inMemory ? nil : StoreLocation.storeFile(for: storeURL, name: name)

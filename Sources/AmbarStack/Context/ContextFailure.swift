@@ -14,7 +14,7 @@ import Foundation
 /// }
 /// ```
 ///
-/// The throwing forms (``ManagedObject/value(forKey:)``, ``ManagedObject/setValue(_:forKey:)``)
+/// The throwing forms (``ManagedObject/value(forKey:)``, ``ManagedObject/setValue(_:forKey:)-(AttributeValue,_)``)
 /// report through their error instead.
 public struct ContextFailure: Sendable, CustomStringConvertible {
     /// What was being done: "read a fault", "write a property", "merge", "refetch results".

@@ -158,7 +158,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Whether the caller is on the context's queue — or acts for it: inside a
     /// ``performAndWait(_:)`` called from that queue, whose thread is blocked until the block
-    /// returns (see ``LentQueues``).
+    /// returns.
     public var isOnQueue: Bool {
         switch concurrencyType {
         case .mainQueue:

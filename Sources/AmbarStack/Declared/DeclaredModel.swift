@@ -21,7 +21,7 @@ import Foundation
 /// let model = try ManagedObjectModel(declaring: [Project.self, Task.self])
 /// ```
 ///
-/// The entity is named like the class (``ManagedObject/entityName``); its attributes, their
+/// The entity is named like the class (``ManagedObject/entityName-type.property``); its attributes, their
 /// types, optionality and defaults, its relationships with their inverses and delete rules,
 /// uniqueness, indexes, transient and renamed properties all come from the declarations.
 /// Declared classes and entities described in other ways (the Swift builder, JSON, an Xcode

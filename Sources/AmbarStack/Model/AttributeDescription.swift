@@ -25,7 +25,7 @@ public struct AttributeDescription: Sendable, Hashable {
     /// (`customClassName`), kept for reference.
     public var customClassName: String?
     /// For a derived attribute: the expression Core Data computes it from (`derivationExpression`),
-    /// evaluated at every save (see ``DerivedAttribute``).
+    /// evaluated at every save.
     public var derivation: String?
 
     /// Creates an attribute description.

@@ -30,7 +30,8 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
     /// - Parameters:
     ///   - entities: the entity definitions.
     ///   - classes: managed-object subclasses; each is used for the entity its
-    ///     ``ManagedObject/entityName`` names. Entities without a class use ``ManagedObject``.
+    ///     ``ManagedObject/entityName-type.property`` names. Entities without a class use ``ManagedObject``.
+    ///   - fetchRequestTemplates: named fetch requests (Core Data's fetch request templates).
     /// - Throws: ``AmbarError/invalidModel(_:)`` naming the entity and property at fault.
     ///   - fetchRequestTemplates: fetch requests kept with the model, each naming an entity of it.
     public init(entities: [EntityDescription], classes: [ManagedObject.Type] = [], fetchRequestTemplates: [FetchRequestTemplate] = []) throws(AmbarError) {

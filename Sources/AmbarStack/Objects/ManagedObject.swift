@@ -23,7 +23,7 @@ public struct ManagedObjectInitToken {
 /// }
 /// ```
 ///
-/// or use the by-name accessors (``value(forKey:)``, ``setValue(_:forKey:)``). Objects are not
+/// or use the by-name accessors (``value(forKey:)``, ``setValue(_:forKey:)-(AttributeValue,_)``). Objects are not
 /// `Sendable`: pass their ``objectID`` between queues and get the other context's instance with
 /// ``ManagedObjectContext/object(with:)``.
 open class ManagedObject: Hashable, CustomStringConvertible {

@@ -6,7 +6,7 @@ import Logging
 /// Reading a non-optional property whose stored value is `nil` gives the type's
 /// ``AttributeValueConvertible/placeholder`` (the save then fails validation if the attribute is
 /// not optional). Writing a value that does not fit the attribute, or writing off the context's
-/// queue, is not applied and is logged; use ``ManagedObject/setValue(_:forKey:)`` to get the error.
+/// queue, is not applied and is logged; use ``ManagedObject/setValue(_:forKey:)-(AttributeValue,_)`` to get the error.
 @propertyWrapper
 public struct Managed<Value: AttributeValueConvertible> {
     /// The attribute's name in the model.

@@ -34,6 +34,9 @@ open class PersistenceManager: @unchecked Sendable {
     /// A manager for `model`; nothing is opened until ``load(completion:)``.
     ///
     /// - Parameters:
+    ///   - model: where the model comes from (a named model file, or a model).
+    ///   - classes: managed-object subclasses for the model's entities.
+    ///   - storeType: SQLite (the default), in memory, or PostgreSQL.
     ///   - storeURL: a directory or a store file; the library default location when `nil`.
     ///   - name: the store name; the model's name when it is a named model file.
     ///   - mergePolicy: for the main context and the workers (`.error` by default, as the seed).

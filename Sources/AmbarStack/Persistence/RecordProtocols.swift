@@ -8,7 +8,7 @@ public protocol CoreModel {
 }
 
 /// A managed record found by a unique identifier attribute (Y—Persistence's `DataRecord`).
-/// Its entity is the class's ``ManagedObject/entityName``; its uid attribute is ``uidKey``.
+/// Its entity is the class's ``ManagedObject/entityName-type.property``; its uid attribute is ``uidKey``.
 public protocol DataRecord: ManagedObject, CoreModel {
     /// The uid attribute's name; `"uid"` by default.
     static var uidKey: String { get }

@@ -1,7 +1,7 @@
 import AmbarStack
 
 /// A hint that the ledger holds a transaction this process has not merged, however it arrived:
-/// a hub frame today, another transport tomorrow. The ``LedgerFollower`` never trusts it: it
+/// a hub frame today, another transport tomorrow. The `LedgerFollower` never trusts it: it
 /// reads the ledger, and only checks the doorbell's claim against what the ledger holds.
 struct Doorbell: Sendable {
     /// The token the sender says it committed.

@@ -12,7 +12,7 @@ public struct RemoteMergeEvent: Sendable {
     public let author: String?
     /// The saving process's ID, for people (PIDs repeat across PID namespaces).
     public let processID: Int32
-    /// The saving process's instance (``ProcessInstance/id`` there); 0 when unknown.
+    /// The saving process's instance (`ProcessInstance.id` there); 0 when unknown.
     public let instanceID: UInt64
     /// What the transaction inserted (all of it, registered here or not).
     public let inserted: Set<ManagedObjectID>

@@ -24,8 +24,8 @@ import Logging
 /// await sync.stop()
 /// ```
 ///
-/// It is made of parts that each own their state: a ``LedgerFollower`` (cursor, reads, merges,
-/// doorbell checks), a ``HubConnection`` (connect, election, backoff), a ``ForeignWriteWatchdog``
+/// It is made of parts that each own their state: a `LedgerFollower` (cursor, reads, merges,
+/// doorbell checks), a `HubConnection` (connect, election, backoff), a `ForeignWriteWatchdog`
 /// and a ``StoreMaintenance``.
 public final class SharedStoreSync: Sendable {
     /// The configuration in use.
@@ -227,7 +227,7 @@ public final class SharedStoreSync: Sendable {
     /// Applies `retention` to the purges this process makes while it serves the hub (a reloaded
     /// configuration). The consumer heartbeat keeps the lease given at start.
     ///
-    /// - Throws: ``AmbarError/invalidArgument(_:)`` for a retention that is not positive.
+    /// - Throws: `AmbarError.invalidArgument` for a retention that is not positive.
     public func setRetention(_ retention: HistoryRetention) throws(AmbarError) {
         try maintenance.setRetention(retention)
     }

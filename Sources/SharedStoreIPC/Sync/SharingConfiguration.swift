@@ -22,7 +22,7 @@ public struct SharingConfiguration: Sendable {
     public var mayServeHub = true
     /// How long the ledger keeps history, consumers' cursors and idempotency receipts. The process
     /// serving the hub (this one, when elected) purges by it on a schedule; every process records
-    /// its position at least every quarter of ``HistoryRetention/consumerLease``, so give the
+    /// its position at least every quarter of `HistoryRetention.consumerLease`, so give the
     /// processes of one directory the same value.
     public var retention = HistoryRetention.standard
     /// How long to wait for the hub's `welcome` after connecting. A hub that does not answer in

@@ -5,7 +5,7 @@ import Logging
 /// The upkeep of a shared store, done by the one process that serves its hub (an elected process
 /// or the `sync-agent hub` daemon), so that a store used for months stays the same size:
 ///
-/// - the ledger is purged by a ``HistoryRetention`` on a schedule (a quarter of the history
+/// - the ledger is purged by a `HistoryRetention` on a schedule (a quarter of the history
 ///   retention, between 0.5 s and one minute);
 /// - the write-ahead log is checkpointed every few seconds, and truncated once the store has been
 ///   idle for 10 seconds.
@@ -46,7 +46,7 @@ public final class StoreMaintenance: Sendable {
 
     /// Applies `retention` from the next purge on (a reloaded configuration).
     ///
-    /// - Throws: ``AmbarError/invalidArgument(_:)`` for a retention that is not positive; the
+    /// - Throws: `AmbarError.invalidArgument` for a retention that is not positive; the
     ///   previous one stays in force then.
     public func setRetention(_ retention: HistoryRetention) throws(AmbarError) {
         try retention.validate()

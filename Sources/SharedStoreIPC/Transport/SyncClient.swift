@@ -46,6 +46,10 @@ public final class SyncClient: Sendable {
     /// ```
     ///
     /// - Parameters:
+    ///   - socketPath: the hub's Unix socket.
+    ///   - hello: this process's hello (protocol version, store, process ID, instance, name and cursor).
+    ///   - group: the event loop group the connection runs on.
+    ///   - maximumFrameSize: the largest frame accepted from the hub, length field included.
     ///   - welcomeTimeout: how long to wait for `welcome` after connecting.
     ///   - maximumSendBacklogBytes: the most bytes queued for a hub that does not read; past it
     ///     ``send(_:)`` sends nothing and returns `false`.

@@ -29,7 +29,7 @@ public enum Frame: Sendable, Equatable {
         /// Its process ID and name, from its hello.
         public var processID: Int32
         public var processName: String
-        /// Its process instance (``ProcessInstance/id`` in that process), from its hello.
+        /// Its process instance (`ProcessInstance.id` in that process), from its hello.
         public var instanceID: UInt64
         /// The ledger position it announced when it connected.
         public var connectCursor: Int64
@@ -52,7 +52,7 @@ public enum Frame: Sendable, Equatable {
         public var storeUUID: UUID
         /// The process ID, for people (PIDs repeat across PID namespaces).
         public var processID: Int32
-        /// The process instance (``ProcessInstance/id``), which tells processes apart.
+        /// The process instance (`ProcessInstance.id`), which tells processes apart.
         public var instanceID: UInt64
         public var processName: String
         /// The last ledger token the client has merged.
@@ -99,7 +99,7 @@ public enum Frame: Sendable, Equatable {
         public var token: Int64
         /// The saving process's ID, for people.
         public var processID: Int32
-        /// The saving process's instance (``ProcessInstance/id``).
+        /// The saving process's instance (`ProcessInstance.id`).
         public var instanceID: UInt64
         public var author: String?
         /// Per entity name: inserted, updated and deleted primary keys.
