@@ -4,7 +4,7 @@ import GRDB
 /// Tells whether anyone — another process, another connection, even a plain SQLite client — has
 /// committed to the store since the last look, using SQLite's `PRAGMA data_version` on a
 /// connection of its own. Cheap enough to poll several times a second.
-public final class StoreChangeDetector: Sendable {
+package final class StoreChangeDetector: Sendable {
     private let queue: DatabaseQueue
     private let last: Locked<Int64?>
 
@@ -21,7 +21,7 @@ public final class StoreChangeDetector: Sendable {
     }
 
     /// Whether a commit happened since the previous call (false on the first call).
-    public func hasChanged() throws(AmbarError) -> Bool {
+    package func hasChanged() throws(AmbarError) -> Bool {
         let version: Int64
         do {
             version = try queue.read { db in try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0 }
@@ -36,7 +36,7 @@ public final class StoreChangeDetector: Sendable {
 }
 
 /// How much a checkpoint does (see SQLite's `wal_checkpoint`).
-public enum CheckpointMode: Sendable {
+package enum CheckpointMode: Sendable {
     /// Copies what it can without waiting for readers or writers.
     case passive
     /// Waits for readers, copies everything, and truncates the WAL file to zero bytes.
@@ -45,7 +45,7 @@ public enum CheckpointMode: Sendable {
 
 extension PersistentStoreCoordinator {
     /// A detector of commits made to this store by anyone. `nil` for in-memory stores.
-    public func makeChangeDetector() throws(AmbarError) -> StoreChangeDetector? {
+    package func makeChangeDetector() throws(AmbarError) -> StoreChangeDetector? {
         guard case .sqlite(let url) = storeDescription else { return nil }
         return try StoreChangeDetector(path: url.path)
     }
@@ -56,7 +56,7 @@ extension PersistentStoreCoordinator {
     /// A truncating checkpoint resets the WAL, which other connections see as a change
     /// (`data_version`); it is therefore followed by an empty ledger transaction named
     /// `ambar.checkpoint`, so that watchdogs attribute the change to Ambar.
-    public func checkpoint(_ mode: CheckpointMode) throws(AmbarError) {
+    package func checkpoint(_ mode: CheckpointMode) throws(AmbarError) {
         try checkUsable()
         try store.checkpoint(mode)
         if mode == .truncate { _ = try store.recordMarker(contextName: "ambar.checkpoint") }
