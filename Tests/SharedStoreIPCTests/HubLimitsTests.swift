@@ -62,7 +62,7 @@ final class HubLimitsTests: XCTestCase {
         reader.start()
         for token in 1...frames {
             let save = Frame.DidSave(
-                storeUUID: storeUUID, token: Int64(token), processID: 3, author: "publisher",
+                storeUUID: storeUUID, token: Int64(token), processID: 3, instanceID: ProcessInstance.id, author: "publisher",
                 changes: ["Item": .init(inserted: Array(Int64(token * 40)..<Int64(token * 40 + 40)))])
             try publisher.write(WireFormat.encode(.didSave(save)))
         }
@@ -123,7 +123,8 @@ final class HubLimitsTests: XCTestCase {
         XCTAssertTrue(third.sawEndOfStream(timeout: 5), "then the hub closed the connection")
 
         // The peers served carry on: a save from the first reaches the second.
-        let save = Frame.DidSave(storeUUID: storeUUID, token: 1, processID: 1, author: nil, changes: ["Item": .init(inserted: [1])])
+        let save = Frame.DidSave(
+            storeUUID: storeUUID, token: 1, processID: 1, instanceID: ProcessInstance.id, author: nil, changes: ["Item": .init(inserted: [1])])
         try first.write(WireFormat.encode(.didSave(save)))
         guard case .didSave(let relayed)? = try second.readFrame() else { return XCTFail("the second peer got nothing") }
         XCTAssertEqual(relayed.token, 1)
@@ -208,7 +209,7 @@ final class HubLimitsTests: XCTestCase {
     }
 
     private func hello(_ pid: Int32) -> Frame.Hello {
-        Frame.Hello(storeUUID: storeUUID, processID: pid, processName: "peer-\(pid)", cursor: 0)
+        Frame.Hello(storeUUID: storeUUID, processID: pid, instanceID: ProcessInstance.id, processName: "peer-\(pid)", cursor: 0)
     }
 }
 

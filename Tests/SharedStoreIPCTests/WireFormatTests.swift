@@ -15,18 +15,18 @@ final class WireFormatTests: XCTestCase {
     }
 
     func testEveryFrameRoundTrips() throws {
-        try roundTrip(.hello(.init(storeUUID: store, processID: 42, processName: "importer-ü", cursor: 1234)))
+        try roundTrip(.hello(.init(storeUUID: store, processID: 42, instanceID: ProcessInstance.id, processName: "importer-ü", cursor: 1234)))
         try roundTrip(.welcome(.init(hubProcessID: 7, peers: 3)))
         try roundTrip(.error(code: .wrongStore, message: "store mismatch"))
         try roundTrip(
             .didSave(
                 .init(
-                    storeUUID: store, token: 99, processID: 5, author: "importer",
+                    storeUUID: store, token: 99, processID: 5, instanceID: ProcessInstance.id, author: "importer",
                     changes: [
                         "Employee": .init(inserted: [1, 2, 3], updated: [10, 1_000_000], deleted: [Int64.max]),
                         "Department": .init(updated: [7]),
                     ])))
-        try roundTrip(.didSave(.init(storeUUID: store, token: 1, processID: -1, author: nil, changes: [:])))
+        try roundTrip(.didSave(.init(storeUUID: store, token: 1, processID: -1, instanceID: ProcessInstance.id, author: nil, changes: [:])))
         try roundTrip(.tokenOnly(storeUUID: store, token: 5, processID: 9, instanceID: 77))
         try roundTrip(.foreignWrite(storeUUID: store))
         try roundTrip(.ping(UInt64.max))
@@ -35,8 +35,8 @@ final class WireFormatTests: XCTestCase {
         try roundTrip(.peers([]))
         try roundTrip(
             .peers([
-                .init(processID: 12, processName: "viewer-ü", connectCursor: 3, lastToken: 40),
-                .init(processID: 13, processName: "", connectCursor: 0, lastToken: 0),
+                .init(processID: 12, instanceID: ProcessInstance.id, processName: "viewer-ü", connectCursor: 3, lastToken: 40),
+                .init(processID: 13, instanceID: ProcessInstance.id, processName: "", connectCursor: 0, lastToken: 0),
             ]))
     }
 
@@ -56,14 +56,17 @@ final class WireFormatTests: XCTestCase {
     }
 
     func testObjectIDsAreCompact() throws {
-        let frame = Frame.DidSave(storeUUID: store, token: 1, processID: 1, author: nil, changes: ["Item": .init(updated: Array(1...10_000))])
+        let frame = Frame.DidSave(
+            storeUUID: store, token: 1, processID: 1, instanceID: ProcessInstance.id, author: nil, changes: ["Item": .init(updated: Array(1...10_000))])
         let bytes = try WireFormat.encode(.didSave(frame))
         XCTAssertLessThan(bytes.count, 10_100, "consecutive keys cost about one byte each")
     }
 
     func testStreamsSplitAnywhere() throws {
         let frames: [Frame] = [
-            .ping(1), .didSave(.init(storeUUID: store, token: 2, processID: 3, author: "x", changes: ["A": .init(inserted: [5])])), .pong(1),
+            .ping(1),
+            .didSave(.init(storeUUID: store, token: 2, processID: 3, instanceID: ProcessInstance.id, author: "x", changes: ["A": .init(inserted: [5])])),
+            .pong(1),
         ]
         let bytes = try frames.flatMap { try WireFormat.encode($0) }
         var decoder = FrameDecoder()
@@ -119,7 +122,8 @@ final class WireFormatTests: XCTestCase {
             return false
         }
         // Keys must be sorted and distinct: a zero gap is refused.
-        var save = try WireFormat.encode(.didSave(.init(storeUUID: store, token: 1, processID: 1, author: nil, changes: ["A": .init(inserted: [1, 2])])))
+        var save = try WireFormat.encode(
+            .didSave(.init(storeUUID: store, token: 1, processID: 1, instanceID: ProcessInstance.id, author: nil, changes: ["A": .init(inserted: [1, 2])])))
         let gapIndex = save.count - 4  // [count=2][1][gap=1][0][0]
         save[gapIndex] = 0
         assertRejects(save) {
@@ -127,12 +131,14 @@ final class WireFormatTests: XCTestCase {
             return false
         }
         XCTAssertThrowsError(
-            try WireFormat.encode(.didSave(.init(storeUUID: store, token: 1, processID: 1, author: nil, changes: ["A": .init(inserted: [2, 1])]))))
+            try WireFormat.encode(
+                .didSave(.init(storeUUID: store, token: 1, processID: 1, instanceID: ProcessInstance.id, author: nil, changes: ["A": .init(inserted: [2, 1])])))
+        )
         XCTAssertThrowsError(
             try WireFormat.encode(
                 .didSave(
                     .init(
-                        storeUUID: store, token: 1, processID: 1, author: nil,
+                        storeUUID: store, token: 1, processID: 1, instanceID: ProcessInstance.id, author: nil,
                         changes: ["A": .init(inserted: Array(stride(from: Int64(1), through: 40_000_000_000, by: 100_000)))]))), "too large for one frame"
         ) {
             guard case .frameTooLarge = $0 as? WireError else { return XCTFail("\($0)") }

@@ -91,7 +91,8 @@ enum CrossProcessRoles {
         Task.detached {
             let group = MultiThreadedEventLoopGroupHolder.shared
             let client = try await SyncClient.connect(
-                socketPath: socket, hello: .init(storeUUID: storeUUID, processID: getpid(), processName: "hub-receiver", cursor: 0),
+                socketPath: socket,
+                hello: .init(storeUUID: storeUUID, processID: getpid(), instanceID: ProcessInstance.id, processName: "hub-receiver", cursor: 0),
                 group: group,
                 onFrame: { frame in
                     switch frame {

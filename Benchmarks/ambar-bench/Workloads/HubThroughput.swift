@@ -22,14 +22,14 @@ struct HubThroughput {
         let children = try (0..<receivers).map { _ in try ChildProcess(role: "hub-receiver", [socket, uuid.uuidString]) }
         for child in children { _ = child.line() }
         let publisher = try await SyncClient.connect(
-            socketPath: socket, hello: .init(storeUUID: uuid, processID: getpid(), processName: "publisher", cursor: 0),
+            socketPath: socket, hello: .init(storeUUID: uuid, processID: getpid(), instanceID: ProcessInstance.id, processName: "publisher", cursor: 0),
             group: MultiThreadedEventLoopGroupHolder.shared, onFrame: { _ in }, onClose: {})
         let start = now()
         for i in 0..<messages {
             try publisher.send(
                 .didSave(
                     .init(
-                        storeUUID: uuid, token: Int64(i + 1), processID: getpid(), author: nil,
+                        storeUUID: uuid, token: Int64(i + 1), processID: getpid(), instanceID: ProcessInstance.id, author: nil,
                         changes: ["Stamp": .init(updated: [Int64(i % 100 + 1)])])))
         }
         let sent = now()

@@ -115,7 +115,8 @@ final class HubConnection: Sendable {
         var backoff = Backoff(initial: .milliseconds(100), maximum: .seconds(30))
         defer { state.withLock { $0.connectTask = nil } }
         while !state.withLock({ $0.stopped }) && !Task.isCancelled {
-            let hello = Frame.Hello(storeUUID: storeUUID, processID: getpid(), processName: ProcessInfo.processInfo.processName, cursor: cursor())
+            let hello = Frame.Hello(
+                storeUUID: storeUUID, processID: getpid(), instanceID: ProcessInstance.id, processName: ProcessInfo.processInfo.processName, cursor: cursor())
             do {
                 let client = try await SyncClient.connect(
                     socketPath: configuration.resolvedSocketPath, hello: hello, group: group,

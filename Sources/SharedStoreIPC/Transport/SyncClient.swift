@@ -40,7 +40,7 @@ public final class SyncClient: Sendable {
     ///
     /// ```swift
     /// let client = try await SyncClient.connect(
-    ///     socketPath: path, hello: Frame.Hello(storeUUID: uuid, processID: getpid(), processName: "probe", cursor: 0),
+    ///     socketPath: path, hello: Frame.Hello(storeUUID: uuid, processID: getpid(), instanceID: ProcessInstance.id, processName: "probe", cursor: 0),
     ///     group: group, onFrame: { frame in print(frame) }, onClose: {})
     /// try client.send(.peersRequest)
     /// ```

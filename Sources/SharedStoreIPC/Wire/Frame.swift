@@ -1,4 +1,3 @@
-import AmbarStack
 import Foundation
 
 /// One message between a process and the hub. See `docs/wire-format.md`.
@@ -60,7 +59,7 @@ public enum Frame: Sendable, Equatable {
 
         public init(
             protocolVersion: UInt8 = WireFormat.protocolVersion, storeUUID: UUID, processID: Int32,
-            instanceID: UInt64 = ProcessInstance.id, processName: String, cursor: Int64
+            instanceID: UInt64, processName: String, cursor: Int64
         ) {
             self.protocolVersion = protocolVersion
             self.storeUUID = storeUUID
@@ -105,44 +104,13 @@ public enum Frame: Sendable, Equatable {
         /// Per entity name: inserted, updated and deleted primary keys.
         public var changes: [String: EntityChanges]
 
-        public init(storeUUID: UUID, token: Int64, processID: Int32, instanceID: UInt64 = ProcessInstance.id, author: String?, changes: [String: EntityChanges])
-        {
+        public init(storeUUID: UUID, token: Int64, processID: Int32, instanceID: UInt64, author: String?, changes: [String: EntityChanges]) {
             self.storeUUID = storeUUID
             self.token = token
             self.processID = processID
             self.instanceID = instanceID
             self.author = author
             self.changes = changes
-        }
-
-        /// Builds the frame for a local did-save notification of a store.
-        public init(notification: DidSaveNotification, storeUUID: UUID, token: Int64, processID: Int32, instanceID: UInt64 = ProcessInstance.id) {
-            var changes: [String: EntityChanges] = [:]
-            for id in notification.inserted { if let pk = id.primaryKey { changes[id.entityName, default: .init()].inserted.append(pk) } }
-            for id in notification.updated { if let pk = id.primaryKey { changes[id.entityName, default: .init()].updated.append(pk) } }
-            for id in notification.deleted { if let pk = id.primaryKey { changes[id.entityName, default: .init()].deleted.append(pk) } }
-            for key in changes.keys { changes[key]?.sort() }
-            self.init(storeUUID: storeUUID, token: token, processID: processID, instanceID: instanceID, author: notification.author, changes: changes)
-        }
-
-        /// The object IDs as a did-save notification.
-        public var notification: DidSaveNotification { notification(inStore: storeUUID.uuidString) }
-
-        /// The object IDs as a did-save notification, with `store` as their store identifier (the
-        /// store's own spelling of its UUID).
-        func notification(inStore store: String) -> DidSaveNotification {
-            var inserted = Set<ManagedObjectID>()
-            var updated = Set<ManagedObjectID>()
-            var deleted = Set<ManagedObjectID>()
-            for (entity, c) in changes {
-                func ids(_ pks: [Int64]) -> [ManagedObjectID] {
-                    pks.map { ManagedObjectID(entityName: entity, storeIdentifier: store, primaryKey: $0) }
-                }
-                inserted.formUnion(ids(c.inserted))
-                updated.formUnion(ids(c.updated))
-                deleted.formUnion(ids(c.deleted))
-            }
-            return DidSaveNotification(inserted: inserted, updated: updated, deleted: deleted, author: author, token: token)
         }
 
         /// The number of object IDs carried.

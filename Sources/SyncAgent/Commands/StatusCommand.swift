@@ -42,7 +42,8 @@ struct StatusCommand: AsyncParsableCommand {
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
             let answer = Locked<[Frame.PeerEntry]?>(nil)
             if let client = try? await SyncClient.connect(
-                socketPath: socketPath, hello: .init(storeUUID: uuid, processID: getpid(), processName: "sync-agent status", cursor: head),
+                socketPath: socketPath,
+                hello: .init(storeUUID: uuid, processID: getpid(), instanceID: ProcessInstance.id, processName: "sync-agent status", cursor: head),
                 group: group,
                 onFrame: { frame in if case .peers(let entries) = frame { answer.withLock { $0 = entries } } },
                 onClose: {})

@@ -363,7 +363,8 @@ do {
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
             do {
                 let client = try await SyncClient.connect(
-                    socketPath: arguments[2], hello: .init(storeUUID: uuid, processID: getpid(), processName: "probe", cursor: 0),
+                    socketPath: arguments[2],
+                    hello: .init(storeUUID: uuid, processID: getpid(), instanceID: ProcessInstance.id, processName: "probe", cursor: 0),
                     group: group, onFrame: { _ in }, onClose: {})
                 reply("welcome")
                 await client.close()
