@@ -83,4 +83,22 @@ final class ParentChildTests: StoreTestCase {
         let fresh = privateContext("fresh")
         XCTAssertEqual(try fresh.performAndWait { try fresh.fetch(FetchRequest<Employee>()).map(\.name) }, ["Deep"])
     }
+
+    /// The core's one rule for empty saves: a child without changes saves nothing of its own, and
+    /// its ancestors still save when propagating.
+    func testAnEmptyChildStillSavesItsAncestorsWhenPropagating() throws {
+        let parent = privateContext("parent")
+        let child = ManagedObjectContext(concurrencyType: .privateQueue, parent: parent, name: "child")
+        try parent.performAndWait {
+            let ada = try parent.insert(Employee.self)
+            ada.name = "Ada"
+        }
+        try child.performAndWait {
+            XCTAssertFalse(child.hasChanges)
+            try child.save(propagating: true)
+        }
+        XCTAssertFalse(parent.performAndWait { parent.hasChanges }, "the parent saved")
+        let reader = privateContext("reader")
+        XCTAssertEqual(try reader.performAndWait { try reader.fetch(FetchRequest<Employee>()).map(\.name) }, ["Ada"])
+    }
 }
