@@ -131,7 +131,7 @@ let package = Package(
         .executableTarget(
             name: "ambar-soak",
             dependencies: [
-                "AmbarStack", "SharedStoreIPC", "AmbarTestSupport",
+                "AmbarStack", "SharedStoreIPC", "ProcessHarness",
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),  // a plain SQLite client holding the write lock
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -150,8 +150,13 @@ let package = Package(
         ),
         .target(
             name: "AmbarTestSupport",
-            dependencies: ["AmbarStack", "SharedStoreIPC", "AmbarPostgres"],
+            dependencies: ["AmbarStack", "SharedStoreIPC", "AmbarPostgres", "ProcessHarness"],
             path: "Tests/AmbarTestSupport"
+        ),
+        // Spawning and watching processes, and a raw peer of the hub: for the tests and the soak.
+        .target(
+            name: "ProcessHarness",
+            dependencies: ["SharedStoreIPC"]
         ),
         .testTarget(
             name: "SharedStoreIPCTests",

@@ -1,7 +1,7 @@
 import AmbarStack
-import AmbarTestSupport
 import ArgumentParser
 import Foundation
+import ProcessHarness
 
 /// `ambar-soak run` (the default): the chaos soak.
 struct ChaosRunCommand: ParsableCommand {

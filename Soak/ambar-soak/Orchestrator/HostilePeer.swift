@@ -1,5 +1,5 @@
-import AmbarTestSupport
 import Foundation
+import ProcessHarness
 import SharedStoreIPC
 
 /// A peer of the same user, admitted by the hub, that lies: on its own thread, every 100 ms it

@@ -1,6 +1,6 @@
-import AmbarTestSupport
 import Foundation
 import GRDBSQLite
+import ProcessHarness
 
 /// A `sync-agent run` agent on the soak's store, fed a file every few seconds; every other file is
 /// dropped while another SQLite client holds the write lock longer than the agent's busy timeout.

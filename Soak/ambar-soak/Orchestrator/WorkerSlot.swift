@@ -1,5 +1,5 @@
-import AmbarTestSupport
 import Foundation
+import ProcessHarness
 
 /// One life of a soak process: from its start to its kill, crash or orderly exit.
 struct Incarnation {
