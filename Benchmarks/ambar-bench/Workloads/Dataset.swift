@@ -1,7 +1,7 @@
 import AmbarModels
 import Foundation
 
-/// The rows every bulk workload writes (shared/reference/baselines.md §2): a unique text uid, a
+/// The rows every bulk workload writes (docs/benchmarks/README.md): a unique text uid, a
 /// name, a double score, a 100-byte payload and an integer updated-at. Generated before any
 /// timing starts.
 struct Dataset {

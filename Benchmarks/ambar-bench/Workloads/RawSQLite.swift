@@ -2,7 +2,7 @@ import Foundation
 import GRDBSQLite
 
 /// The physical floor: SQLite's C API with prepared statements and static bindings, WAL and
-/// synchronous=NORMAL, as in shared/reference/baselines.md §2.
+/// synchronous=NORMAL (docs/benchmarks/README.md says how each baseline is set up).
 final class RawDatabase {
     private var handle: OpaquePointer?
     var db: OpaquePointer { handle! }

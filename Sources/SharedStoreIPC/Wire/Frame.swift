@@ -1,6 +1,6 @@
 import Foundation
 
-/// One message between a process and the hub. See `docs/wire-format.md`.
+/// One message between a process and the hub. See `Sources/SharedStoreIPC/Documentation.docc/WireFormatSpecification.md`.
 public enum Frame: Sendable, Equatable {
     /// The first frame a client sends: who it is and where it is in the ledger.
     case hello(Hello)

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The binary framing of the sync protocol: `[length: u32 big-endian][version: u8][type: u8][payload]`,
-/// where `length` counts the bytes after itself. See `docs/wire-format.md`.
+/// where `length` counts the bytes after itself. See `Sources/SharedStoreIPC/Documentation.docc/WireFormatSpecification.md`.
 public enum WireFormat {
     /// The protocol version this build speaks.
     public static let protocolVersion: UInt8 = 2

@@ -3,7 +3,7 @@ import Foundation
 /// Y—Persistence's `PersistenceManager` on AmbarStack: models in and out by uid, records on
 /// worker contexts, sync markers, clear and destroy.
 ///
-/// Decisions where the seed was ambiguous or wrong (see docs/seeds.md):
+/// Decisions where the seed was ambiguous or wrong (see Sources/AmbarStack/Documentation.docc/ComingFromASeedLibrary.md):
 /// - D3: worker saves *are* merged into ``mainContext`` (the seed left it stale).
 /// - D5: the thread-cached context is keyed per manager and dropped on ``destroy()``.
 /// - D6: an empty uid list means no records, for fetches as for deletes; `nil` means all.
