@@ -16,6 +16,13 @@ extension ManagedObjectContext {
     /// updates and deletes of this context and of its parents: predicates are evaluated in memory
     /// on changed objects with the same semantics as in SQL.
     ///
+    /// ```swift
+    /// let open = try context.fetch(try FetchRequest<TaskItem>(
+    ///     predicate: #Predicate { !$0.done }, sortBy: [SortDescriptor(\.priority)]))
+    /// let named = try context.fetch(FetchRequest<ManagedObject>(
+    ///     entityName: "Task", predicate: try ObjectPredicate(format: "title BEGINSWITH %@", "Paint")))
+    /// ```
+    ///
     /// - Throws: ``AmbarError/wrongQueue(context:operation:)``, ``AmbarError/unknownEntity(_:)``,
     ///   ``AmbarError/invalidPredicate(_:)``, ``AmbarError/storage(operation:code:message:)``.
     public func fetch<T: ManagedObject>(_ request: FetchRequest<T>) throws(AmbarError) -> [T] {

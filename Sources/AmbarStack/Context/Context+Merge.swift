@@ -13,6 +13,12 @@ extension ManagedObjectContext {
     /// Objects that are not registered, and faults, cost nothing. One objects-did-change
     /// notification follows, with the five sets; it is also returned. Runs on the context's queue (it waits for it when
     /// called elsewhere).
+    ///
+    /// ```swift
+    /// let observation = importer.observeDidSave { note in
+    ///     main.mergeChanges(fromContextDidSave: note)   // DataStack's smart merge does this for you
+    /// }
+    /// ```
     @discardableResult
     public func mergeChanges(fromContextDidSave note: DidSaveNotification) -> ObjectsDidChangeNotification {
         performAndWait { mergeOnQueue(note) }

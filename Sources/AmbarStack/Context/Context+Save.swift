@@ -11,7 +11,17 @@ extension ManagedObjectContext {
     /// Saves the context's changes: to the store for a root context (one transaction, conflicts
     /// resolved by ``mergePolicy``), or into the parent for a child context.
     ///
-    /// On failure nothing is written and the context keeps all its changes.
+    /// On failure nothing is written and the context keeps all its changes. A context without
+    /// changes saves nothing.
+    ///
+    /// ```swift
+    /// let importer = try stack.importerContext()
+    /// try await importer.perform { () throws(AmbarError) in
+    ///     let task = try importer.insert(TaskItem.self)
+    ///     task.title = "Paint the fence"
+    ///     try importer.save()            // one transaction, one ledger entry
+    /// }
+    /// ```
     ///
     /// - Throws: ``AmbarError/validation(object:property:reason:)``,
     ///   ``AmbarError/deleteDenied(object:relationship:)``, ``AmbarError/mergeConflict(_:)``,

@@ -191,7 +191,15 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Runs `block` on the context's queue and returns its result.
     ///
-    /// Objects-did-change notifications for the block's edits are posted when it ends.
+    /// Objects-did-change notifications for the block's edits are posted when it ends. Objects
+    /// stay on the queue: return values (`Sendable` ones, such as object IDs or plain values), not
+    /// objects.
+    ///
+    /// ```swift
+    /// let titles = try await context.perform { () throws(AmbarError) in
+    ///     try context.fetch(FetchRequest<TaskItem>()).map(\.title)
+    /// }
+    /// ```
     public func perform<T: Sendable, E: Error>(_ block: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
         let result: Result<T, E> = await withCheckedContinuation { continuation in
             queue.async {
