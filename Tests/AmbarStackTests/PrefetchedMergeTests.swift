@@ -28,6 +28,15 @@ final class PrefetchedMergeTests: StoreTestCase {
         try coordinator.prefetchRows(ids, readThrough: try coordinator.currentHistoryToken())
     }
 
+    /// Another context's save inserting "Arrived" (salary 20), not merged yet.
+    private func insertArrived() throws -> DidSaveNotification {
+        try save("writer") { writer in
+            let arrived = try writer.insert(Employee.self)
+            arrived.name = "Arrived"
+            arrived.salary = 20
+        }
+    }
+
     /// A viewer whose results controller lists every employee by salary.
     private func viewerWithController() throws -> (ManagedObjectContext, FetchedResultsController<Employee>) {
         let viewer = privateContext("viewer")
@@ -114,11 +123,7 @@ final class PrefetchedMergeTests: StoreTestCase {
     /// older row (the soak's importers, which also view, found the stale row).
     func testAnObjectSavedHereAfterTheReadIsLoadedFromTheStore() throws {
         let (viewer, controller) = try viewerWithController()
-        let theirs = try save("writer") { writer in
-            let arrived = try writer.insert(Employee.self)
-            arrived.name = "Arrived"
-            arrived.salary = 20
-        }
+        let theirs = try insertArrived()
         let rows = try prefetch(theirs.inserted)
         let id = try XCTUnwrap(theirs.inserted.first)
         let mine = try save("importer") { importer in (try importer.existingObject(with: id) as? Employee)?.salary = 30 }
@@ -133,11 +138,7 @@ final class PrefetchedMergeTests: StoreTestCase {
     /// The same for an object this process deleted after the read: it does not come back.
     func testAnObjectDeletedHereAfterTheReadDoesNotComeBack() throws {
         let (viewer, controller) = try viewerWithController()
-        let theirs = try save("writer") { writer in
-            let arrived = try writer.insert(Employee.self)
-            arrived.name = "Arrived"
-            arrived.salary = 20
-        }
+        let theirs = try insertArrived()
         let rows = try prefetch(theirs.inserted)
         let id = try XCTUnwrap(theirs.inserted.first)
         let mine = try save("deleter") { deleter in try deleter.delete(try deleter.existingObject(with: id)) }
@@ -150,11 +151,7 @@ final class PrefetchedMergeTests: StoreTestCase {
     /// Rows read after this process's save reflect it, and serve the merge.
     func testRowsReadAfterALocalSaveStillServe() throws {
         let (viewer, controller) = try viewerWithController()
-        let theirs = try save("writer") { writer in
-            let arrived = try writer.insert(Employee.self)
-            arrived.name = "Arrived"
-            arrived.salary = 20
-        }
+        let theirs = try insertArrived()
         let id = try XCTUnwrap(theirs.inserted.first)
         let mine = try save("importer") { importer in (try importer.existingObject(with: id) as? Employee)?.salary = 30 }
         viewer.mergeChanges(fromContextDidSave: mine)

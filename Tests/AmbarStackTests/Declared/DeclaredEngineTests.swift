@@ -55,21 +55,17 @@ final class DeclaredEngineTests: StoreTestCase {
         guard case .mergeConflict? = error.error else { return XCTFail("expected a merge conflict, got \(String(describing: error.error))") }
         XCTAssertEqual(error.stored, "Paint twice 5 false", "nothing of mine was written")
 
-        let storeTrump = try conflict(.mergeByPropertyStoreTrump)
-        XCTAssertNil(storeTrump.error)
-        XCTAssertEqual(storeTrump.stored, "Paint twice 5 true", "their priority wins; my done is kept")
-
-        let objectTrump = try conflict(.mergeByPropertyObjectTrump)
-        XCTAssertNil(objectTrump.error)
-        XCTAssertEqual(objectTrump.stored, "Paint twice 9 true", "my priority and done win; their title is kept")
-
-        let overwrite = try conflict(.overwrite)
-        XCTAssertNil(overwrite.error)
-        XCTAssertEqual(overwrite.stored, "Paint 9 true", "my whole object is written")
-
-        let rollback = try conflict(.rollback)
-        XCTAssertNil(rollback.error)
-        XCTAssertEqual(rollback.stored, "Paint twice 5 false", "the store's object stays")
+        let resolved: [(MergePolicy, stored: String, why: String)] = [
+            (.mergeByPropertyStoreTrump, "Paint twice 5 true", "their priority wins; my done is kept"),
+            (.mergeByPropertyObjectTrump, "Paint twice 9 true", "my priority and done win; their title is kept"),
+            (.overwrite, "Paint 9 true", "my whole object is written"),
+            (.rollback, "Paint twice 5 false", "the store's object stays"),
+        ]
+        for (policy, expected, why) in resolved {
+            let outcome = try conflict(policy)
+            XCTAssertNil(outcome.error, "\(policy)")
+            XCTAssertEqual(outcome.stored, expected, "\(policy): \(why)")
+        }
     }
 
     func testAResultsControllerReportsItsDiffsOnDeclaredClasses() throws {
