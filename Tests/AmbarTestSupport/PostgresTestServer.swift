@@ -38,8 +38,7 @@ public final class PostgresTestServer: Sendable {
     public static var isRequired: Bool { ProcessInfo.processInfo.environment["AMBAR_REQUIRE_POSTGRES"] != nil }
 
     static var script: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("scripts/postgres-server")
+        Repository.url("scripts/postgres-server")
     }
 
     private static func start() -> Result<PostgresTestServer, Unavailable> {

@@ -1,4 +1,5 @@
 import AmbarStack
+import AmbarTestSupport
 import Foundation
 import FuzzChecks
 import RecordImport
@@ -8,9 +9,7 @@ import XCTest
 /// Replays the fuzzers' seed corpus and every input a fuzzer ever found (`Fuzz/Regressions`)
 /// through the same checks the fuzzers run, so a fixed finding stays fixed.
 final class FuzzCorpusTests: XCTestCase {
-    private static let fuzzDirectory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Fuzz")
+    private static let fuzzDirectory = Repository.url("Fuzz")
 
     private func inputs(_ kind: String) throws -> [(name: String, bytes: [UInt8])] {
         var result: [(String, [UInt8])] = []

@@ -1,11 +1,12 @@
 import AmbarStack
+import AmbarTestSupport
 import Foundation
 import XCTest
 
 /// Ordered to-many relationships (Core Data's `ordered="YES"`): the order is stored and kept
 /// through saves, child contexts, merges and another process, one-to-many and many-to-many.
 final class OrderedRelationshipTests: XCTestCase {
-    var fixtures: URL { URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures") }
+    var fixtures: URL { Repository.fixtures }
     private var directory: TemporaryDirectory!
 
     override func setUpWithError() throws { directory = try TemporaryDirectory() }

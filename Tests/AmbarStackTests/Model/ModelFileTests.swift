@@ -1,11 +1,12 @@
 import AmbarStack
+import AmbarTestSupport
 import Foundation
 import XCTest
 
 /// Model files: Core Data's .xcdatamodeld/.xcdatamodel and the project's JSON (issue 7, first slice).
 final class ModelFileTests: XCTestCase {
-    var fixtures: URL { URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures") }
-    var repository: URL { URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent() }
+    var fixtures: URL { Repository.fixtures }
+    var repository: URL { Repository.root }
 
     func testACoreDataModelLoadsWithEveryTypeAndRelationshipKind() throws {
         let model = try ModelSource.named("Shop", directory: fixtures).load()

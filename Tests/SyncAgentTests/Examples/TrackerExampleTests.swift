@@ -8,7 +8,7 @@ import XCTest
 /// viewer's final list is the store's.
 final class TrackerExampleTests: AgentTestCase {
     private var repository: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        Repository.root
     }
 
     /// Builds the example (debug, in `.build-tracker` of this repository) and returns its binary.

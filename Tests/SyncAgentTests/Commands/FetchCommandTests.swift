@@ -7,8 +7,7 @@ import XCTest
 /// JSON lines, through the built binary.
 final class FetchCommandTests: AgentTestCase {
     var libraryModel: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("AmbarStackTests/Fixtures/Library.xcdatamodeld")
+        Repository.fixtures.appendingPathComponent("Library.xcdatamodeld")
     }
 
     /// A store made from the Core Data model, filled through a stack of this process.

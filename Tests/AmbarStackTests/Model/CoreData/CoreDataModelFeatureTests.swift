@@ -1,4 +1,5 @@
 import AmbarStack
+import AmbarTestSupport
 import Foundation
 import GRDBSQLite
 import XCTest
@@ -8,7 +9,7 @@ import XCTest
 /// relationship indexes, count limits, same-named properties on sibling sub-entities, Xcode's
 /// default-value spellings.
 final class CoreDataModelFeatureTests: XCTestCase {
-    var fixtures: URL { URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures") }
+    var fixtures: URL { Repository.fixtures }
 
     /// The store's directory, removed when the test ends.
     private var directory: TemporaryDirectory?

@@ -30,8 +30,7 @@ final class PostgresCommandTests: AgentTestCase {
     }
 
     var productsModel: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("examples/products.model.json")
+        Repository.url("examples/products.model.json")
     }
 
     func testInitImportFetchStatusAndHistoryOnPostgreSQL() throws {

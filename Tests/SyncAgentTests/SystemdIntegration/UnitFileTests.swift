@@ -6,7 +6,7 @@ import XCTest
 /// the exposure threshold of scripts/check-units (1.0).
 final class UnitFileTests: XCTestCase {
     var repository: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        Repository.root
     }
 
     func checkUnits(in directory: URL? = nil) throws -> (status: Int32, output: String, error: String) {
