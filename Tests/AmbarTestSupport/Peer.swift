@@ -1,18 +1,6 @@
 import AmbarStack
 import Foundation
 
-/// A temporary directory removed when the test ends.
-/// A temporary shared directory (removed on release) with the path of its store.
-public final class SharedDirectory {
-    public let url: URL
-    public init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("ambar-ipc-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    public var store: URL { url.appendingPathComponent("shared.sqlite") }
-    deinit { try? FileManager.default.removeItem(at: url) }
-}
-
 /// The model the peer helper uses: it reads it from the store.
 public func itemModel() throws -> ManagedObjectModel {
     try ManagedObjectModel(entities: [
@@ -38,13 +26,13 @@ public final class Peer {
     public var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 
     /// A peer on the store file `store` (by default the directory's).
-    public convenience init(_ name: String, directory: SharedDirectory, store: URL? = nil) throws {
+    public convenience init(_ name: String, directory: TemporaryDirectory, store: URL? = nil) throws {
         try self.init(name, directory: directory, storeArgument: (store ?? directory.store).path)
     }
 
     /// A peer on the store `storeArgument` names: a file's path, or a `postgres://` URL; run
     /// under `launcher` when given (`ip netns exec HOST`: a process on another test host).
-    public init(_ name: String, directory: SharedDirectory, storeArgument: String, launcher: [String] = []) throws {
+    public init(_ name: String, directory: TemporaryDirectory, storeArgument: String, launcher: [String] = []) throws {
         self.name = name
         let arguments = ["peer", directory.url.path, storeArgument]
         if let program = launcher.first {

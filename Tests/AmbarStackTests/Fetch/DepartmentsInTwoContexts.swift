@@ -1,4 +1,5 @@
 import AmbarStack
+import AmbarTestSupport
 import Foundation
 
 /// Random departments with employees, held twice: saved in one store (so fetches run as SQL) and

@@ -70,7 +70,7 @@ final class DiskFullTests: XCTestCase {
     /// While one process's save fails for want of space, another process sharing the store keeps
     /// reading it: no error, and only whole transactions (100 items, then 3,100 after the retry).
     func testAnotherProcessKeepsReadingWhileASaveRunsOutOfSpace() throws {
-        let shared = try SharedDirectory()
+        let shared = try TemporaryDirectory()
         let store = shared.url.appendingPathComponent("full.sqlite")
         _ = try PersistentStoreCoordinator(model: try itemModel(), store: .sqlite(store))
         let reader = try Peer("reader", directory: shared, store: store)

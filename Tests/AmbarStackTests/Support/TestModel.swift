@@ -86,20 +86,6 @@ enum TestModel {
     }
 }
 
-/// A temporary directory removed when the test ends, pass or fail.
-final class TemporaryDirectory {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("ambar-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func file(_ name: String = "store.sqlite") -> URL { url.appendingPathComponent(name) }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-}
-
 class StoreTestCase: XCTestCase {
     var directory: TemporaryDirectory!
     var model: ManagedObjectModel!

@@ -7,14 +7,14 @@ import XCTest
 /// Real processes on one store: saves in one are merged into the others' main contexts and their
 /// results controllers, through an elected in-process hub.
 final class CrossProcessSyncTests: XCTestCase {
-    var directory: SharedDirectory!
+    var directory: TemporaryDirectory!
     /// The store as the peers name it: a file, or a `postgres://` URL on the PostgreSQL pass.
     var store: String!
     static let runsOnPostgreSQL = true
 
     override func setUpWithError() throws {
         signal(SIGPIPE, SIG_IGN)  // a dead peer's pipe must fail the write, not kill the test run
-        directory = try SharedDirectory()
+        directory = try TemporaryDirectory()
         store = try TestBackend.makeSharedStore(model: try itemModel(), file: directory.store)
     }
 

@@ -6,12 +6,12 @@ import XCTest
 
 /// Faults around the shared store: dying writers, hostile peers, purged history.
 final class FaultToleranceTests: XCTestCase {
-    var directory: SharedDirectory!
+    var directory: TemporaryDirectory!
     var storeUUID = ""
 
     override func setUpWithError() throws {
         signal(SIGPIPE, SIG_IGN)
-        directory = try SharedDirectory()
+        directory = try TemporaryDirectory()
         storeUUID = try PersistentStoreCoordinator(model: try itemModel(), store: .sqlite(directory.store)).storeIdentifier
     }
 

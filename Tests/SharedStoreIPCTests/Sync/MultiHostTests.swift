@@ -11,7 +11,7 @@ final class MultiHostTests: XCTestCase {
     var network: TestNetwork!
     var server: PostgresTestServer!
     var database = ""
-    var hostDirectories: [SharedDirectory] = []
+    var hostDirectories: [TemporaryDirectory] = []
 
     /// Builds `hosts` host namespaces around a server namespace running PostgreSQL.
     func setUpNetwork(hosts: Int) throws {
@@ -25,7 +25,7 @@ final class MultiHostTests: XCTestCase {
         let name = "hosts_\(UUID().uuidString.prefix(8))"
         database = PostgresTestServer.databaseName(name)
         _ = try PersistentStoreCoordinator(model: try itemModel(), store: .postgres(try server.socketURL(database: name)))
-        hostDirectories = try (0..<hosts).map { _ in try SharedDirectory() }
+        hostDirectories = try (0..<hosts).map { _ in try TemporaryDirectory() }
     }
 
     override func tearDown() {

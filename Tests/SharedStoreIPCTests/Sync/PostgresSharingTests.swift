@@ -11,8 +11,8 @@ final class PostgresSharingTests: XCTestCase {
     var server: PostgresTestServer!
     var database: String!
     var store: String!
-    var hostA: SharedDirectory!
-    var hostB: SharedDirectory!
+    var hostA: TemporaryDirectory!
+    var hostB: TemporaryDirectory!
 
     override func setUpWithError() throws {
         signal(SIGPIPE, SIG_IGN)
@@ -26,8 +26,8 @@ final class PostgresSharingTests: XCTestCase {
         database = PostgresTestServer.databaseName(name)
         _ = try PersistentStoreCoordinator(model: try itemModel(), store: .postgres(url))
         store = url.absoluteString
-        hostA = try SharedDirectory()
-        hostB = try SharedDirectory()
+        hostA = try TemporaryDirectory()
+        hostB = try TemporaryDirectory()
     }
 
     override func tearDown() {

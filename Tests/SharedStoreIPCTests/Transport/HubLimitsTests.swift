@@ -7,12 +7,12 @@ import XCTest
 /// The hub at its limits, over a real Unix socket: a receiver that stops reading, and more
 /// processes than it serves.
 final class HubLimitsTests: XCTestCase {
-    var directory: SharedDirectory!
+    var directory: TemporaryDirectory!
     let storeUUID = UUID()
 
     override func setUpWithError() throws {
         signal(SIGPIPE, SIG_IGN)
-        directory = try SharedDirectory()
+        directory = try TemporaryDirectory()
         _ = FileManager.default.createFile(atPath: directory.store.path, contents: Data())
     }
 

@@ -5,13 +5,13 @@ import XCTest
 
 /// A test case that drives the built `sync-agent` binary in a temporary shared directory.
 class AgentTestCase: XCTestCase {
-    var directory: SharedDirectory!
+    var directory: TemporaryDirectory!
     var store: URL { directory.url.appendingPathComponent("ambar.sqlite") }
     var agentBinary: URL { BuiltProducts.url("sync-agent") }
 
     override func setUpWithError() throws {
         signal(SIGPIPE, SIG_IGN)
-        directory = try SharedDirectory()
+        directory = try TemporaryDirectory()
     }
 
     override func tearDown() { directory = nil }

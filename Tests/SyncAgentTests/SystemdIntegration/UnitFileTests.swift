@@ -23,7 +23,7 @@ final class UnitFileTests: XCTestCase {
     }
 
     func testTheCheckFailsOnAUnitSystemd252WouldIgnore() throws {
-        let broken = try SharedDirectory()
+        let broken = try TemporaryDirectory()
         for name in try FileManager.default.contentsOfDirectory(atPath: repository.appendingPathComponent("systemd").path) where name.hasPrefix("ambar") {
             var text = try String(contentsOf: repository.appendingPathComponent("systemd/\(name)"), encoding: .utf8)
             if name == "ambar-hub.service" { text = text.replacingOccurrences(of: "Type=notify\n", with: "Type=notify-reload\n") }
