@@ -18,10 +18,7 @@ extension ManagedObjectContext {
                         entity: object.entityName, property: attribute.name, expected: attribute.type,
                         got: "\(computed.kindName) (derived from \(attribute.derivation ?? "?"))")
                 }
-                if object.values[i] != value {
-                    object.values[i] = value
-                    object.changedAttributes.insert(i)
-                }
+                object.setDerivedValue(value, at: i)
             }
         }
     }

@@ -109,8 +109,7 @@ extension ManagedObjectContext {
             // The row is gone (deleted elsewhere): the object reads as empty, as Core Data's
             // inaccessible faults do.
             Self.logger.debug("Fault \(object.objectID.uriString) has no row in the store; it reads as empty.")
-            object.hasData = true
-            object.snapshot = object.values
+            object.loadMissingRow()
         }
     }
 
@@ -151,14 +150,13 @@ extension ManagedObjectContext {
             }
         }
         for deleted in state.deleted.values { current.remove(deleted.objectID) }
-        object.toMany[index] = current
-        object.snapshotToMany[index] = base
+        var order: [ManagedObjectID]?
         if relationship.isOrdered {
             // The stored order, without what this context removed, then what it added.
             let added = current.subtracting(base).sorted(by: PredicateEvaluation.idPrecedes)
-            object.order[index] = baseOrder.filter { current.contains($0) } + added
-            object.snapshotOrder[index] = baseOrder
+            order = baseOrder.filter { current.contains($0) } + added
         }
+        object.setLoadedToMany(current, base: base, order: order, baseOrder: relationship.isOrdered ? baseOrder : nil, at: index)
         return current
     }
 

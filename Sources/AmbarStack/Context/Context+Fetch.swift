@@ -131,7 +131,7 @@ extension ManagedObjectContext {
             objects.reserveCapacity(ids.count)
             for id in ids {
                 guard let object = registeredOrFault(for: id) else { continue }
-                if !object.hasData { object.faultBatch = batch }
+                if !object.hasData { object.joinFaultBatch(batch) }
                 objects.append(object)
             }
         } else {
@@ -145,7 +145,7 @@ extension ManagedObjectContext {
                 if let existing = state.registered[row.id] {
                     if !existing.hasData {
                         existing.load(values: row.values, toOne: row.toOne, version: row.version)
-                        existing.faultFlag = request.returnsObjectsAsFaults
+                        existing.setFetched(asFault: request.returnsObjectsAsFaults)
                     }
                     objects.append(existing)
                 } else {
@@ -159,7 +159,7 @@ extension ManagedObjectContext {
                     }
                     let object = layout.objectClass.init(ManagedObjectInitToken(layout: layout, objectID: row.id, context: self, row: row))
                     state.registered[row.id] = object
-                    object.faultFlag = request.returnsObjectsAsFaults
+                    object.setFetched(asFault: request.returnsObjectsAsFaults)
                     objects.append(object)
                 }
             }

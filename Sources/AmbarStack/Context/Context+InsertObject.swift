@@ -118,23 +118,7 @@ extension ManagedObjectContext {
         let given = object.values
         let set = object.changedAttributes
         let detachedState = object.detached
-        object.layout = layout
-        object.managedObjectContext = self
-        object.values = layout.insertValues
-        object.snapshot = []
-        object.toOne = layout.noDestinations
-        object.snapshotToOne = layout.noDestinations
-        object.toMany = layout.unloadedToMany
-        for i in layout.toManyRelationships { object.toMany[i] = [] }
-        object.snapshotToMany = layout.unloadedToMany
-        object.order = [:]
-        object.snapshotOrder = [:]
-        object.changedAttributes.removeAll()
-        object.changedRelationships.removeAll()
-        object.detached = nil
-        object.hasData = true
-        object.faultFlag = false
-        object.lifecycle = .inserted
+        object.becomeInserted(into: self, as: layout)
         state.registered[object.objectID] = object
         state.inserted[ObjectIdentifier(object)] = object
         state.pendingInserted.insert(object.objectID)
@@ -142,7 +126,7 @@ extension ManagedObjectContext {
         for i in set {
             let attribute = made.attributes[i]
             guard let j = layout.attributeIndex[attribute.name], let value = given[i].coerced(to: layout.attributes[j].type) else { continue }
-            object.values[j] = value
+            object.setInitialValue(value, at: j)
         }
         guard let detachedState, !detachedState.toOne.isEmpty || !detachedState.toMany.isEmpty else { return nil }
         return (object, made, detachedState)

@@ -116,58 +116,7 @@ extension ManagedObjectContext {
 
     /// Takes fresh committed values, re-applying local unsaved edits on top.
     private func refreshKeepingChanges(_ object: ManagedObject, _ fresh: ObjectState, storeWins: Bool) {
-        let localAttributes = object.changedAttributes
-        let localRelationships = object.changedRelationships
-        let oldSnapshot = object.snapshot
-        let oldSnapshotToOne = object.snapshotToOne
-        var values = fresh.values
-        // Transient values are not in the store: a merge keeps them (a fault or a fresh fetch
-        // starts them over).
-        for i in object.layout.transientAttributes where i < values.count && i < object.values.count {
-            values[i] = object.values[i]
-        }
-        var keptAttributes = PropertyIndexSet()
-        for i in localAttributes where i < values.count {
-            let theyChanged = oldSnapshot.indices.contains(i) && oldSnapshot[i] != fresh.values[i]
-            if storeWins && theyChanged { continue }
-            values[i] = object.values[i]
-            keptAttributes.insert(i)
-        }
-        var toOne = fresh.toOne.isEmpty ? object.toOne : fresh.toOne
-        var keptRelationships = PropertyIndexSet()
-        var keptToMany: [Int: Set<ManagedObjectID>] = [:]
-        var keptOrder: [Int: [ManagedObjectID]] = [:]
-        for i in localRelationships {
-            if object.layout.relationships[i].isToMany {
-                if let set = object.toMany[i] { keptToMany[i] = set }
-                if let list = object.order[i] { keptOrder[i] = list }
-                keptRelationships.insert(i)
-                continue
-            }
-            let theyChanged = oldSnapshotToOne[safe: i] != fresh.toOne[safe: i]
-            if storeWins && theyChanged { continue }
-            toOne[i] = object.toOne[i]
-            keptRelationships.insert(i)
-        }
-        object.values = values
-        object.snapshot = fresh.values
-        object.toOne = toOne
-        object.snapshotToOne = fresh.toOne.isEmpty ? object.snapshotToOne : fresh.toOne
-        object.version = fresh.version
-        for i in object.toMany.indices {
-            if let kept = keptToMany[i] {
-                object.toMany[i] = kept
-                object.order[i] = keptOrder[i]
-            } else {
-                object.toMany[i] = nil
-                object.snapshotToMany[i] = nil
-                object.order[i] = nil
-                object.snapshotOrder[i] = nil
-            }
-        }
-        object.changedAttributes = keptAttributes
-        object.changedRelationships = keptRelationships
-        if keptAttributes.isEmpty && keptRelationships.isEmpty {
+        if !object.refresh(from: fresh, storeWins: storeWins) {
             state.updated.removeValue(forKey: ObjectIdentifier(object))
         }
     }
@@ -180,10 +129,7 @@ extension ManagedObjectContext {
                 let inverse = relationship.description.inverse, let i = other.layout.relationshipIndex[inverse],
                 other.layout.relationships[i].isToMany
             else { continue }
-            other.toMany[i]?.remove(object.objectID)
-            other.snapshotToMany[i]?.remove(object.objectID)
-            other.order[i]?.removeAll { $0 == object.objectID }
-            other.snapshotOrder[i]?.removeAll { $0 == object.objectID }
+            other.forgetDestinationID(object.objectID, at: i)
         }
     }
 
@@ -201,7 +147,7 @@ extension ManagedObjectContext {
         } else {
             let key = ObjectIdentifier(object)
             state.updated.removeValue(forKey: key)
-            if state.deleted.removeValue(forKey: key) != nil { object.lifecycle = .registered }
+            if state.deleted.removeValue(forKey: key) != nil { object.markRegistered() }
             object.turnIntoFault()
         }
         postObjectsDidChange(
@@ -243,13 +189,7 @@ extension ManagedObjectContext {
             invalidate(object)
         }
         for object in Array(state.deleted.values) + Array(state.updated.values) where object.lifecycle != .invalidated {
-            object.lifecycle = .registered
-            if !object.snapshot.isEmpty { object.values = object.snapshot }
-            object.toOne = object.snapshotToOne
-            object.toMany = object.snapshotToMany
-            object.order = object.snapshotOrder
-            object.changedAttributes.removeAll()
-            object.changedRelationships.removeAll()
+            object.revertToCommitted()
             restored.insert(object.objectID)
         }
         state.inserted.removeAll()
@@ -273,8 +213,7 @@ extension ManagedObjectContext {
     func resetOnQueue() {
         let all = Array(state.registered.values) + Array(state.inserted.values)
         for object in all {
-            object.lifecycle = .invalidated
-            object.managedObjectContext = nil
+            object.markInvalid()
         }
         state.registered.removeAll()
         state.inserted.removeAll()

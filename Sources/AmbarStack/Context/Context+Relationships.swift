@@ -5,27 +5,19 @@ extension ManagedObjectContext {
 
     private func primitiveSetToOne(_ object: ManagedObject, _ index: Int, _ id: ManagedObjectID?) {
         object.fireFaultIfNeeded()
-        guard object.toOne[index] != id else { return }
-        object.toOne[index] = id
-        object.changedRelationships.insert(index)
+        guard object.setDestinationID(id, at: index) else { return }
         objectDidChange(object)
     }
 
     private func primitiveAdd(_ object: ManagedObject, _ index: Int, _ id: ManagedObjectID) {
         object.fireFaultIfNeeded()
-        if object.toMany[index] != nil, object.toMany[index]?.insert(id).inserted == true {
-            object.order[index]?.append(id)
-        }
-        object.changedRelationships.insert(index)
+        object.addDestinationID(id, at: index)
         objectDidChange(object)
     }
 
     private func primitiveRemove(_ object: ManagedObject, _ index: Int, _ id: ManagedObjectID) {
         object.fireFaultIfNeeded()
-        if object.toMany[index] != nil, object.toMany[index]?.remove(id) != nil {
-            object.order[index]?.removeAll { $0 == id }
-        }
-        object.changedRelationships.insert(index)
+        object.removeDestinationID(id, at: index)
         objectDidChange(object)
     }
 
@@ -88,9 +80,7 @@ extension ManagedObjectContext {
     }
 
     private func setOrder(_ object: ManagedObject, _ index: Int, _ list: [ManagedObjectID]) {
-        guard object.order[index] != list else { return }
-        object.order[index] = list
-        object.changedRelationships.insert(index)
+        guard object.setOrder(list, at: index) else { return }
         objectDidChange(object)
     }
 
@@ -235,7 +225,7 @@ extension ManagedObjectContext {
             invalidate(object)
             return
         }
-        object.lifecycle = .deleted
+        object.markDeleted()
         state.deleted[key] = object
         state.pendingDeleted.insert(object.objectID)
     }

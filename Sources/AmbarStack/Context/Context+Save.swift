@@ -92,20 +92,7 @@ extension ManagedObjectContext {
     /// Only objects with unsaved changes can point at an object that was just inserted.
     func remapIDs(_ map: [ManagedObjectID: ManagedObjectID], in objects: [ManagedObject]) {
         guard !map.isEmpty else { return }
-        func remap(_ set: Set<ManagedObjectID>?) -> Set<ManagedObjectID>? {
-            guard let set, set.contains(where: { map[$0] != nil }) else { return set }
-            return Set(set.map { map[$0] ?? $0 })
-        }
-        for object in objects where !object.layout.relationships.isEmpty {
-            for i in object.toOne.indices {
-                if let id = object.toOne[i], let new = map[id] { object.toOne[i] = new }
-                if let id = object.snapshotToOne[i], let new = map[id] { object.snapshotToOne[i] = new }
-                object.toMany[i] = remap(object.toMany[i])
-                object.snapshotToMany[i] = remap(object.snapshotToMany[i])
-            }
-            for (i, list) in object.order where list.contains(where: { map[$0] != nil }) { object.order[i] = list.map { map[$0] ?? $0 } }
-            for (i, list) in object.snapshotOrder where list.contains(where: { map[$0] != nil }) { object.snapshotOrder[i] = list.map { map[$0] ?? $0 } }
-        }
+        for object in objects where !object.layout.relationships.isEmpty { object.replaceIDs(map) }
     }
 
     // MARK: - Validation
@@ -229,7 +216,7 @@ extension ManagedObjectContext {
         remapIDs(outcome.permanentIDs, in: inserted + updated + deleted)
         for object in inserted {
             if let permanent = outcome.permanentIDs[object.objectID] { reregister(object, as: permanent) }
-            object.lifecycle = .registered
+            object.markRegistered()
             if let row = outcome.refreshed[object.objectID] {
                 object.load(values: row.values, toOne: row.toOne, version: row.version)
                 object.dropLoadedToMany()
@@ -252,7 +239,7 @@ extension ManagedObjectContext {
         }
         for object in deleted {
             if outcome.discardedDeletes.contains(object.objectID), let row = outcome.refreshed[object.objectID] {
-                object.lifecycle = .registered
+                object.markRegistered()
                 object.load(values: row.values, toOne: row.toOne, version: row.version)
                 refreshed.insert(object.objectID)
             } else {
@@ -284,9 +271,7 @@ extension ManagedObjectContext {
         let updated = state.updated.values.filter(\.isUpdated)
         let deleted = Array(state.deleted.values)
         for object in inserted {
-            for i in object.toMany.indices where object.layout.relationships[i].isToMany && object.toMany[i] == nil {
-                object.toMany[i] = []
-            }
+            object.loadEmptyToMany()
             payload.inserted.append(ObjectState(object: object))
         }
         for object in updated {
@@ -296,7 +281,7 @@ extension ManagedObjectContext {
         let sent = payload
         try parent.performAndWait { () throws(AmbarError) in try parent.absorb(sent) }
         for object in inserted {
-            object.lifecycle = .registered
+            object.markRegistered()
             object.commit(version: object.version)
         }
         for object in updated { object.commit(version: object.version) }
@@ -316,36 +301,19 @@ extension ManagedObjectContext {
     func absorb(_ payload: ChildSavePayload) throws(AmbarError) {
         for incoming in payload.inserted {
             guard let object = registeredOrFault(for: incoming.id) else { continue }
-            object.values = incoming.values
-            object.toOne = incoming.toOne
-            object.toMany = incoming.toMany
-            object.order = incoming.order
-            object.snapshot = []
-            object.hasData = true
-            object.faultFlag = false
-            object.lifecycle = .inserted
+            object.becomeInserted(from: incoming)
             state.inserted[ObjectIdentifier(object)] = object
             state.pendingInserted.insert(object.objectID)
         }
         for (incoming, attributes, relationships) in payload.updated {
             guard let object = registeredOrFault(for: incoming.id) else { continue }
             object.fireFaultIfNeeded()
-            for i in attributes where i < object.values.count {
-                object.values[i] = incoming.values[i]
-                object.changedAttributes.insert(i)
+            // A to-many relationship the child replaced is loaded here first, so its committed
+            // set is the store's.
+            for i in relationships where i < object.toOne.count && object.layout.relationships[i].isToMany {
+                if (incoming.toMany[safe: i] ?? nil) != nil && object.toMany[i] == nil { _ = loadToMany(object, i) }
             }
-            for i in relationships where i < object.toOne.count {
-                if object.layout.relationships[i].isToMany {
-                    if let set = incoming.toMany[safe: i] ?? nil {
-                        if object.toMany[i] == nil { _ = loadToMany(object, i) }
-                        object.toMany[i] = set
-                        if let list = incoming.order[i] { object.order[i] = list }
-                    }
-                } else {
-                    object.toOne[i] = incoming.toOne[i]
-                }
-                object.changedRelationships.insert(i)
-            }
+            object.takeChanges(from: incoming, attributes: attributes, relationships: relationships)
             objectDidChange(object)
         }
         for id in payload.deleted {
@@ -358,7 +326,7 @@ extension ManagedObjectContext {
             }
             object.fireFaultIfNeeded()
             state.updated.removeValue(forKey: key)
-            object.lifecycle = .deleted
+            object.markDeleted()
             state.deleted[key] = object
             state.pendingDeleted.insert(id)
         }

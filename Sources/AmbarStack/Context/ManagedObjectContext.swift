@@ -177,7 +177,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
         return lent
     }
 
-    func checkQueue(_ operation: String) throws(AmbarError) {
+    /// Throws ``AmbarError/wrongQueue(context:operation:)`` unless the caller is on the context's
+    /// queue (or acts for it, inside ``performAndWait(_:)``); `operation` names what was tried.
+    package func checkQueue(_ operation: String) throws(AmbarError) {
         guard isOnQueue else { throw .wrongQueue(context: displayName, operation: operation) }
     }
 
@@ -277,7 +279,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             context: identifier, inserted: state.pendingInserted,
             updated: state.pendingUpdated.subtracting(state.pendingInserted).subtracting(state.pendingDeleted),
             deleted: state.pendingDeleted, refreshed: [], invalidated: [], invalidatedAll: false)
-        for id in state.pendingInserted { state.registered[id]?.insertAnnounced = true }
+        for id in state.pendingInserted { state.registered[id]?.markInsertAnnounced() }
         state.pendingInserted.removeAll()
         state.pendingUpdated.removeAll()
         state.pendingDeleted.removeAll()
@@ -329,13 +331,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
         let id = ManagedObjectID.makeTemporary(entityName: layout.name)
         let object = layout.objectClass.init(ManagedObjectInitToken(layout: layout, objectID: id, context: self))
-        object.values = layout.insertValues
-        for i in layout.toManyRelationships {
-            object.toMany[i] = []
-        }
-        object.hasData = true
-        object.faultFlag = false
-        object.lifecycle = .inserted
+        object.becomeInserted()
         state.registered[id] = object
         state.inserted[ObjectIdentifier(object)] = object
         state.pendingInserted.insert(id)
@@ -403,7 +399,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         guard oldID != newID else { return }
         if state.registered[oldID] === object { state.registered.removeValue(forKey: oldID) }
         if let other = state.registered[newID], other !== object { invalidate(other) }
-        object.objectID = newID
+        object.takePermanentID(newID)
         state.registered[newID] = object
     }
 
@@ -413,8 +409,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         state.updated.removeValue(forKey: key)
         state.deleted.removeValue(forKey: key)
         if state.registered[object.objectID] === object { state.registered.removeValue(forKey: object.objectID) }
-        object.lifecycle = .invalidated
-        object.managedObjectContext = nil
+        object.markInvalid()
     }
 }
 

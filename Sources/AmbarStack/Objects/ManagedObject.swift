@@ -31,45 +31,45 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     open class var entityName: String { ClassNames.name(of: self) }
 
     /// The object's identity; temporary until the object is saved.
-    public internal(set) final var objectID: ManagedObjectID
+    public private(set) final var objectID: ManagedObjectID
     /// The context that owns the object; `nil` once the object is deleted and saved, or its
     /// context is reset or gone.
-    public internal(set) weak var managedObjectContext: ManagedObjectContext?
+    public private(set) weak var managedObjectContext: ManagedObjectContext?
     /// The entity's layout in the owning context's model (for an object made outside a context,
     /// in its class's own declaration until it is inserted). Written only then, on the object's
     /// queue, so the exclusivity checks of every read are not needed.
-    @exclusivity(unchecked) final var layout: EntityLayout
+    @exclusivity(unchecked) final private(set) var layout: EntityLayout
 
     // Values, in the layout's attribute order; `snapshot` holds the committed ones.
-    final var values: [AttributeValue]
-    final var snapshot: [AttributeValue]
+    final private(set) var values: [AttributeValue]
+    final private(set) var snapshot: [AttributeValue]
     /// The row version the snapshot was read at (0 for a new object).
-    final var version: Int64 = 0
-    final var toOne: [ManagedObjectID?]
-    final var snapshotToOne: [ManagedObjectID?]
+    final private(set) var version: Int64 = 0
+    final private(set) var toOne: [ManagedObjectID?]
+    final private(set) var snapshotToOne: [ManagedObjectID?]
     /// To-many destinations; `nil` while the relationship is a fault.
-    final var toMany: [Set<ManagedObjectID>?]
-    final var snapshotToMany: [Set<ManagedObjectID>?]
+    final private(set) var toMany: [Set<ManagedObjectID>?]
+    final private(set) var snapshotToMany: [Set<ManagedObjectID>?]
     /// The destinations of loaded ordered relationships, in order (by relationship index); the
     /// same objects as `toMany` holds for that index.
-    final var order: [Int: [ManagedObjectID]] = [:]
-    final var snapshotOrder: [Int: [ManagedObjectID]] = [:]
-    final var changedAttributes = PropertyIndexSet()
-    final var changedRelationships = PropertyIndexSet()
+    final private(set) var order: [Int: [ManagedObjectID]] = [:]
+    final private(set) var snapshotOrder: [Int: [ManagedObjectID]] = [:]
+    final private(set) var changedAttributes = PropertyIndexSet()
+    final private(set) var changedRelationships = PropertyIndexSet()
     /// Whether values have been loaded (false for a fault that has not fired).
-    final var hasData = false
-    final var faultFlag = true
-    final var lifecycle = Lifecycle.registered
+    final private(set) var hasData = false
+    final private(set) var faultFlag = true
+    final private(set) var lifecycle = Lifecycle.registered
     /// Whether an objects-did-change notification has announced this (inserted) object.
-    final var insertAnnounced = false
+    final private(set) var insertAnnounced = false
     /// Faults fetched together, loaded together (fetch batch size).
-    final var faultBatch: FaultBatch?
+    final private(set) var faultBatch: FaultBatch?
     /// The pass of a results controller that marked this object as touched by a change (see
     /// ``ContextState/nextResultsPass()``); compared with the pass's number, never reset.
-    final var resultsPass: UInt64 = 0
+    final private(set) var resultsPass: UInt64 = 0
     /// For an object made outside a context (``init()``): its relationships, and why it cannot
     /// be inserted if it cannot; `nil` otherwise.
-    final var detached: DetachedState?
+    final private(set) var detached: DetachedState?
 
     /// `detached`: made with ``init()`` and not inserted yet.
     enum Lifecycle { case detached, registered, inserted, deleted, invalidated }
@@ -189,83 +189,6 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         return result
     }
 
-    // MARK: - By-name access
-
-    /// The value of the attribute named `key`.
-    ///
-    /// - Throws: ``AmbarError/unknownProperty(entity:property:)`` when the entity has no such attribute.
-    public func value(forKey key: String) throws(AmbarError) -> AttributeValue {
-        guard let i = layout.attributeSlot(key) else {
-            throw .unknownProperty(entity: layout.name, property: key)
-        }
-        return attribute(at: i)
-    }
-
-    /// Sets the attribute named `key`.
-    ///
-    /// - Throws: ``AmbarError/unknownProperty(entity:property:)``, or
-    ///   ``AmbarError/typeMismatch(entity:property:expected:got:)`` when the value does not fit.
-    public func setValue(_ value: AttributeValue, forKey key: String) throws(AmbarError) {
-        guard let i = layout.attributeSlot(key) else {
-            throw .unknownProperty(entity: layout.name, property: key)
-        }
-        try setAttribute(value, at: i)
-    }
-
-    /// Sets the attribute named `key` from any storable Swift value.
-    public func setValue(_ value: some AttributeValueConvertible, forKey key: String) throws(AmbarError) {
-        try setValue(value.attributeValue, forKey: key)
-    }
-
-    /// The destination of the to-one relationship named `key`.
-    public func object(forKey key: String) throws(AmbarError) -> ManagedObject? {
-        let rel = try relationship(key, toMany: false)
-        return destination(at: rel.index)
-    }
-
-    /// Sets the to-one relationship named `key`, keeping its inverse in step.
-    public func setObject(_ object: ManagedObject?, forKey key: String) throws(AmbarError) {
-        let rel = try relationship(key, toMany: false)
-        try setDestination(object, at: rel.index)
-    }
-
-    /// The destinations of the to-many relationship named `key`.
-    public func objects(forKey key: String) throws(AmbarError) -> Set<ManagedObject> {
-        let rel = try relationship(key, toMany: true)
-        return destinations(at: rel.index)
-    }
-
-    /// Adds `object` to the to-many relationship named `key`, keeping its inverse in step.
-    public func addObject(_ object: ManagedObject, toKey key: String) throws(AmbarError) {
-        let rel = try relationship(key, toMany: true)
-        try insertDestination(object, at: rel.index)
-    }
-
-    /// Removes `object` from the to-many relationship named `key`, keeping its inverse in step.
-    public func removeObject(_ object: ManagedObject, fromKey key: String) throws(AmbarError) {
-        let rel = try relationship(key, toMany: true)
-        try removeDestination(object, at: rel.index)
-    }
-
-    /// Replaces the destinations of the to-many relationship named `key`.
-    public func setObjects(_ objects: Set<ManagedObject>, forKey key: String) throws(AmbarError) {
-        let rel = try relationship(key, toMany: true)
-        let current = destinations(at: rel.index)
-        for old in current.subtracting(objects) { try removeDestination(old, at: rel.index) }
-        for new in objects.subtracting(current) { try insertDestination(new, at: rel.index) }
-    }
-
-    func relationship(_ key: String, toMany: Bool) throws(AmbarError) -> ResolvedRelationship {
-        guard let i = layout.relationshipIndex[key] else {
-            throw .unknownProperty(entity: layout.name, property: key)
-        }
-        let rel = layout.relationships[i]
-        guard rel.isToMany == toMany else {
-            throw .invalidPredicate("'\(layout.name).\(key)' is a to-\(rel.isToMany ? "many" : "one") relationship")
-        }
-        return rel
-    }
-
     // MARK: - Slots
 
     func attribute(at i: Int) -> AttributeValue {
@@ -365,7 +288,171 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         }
     }
 
-    // MARK: - Loading
+    // MARK: - State changes
+    //
+    // Every change a context makes to one of its objects goes through one of these methods; the
+    // object's fields are written nowhere else (they are `private(set)`).
+
+    /// Makes a new object of its context an inserted one: the entity's defaults, empty to-many
+    /// relationships.
+    func becomeInserted() {
+        values = layout.insertValues
+        for i in layout.toManyRelationships { toMany[i] = [] }
+        hasData = true
+        faultFlag = false
+        lifecycle = .inserted
+    }
+
+    /// Makes an object made outside a context (``init()``) an inserted object of `context`, laid
+    /// out as `layout` (its entity in the context's model). It starts over from the entity's
+    /// defaults; the caller applies the values it was given (``setInitialValue(_:at:)``) after
+    /// ``awakeFromInsert()``.
+    func becomeInserted(into context: ManagedObjectContext, as layout: EntityLayout) {
+        self.layout = layout
+        managedObjectContext = context
+        snapshot = []
+        toOne = layout.noDestinations
+        snapshotToOne = layout.noDestinations
+        toMany = layout.unloadedToMany
+        snapshotToMany = layout.unloadedToMany
+        order = [:]
+        snapshotOrder = [:]
+        changedAttributes.removeAll()
+        changedRelationships.removeAll()
+        detached = nil
+        becomeInserted()
+    }
+
+    /// Takes an object a child context inserted and saved as this context's own unsaved insert.
+    func becomeInserted(from state: ObjectState) {
+        values = state.values
+        toOne = state.toOne
+        toMany = state.toMany
+        order = state.order
+        snapshot = []
+        hasData = true
+        faultFlag = false
+        lifecycle = .inserted
+    }
+
+    /// Sets an attribute of a newly inserted object without recording a change (an insert saves
+    /// every value).
+    func setInitialValue(_ value: AttributeValue, at i: Int) {
+        values[i] = value
+    }
+
+    /// Takes the properties a child context changed and saved (`attributes` and `relationships`,
+    /// from its `state`) as this context's unsaved changes. A to-many relationship takes the
+    /// child's set where it is loaded here; the caller loads the ones it needs first.
+    func takeChanges(from state: ObjectState, attributes: [Int], relationships: [Int]) {
+        for i in attributes where i < values.count {
+            values[i] = state.values[i]
+            changedAttributes.insert(i)
+        }
+        for i in relationships where i < toOne.count {
+            if layout.relationships[i].isToMany {
+                if let set = state.toMany[safe: i] ?? nil, toMany[i] != nil {
+                    toMany[i] = set
+                    if let list = state.order[i] { order[i] = list }
+                }
+            } else {
+                toOne[i] = state.toOne[i]
+            }
+            changedRelationships.insert(i)
+        }
+    }
+
+    /// Sets a derived attribute to its computed value, recording the change when it differs.
+    func setDerivedValue(_ value: AttributeValue, at i: Int) {
+        guard values[i] != value else { return }
+        values[i] = value
+        changedAttributes.insert(i)
+    }
+
+    /// Points the to-one relationship at `index` at `id` (no inverse handling). Whether it changed.
+    func setDestinationID(_ id: ManagedObjectID?, at index: Int) -> Bool {
+        guard toOne[index] != id else { return false }
+        toOne[index] = id
+        changedRelationships.insert(index)
+        return true
+    }
+
+    /// Adds `id` to the to-many relationship at `index` where it is loaded, at the end of its order
+    /// (no inverse handling); the relationship is recorded as changed either way.
+    func addDestinationID(_ id: ManagedObjectID, at index: Int) {
+        if toMany[index] != nil, toMany[index]?.insert(id).inserted == true {
+            order[index]?.append(id)
+        }
+        changedRelationships.insert(index)
+    }
+
+    /// Removes `id` from the to-many relationship at `index` where it is loaded (no inverse
+    /// handling); the relationship is recorded as changed either way.
+    func removeDestinationID(_ id: ManagedObjectID, at index: Int) {
+        if toMany[index] != nil, toMany[index]?.remove(id) != nil {
+            order[index]?.removeAll { $0 == id }
+        }
+        changedRelationships.insert(index)
+    }
+
+    /// Sets the order of the loaded ordered relationship at `index`. Whether it changed.
+    func setOrder(_ list: [ManagedObjectID], at index: Int) -> Bool {
+        guard order[index] != list else { return false }
+        order[index] = list
+        changedRelationships.insert(index)
+        return true
+    }
+
+    /// Forgets `id` in the loaded to-many relationship at `index`, committed state included: the
+    /// object it stands for left the store.
+    func forgetDestinationID(_ id: ManagedObjectID, at index: Int) {
+        toMany[index]?.remove(id)
+        snapshotToMany[index]?.remove(id)
+        order[index]?.removeAll { $0 == id }
+        snapshotOrder[index]?.removeAll { $0 == id }
+    }
+
+    /// Holds a to-many relationship read from the store: `current` with this context's unsaved
+    /// changes, `base` as committed, and for an ordered one both orders.
+    func setLoadedToMany(
+        _ current: Set<ManagedObjectID>, base: Set<ManagedObjectID>, order list: [ManagedObjectID]?, baseOrder: [ManagedObjectID]?, at index: Int
+    ) {
+        toMany[index] = current
+        snapshotToMany[index] = base
+        if let list, let baseOrder {
+            order[index] = list
+            snapshotOrder[index] = baseOrder
+        }
+    }
+
+    /// Makes the unloaded to-many relationships of a new object empty sets (it has no stored
+    /// destinations to load).
+    func loadEmptyToMany() {
+        for i in toMany.indices where layout.relationships[i].isToMany && toMany[i] == nil {
+            toMany[i] = []
+        }
+    }
+
+    /// Replaces IDs that changed (temporary to permanent) in the object's relationships.
+    func replaceIDs(_ map: [ManagedObjectID: ManagedObjectID]) {
+        func replaced(_ set: Set<ManagedObjectID>?) -> Set<ManagedObjectID>? {
+            guard let set, set.contains(where: { map[$0] != nil }) else { return set }
+            return Set(set.map { map[$0] ?? $0 })
+        }
+        for i in toOne.indices {
+            if let id = toOne[i], let new = map[id] { toOne[i] = new }
+            if let id = snapshotToOne[i], let new = map[id] { snapshotToOne[i] = new }
+            toMany[i] = replaced(toMany[i])
+            snapshotToMany[i] = replaced(snapshotToMany[i])
+        }
+        for (i, list) in order where list.contains(where: { map[$0] != nil }) { order[i] = list.map { map[$0] ?? $0 } }
+        for (i, list) in snapshotOrder where list.contains(where: { map[$0] != nil }) { snapshotOrder[i] = list.map { map[$0] ?? $0 } }
+    }
+
+    /// Takes the permanent ID the store gave the object when it was saved.
+    func takePermanentID(_ id: ManagedObjectID) {
+        objectID = id
+    }
 
     /// Fills the object from a row read from the store (or a parent), as committed values.
     func load(values: [AttributeValue], toOne: [ManagedObjectID?], version: Int64) {
@@ -392,6 +479,69 @@ open class ManagedObject: Hashable, CustomStringConvertible {
                 snapshotOrder[i] = list
             }
         }
+    }
+
+    /// A fault whose row is gone (deleted elsewhere) reads as empty, as Core Data's inaccessible
+    /// faults do.
+    func loadMissingRow() {
+        hasData = true
+        snapshot = values
+    }
+
+    /// Whether a fetch returns the object as a fault (its values load on first access).
+    func setFetched(asFault: Bool) {
+        faultFlag = asFault
+    }
+
+    /// Makes the object one of the faults fetched together, which load together.
+    func joinFaultBatch(_ batch: FaultBatch) {
+        faultBatch = batch
+    }
+
+    /// Takes fresh committed values and re-applies the unsaved edits on top: an edit of a
+    /// property the other save also changed is dropped when `storeWins`. Returns whether unsaved
+    /// edits remain. To-many relationships this context did not change unload (they read again
+    /// on next use).
+    func refresh(from fresh: ObjectState, storeWins: Bool) -> Bool {
+        var merged = fresh.values
+        // Transient values are not in the store: a merge keeps them (a fault or a fresh fetch
+        // starts them over).
+        for i in layout.transientAttributes where i < merged.count && i < values.count {
+            merged[i] = values[i]
+        }
+        var keptAttributes = PropertyIndexSet()
+        for i in changedAttributes where i < merged.count {
+            let theyChanged = snapshot.indices.contains(i) && snapshot[i] != fresh.values[i]
+            if storeWins && theyChanged { continue }
+            merged[i] = values[i]
+            keptAttributes.insert(i)
+        }
+        var mergedToOne = fresh.toOne.isEmpty ? toOne : fresh.toOne
+        var keptRelationships = PropertyIndexSet()
+        for i in changedRelationships {
+            if layout.relationships[i].isToMany {
+                keptRelationships.insert(i)
+                continue
+            }
+            let theyChanged = snapshotToOne[safe: i] != fresh.toOne[safe: i]
+            if storeWins && theyChanged { continue }
+            mergedToOne[i] = toOne[i]
+            keptRelationships.insert(i)
+        }
+        values = merged
+        snapshot = fresh.values
+        toOne = mergedToOne
+        if !fresh.toOne.isEmpty { snapshotToOne = fresh.toOne }
+        version = fresh.version
+        for i in toMany.indices where !(keptRelationships.contains(i) && toMany[i] != nil) {
+            toMany[i] = nil
+            snapshotToMany[i] = nil
+            order[i] = nil
+            snapshotOrder[i] = nil
+        }
+        changedAttributes = keptAttributes
+        changedRelationships = keptRelationships
+        return !keptAttributes.isEmpty || !keptRelationships.isEmpty
     }
 
     /// Makes the object a fault again, dropping values and unsaved changes.
@@ -429,6 +579,45 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         changedRelationships.removeAll()
     }
 
+    /// Discards the unsaved changes: the committed values and relationships come back, and a
+    /// deleted object is registered again.
+    func revertToCommitted() {
+        lifecycle = .registered
+        if !snapshot.isEmpty { values = snapshot }
+        toOne = snapshotToOne
+        toMany = snapshotToMany
+        order = snapshotOrder
+        changedAttributes.removeAll()
+        changedRelationships.removeAll()
+    }
+
+    /// The object is saved, or its deletion undone: an ordinary registered object.
+    func markRegistered() {
+        lifecycle = .registered
+    }
+
+    /// The object is deleted; the deletion is not saved yet.
+    func markDeleted() {
+        lifecycle = .deleted
+    }
+
+    /// The object left its context (deleted and saved, never saved, or the context reset): it
+    /// can no longer be used.
+    func markInvalid() {
+        lifecycle = .invalidated
+        managedObjectContext = nil
+    }
+
+    /// An objects-did-change notification announced this inserted object.
+    func markInsertAnnounced() {
+        insertAnnounced = true
+    }
+
+    /// A results controller's pass marked the object as touched by a change.
+    func markTouched(inResultsPass pass: UInt64) {
+        resultsPass = pass
+    }
+
     // MARK: - Hashable, description
 
     public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
@@ -442,19 +631,5 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         if isDeleted { state.append("deleted") }
         if isUpdated { state.append("updated") }
         return "<\(layout.name) \(objectID.uriString)\(state.isEmpty ? "" : " " + state.joined(separator: ","))>"
-    }
-}
-
-/// Class names, computed once per class: `String(describing:)` on a metatype costs about a
-/// microsecond, and ``ManagedObject/entityName`` is read on every typed insert and fetch.
-enum ClassNames {
-    private static let cache = Locked<[ObjectIdentifier: String]>([:])
-
-    static func name(of type: AnyClass) -> String {
-        let key = ObjectIdentifier(type)
-        if let name = cache.withLock({ $0[key] }) { return name }
-        let name = String(describing: type)
-        cache.withLock { $0[key] = name }
-        return name
     }
 }

@@ -286,7 +286,7 @@ public final class FetchedResultsController<T: ManagedObject> {
     /// with no map of every position.
     private func applyUnsectioned(changed: Set<ManagedObjectID>, gone: Set<ManagedObjectID>, matching: [T]) {
         let pass = context.state.nextResultsPass()
-        for id in changed.union(gone) { context.registeredObject(for: id)?.resultsPass = pass }
+        for id in changed.union(gone) { context.registeredObject(for: id)?.markTouched(inResultsPass: pass) }
         // A departing object may already be unregistered; it is then invalidated, and
         // `indices(touchedIn:)` finds it by that.
 
