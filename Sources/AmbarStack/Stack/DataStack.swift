@@ -318,7 +318,9 @@ public final class DataStack: Sendable {
         return context
     }
 
-    func track(_ context: ManagedObjectContext) {
+    /// Keeps a weak reference to a context the stack vended, so that saving to disk and
+    /// shutting down can reach the contexts still in use.
+    package func track(_ context: ManagedObjectContext) {
         state.withLock { s in
             s.vended.removeAll { $0.context == nil }
             s.vended.append(WeakContext(context: context))

@@ -8,7 +8,7 @@ extension ManagedObject {
         guard other.entityName == entityName else {
             throw .invalidObjectID("cannot copy values from a \(other.entityName) into a \(entityName)")
         }
-        for attribute in layout.attributes {
+        for attribute in entity.attributes {
             try setValue(try other.value(forKey: attribute.name), forKey: attribute.name)
         }
     }

@@ -65,7 +65,7 @@ extension ManagedObjectType where Self: ManagedObject {
         var found: Self?
         for object in context.registeredObjects {
             guard let candidate = object as? Self, !candidate.isFault, !candidate.isDeleted else { continue }
-            guard try PredicateEvaluation.evaluate(predicate, on: candidate) else { continue }
+            guard try predicate.evaluate(with: candidate) else { continue }
             if found != nil { return nil }
             found = candidate
         }

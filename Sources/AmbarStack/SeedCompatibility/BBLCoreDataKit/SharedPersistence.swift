@@ -89,13 +89,8 @@ public final class SharedPersistence: Sendable {
         for context in targets {
             context.enqueue {
                 // Load the updated objects first, so observers of this context see every update.
-                for id in note.updated {
-                    if let object = context.registeredObject(for: id) {
-                        if object.isFault { context.fulfillFault(object) }
-                    } else {
-                        _ = try? context.existingObject(with: id)
-                    }
-                }
+                // One that cannot be read (deleted since) is left to the merge, which says so.
+                for id in note.updated { _ = try? context.existingObject(with: id) }
                 _ = context.mergeChanges(fromContextDidSave: note)
             }
         }
