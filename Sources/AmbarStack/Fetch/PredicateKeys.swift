@@ -1,0 +1,112 @@
+/// A typed key path to an attribute, for building predicates and sort descriptors.
+public struct Key<Value: AttributeValueConvertible>: Sendable, Hashable {
+    /// The key path: an attribute name, optionally behind to-one relationships (`"department.name"`).
+    public let path: String
+
+    /// A key for the attribute at `path`.
+    public init(_ path: String) { self.path = path }
+
+    /// `self == value`, comparing text with `options`.
+    public func equals(_ value: Value, options: TextOptions) -> ObjectPredicate {
+        .comparison(key: path, op: .equal, value: value.attributeValue, options: options)
+    }
+
+    /// `self IN values`.
+    public func isIn(_ values: [Value], options: TextOptions = []) -> ObjectPredicate {
+        .isIn(key: path, values: values.map(\.attributeValue), options: options)
+    }
+
+    /// `lower <= self <= upper`.
+    public func between(_ lower: Value, and upper: Value) -> ObjectPredicate {
+        .between(key: path, lower: lower.attributeValue, upper: upper.attributeValue)
+    }
+
+    /// The attribute is `nil`.
+    public var isNil: ObjectPredicate { .comparison(key: path, op: .equal, value: .null, options: []) }
+    /// The attribute is not `nil`.
+    public var isNotNil: ObjectPredicate { .comparison(key: path, op: .notEqual, value: .null, options: []) }
+
+    /// An ascending or descending sort on this key.
+    public func sorted(ascending: Bool = true, options: TextOptions = []) -> ObjectSortDescriptor {
+        ObjectSortDescriptor(key: path, ascending: ascending, options: options)
+    }
+
+    public static func == (key: Key, value: Value) -> ObjectPredicate {
+        .comparison(key: key.path, op: .equal, value: value.attributeValue, options: [])
+    }
+    public static func != (key: Key, value: Value) -> ObjectPredicate {
+        .comparison(key: key.path, op: .notEqual, value: value.attributeValue, options: [])
+    }
+    public static func < (key: Key, value: Value) -> ObjectPredicate {
+        .comparison(key: key.path, op: .less, value: value.attributeValue, options: [])
+    }
+    public static func <= (key: Key, value: Value) -> ObjectPredicate {
+        .comparison(key: key.path, op: .lessOrEqual, value: value.attributeValue, options: [])
+    }
+    public static func > (key: Key, value: Value) -> ObjectPredicate {
+        .comparison(key: key.path, op: .greater, value: value.attributeValue, options: [])
+    }
+    public static func >= (key: Key, value: Value) -> ObjectPredicate {
+        .comparison(key: key.path, op: .greaterOrEqual, value: value.attributeValue, options: [])
+    }
+}
+
+/// Attribute types that text operations apply to: `String` and `String?`.
+public protocol TextAttributeValue: AttributeValueConvertible {}
+
+extension String: TextAttributeValue {}
+
+extension Optional: TextAttributeValue where Wrapped == String {}
+
+extension Key where Value: TextAttributeValue {
+    /// The text begins with `prefix` (false when `nil`).
+    public func beginsWith(_ prefix: String, options: TextOptions = []) -> ObjectPredicate {
+        .text(key: path, op: .beginsWith, pattern: prefix, options: options)
+    }
+    /// The text contains `part` (false when `nil`).
+    public func contains(_ part: String, options: TextOptions = []) -> ObjectPredicate {
+        .text(key: path, op: .contains, pattern: part, options: options)
+    }
+    /// The text ends with `suffix` (false when `nil`).
+    public func endsWith(_ suffix: String, options: TextOptions = []) -> ObjectPredicate {
+        .text(key: path, op: .endsWith, pattern: suffix, options: options)
+    }
+    /// The text matches `pattern` (`*` any run, `?` one character, `\` escapes; false when `nil`).
+    public func like(_ pattern: String, options: TextOptions = []) -> ObjectPredicate {
+        .text(key: path, op: .like, pattern: pattern, options: options)
+    }
+}
+
+/// A typed key path to a to-one relationship.
+public struct ToOneKey: Sendable, Hashable {
+    /// The key path of the relationship.
+    public let path: String
+    /// A key for the to-one relationship at `path`.
+    public init(_ path: String) { self.path = path }
+
+    /// The relationship points to the object with `id` (or is empty when `id` is nil).
+    public static func == (key: ToOneKey, id: ManagedObjectID?) -> ObjectPredicate {
+        .relationship(key: key.path, target: id)
+    }
+    /// The relationship does not point to the object with `id`.
+    public static func != (key: ToOneKey, id: ManagedObjectID?) -> ObjectPredicate {
+        .not(.relationship(key: key.path, target: id))
+    }
+}
+
+/// A typed key path to a to-many relationship, for `ANY` and count predicates.
+public struct ToManyKey: Sendable, Hashable {
+    /// The key path of the relationship.
+    public let path: String
+    /// A key for the to-many relationship at `path`.
+    public init(_ path: String) { self.path = path }
+
+    /// At least one destination matches `predicate` (written for the destination entity).
+    public func any(_ predicate: ObjectPredicate) -> ObjectPredicate { .any(key: path, predicate) }
+    /// No destination matches `predicate`.
+    public func none(_ predicate: ObjectPredicate) -> ObjectPredicate { .not(.any(key: path, predicate)) }
+    /// The relationship's size compared to `count`.
+    public func count(_ op: ComparisonOperator, _ count: Int) -> ObjectPredicate {
+        .count(key: path, op: op, count: count)
+    }
+}

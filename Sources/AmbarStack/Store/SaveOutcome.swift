@@ -1,0 +1,21 @@
+import Foundation
+
+/// What a save did, for the context to bring its objects in step.
+struct SaveOutcome: Sendable {
+    /// Temporary (or constraint-merged) IDs and the permanent IDs they became.
+    var permanentIDs: [ManagedObjectID: ManagedObjectID] = [:]
+    /// New row versions of inserted and updated objects, by permanent ID.
+    var versions: [ManagedObjectID: Int64] = [:]
+    /// Objects whose in-memory state must become the stored row (conflict resolution).
+    var refreshed: [ManagedObjectID: StoreRow] = [:]
+    /// Updated objects whose rows were deleted by someone else (the update was dropped).
+    var vanished: Set<ManagedObjectID> = []
+    /// Deletes the rollback policy discarded (the object stays, refreshed).
+    var discardedDeletes: Set<ManagedObjectID> = []
+    /// The IDs written, as notifications report them.
+    var inserted: Set<ManagedObjectID> = []
+    var updated: Set<ManagedObjectID> = []
+    var deleted: Set<ManagedObjectID> = []
+    /// The ledger token of the transaction, when anything was written.
+    var token: Int64?
+}
