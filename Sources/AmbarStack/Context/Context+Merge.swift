@@ -192,12 +192,7 @@ extension ManagedObjectContext {
             object.revertToCommitted()
             restored.insert(object.objectID)
         }
-        state.inserted.removeAll()
-        state.updated.removeAll()
-        state.deleted.removeAll()
-        state.pendingInserted.removeAll()
-        state.pendingUpdated.removeAll()
-        state.pendingDeleted.removeAll()
+        state.clearChanges()
         postObjectsDidChange(
             ObjectsDidChangeNotification(
                 context: identifier, inserted: [], updated: restored, deleted: removed, refreshed: restored,
@@ -216,12 +211,7 @@ extension ManagedObjectContext {
             object.markInvalid()
         }
         state.registered.removeAll()
-        state.inserted.removeAll()
-        state.updated.removeAll()
-        state.deleted.removeAll()
-        state.pendingInserted.removeAll()
-        state.pendingUpdated.removeAll()
-        state.pendingDeleted.removeAll()
+        state.clearChanges()
         objectsDidChangeObservers.post(
             ObjectsDidChangeNotification(
                 context: identifier, inserted: [], updated: [], deleted: [], refreshed: [], invalidated: [],

@@ -246,12 +246,7 @@ extension ManagedObjectContext {
                 invalidate(object)
             }
         }
-        state.inserted.removeAll()
-        state.updated.removeAll()
-        state.deleted.removeAll()
-        state.pendingInserted.removeAll()
-        state.pendingUpdated.removeAll()
-        state.pendingDeleted.removeAll()
+        state.clearChanges()
         if !refreshed.isEmpty || !invalidated.isEmpty {
             postObjectsDidChange(
                 ObjectsDidChangeNotification(

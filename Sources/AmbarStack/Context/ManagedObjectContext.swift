@@ -431,6 +431,17 @@ final class ContextState {
     var mergedSaves = MergedSaveLog()
     private var resultsPasses: UInt64 = 0
 
+    /// Forgets every unsaved change and the pending announcements of them (after a save, a
+    /// rollback or a reset, which tell observers themselves).
+    func clearChanges() {
+        inserted.removeAll()
+        updated.removeAll()
+        deleted.removeAll()
+        pendingInserted.removeAll()
+        pendingUpdated.removeAll()
+        pendingDeleted.removeAll()
+    }
+
     /// A number no results-controller pass in this context used before: objects a change touches
     /// are marked with it, so the pass over the results recognizes them without hashing.
     func nextResultsPass() -> UInt64 {

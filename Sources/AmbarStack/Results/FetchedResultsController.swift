@@ -54,6 +54,27 @@ public struct ResultsSection<T: ManagedObject> {
 /// It reacts to objects-did-change notifications by evaluating the request's predicate in
 /// memory on the changed objects only; it never refetches everything. Create it, call
 /// ``performFetch()`` and read it on the context's queue.
+///
+/// ```swift
+/// // On the main queue: open tasks by priority, then title, kept current as importers save
+/// // and other processes' saves are merged.
+/// let controller = try FetchedResultsController(
+///     predicate: #Predicate<TaskItem> { !$0.done },
+///     sortBy: [SortDescriptor(\.priority), SortDescriptor(\.title)],
+///     context: try stack.mainContext)
+/// controller.onChange = { changes in
+///     for change in changes {
+///         switch change {
+///         case .insert(_, let at): print("+", controller.fetchedObjects[at.row].title)
+///         case .delete(_, let at): print("-", at.row)
+///         case .move(_, let from, let to): print(from.row, "→", to.row)
+///         case .update(_, let at): print("~", controller.fetchedObjects[at.row].title)
+///         case .insertSection, .deleteSection: break  // only with a sectionNameKeyPath
+///         }
+///     }
+/// }
+/// try controller.performFetch()
+/// ```
 public final class FetchedResultsController<T: ManagedObject> {
     /// The request whose results are kept.
     public let fetchRequest: FetchRequest<T>

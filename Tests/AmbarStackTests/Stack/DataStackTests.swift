@@ -6,17 +6,7 @@ import XCTest
 
 /// The Ambar stack: setup, location, coordinators, the four kinds of context, the smart merge,
 /// parallel importers and store deletion (checklist rows 1–35 with decisions D1, D2, D4).
-final class DataStackTests: XCTestCase {
-    var directory: TemporaryDirectory!
-    var model: ManagedObjectModel!
-
-    override func setUpWithError() throws {
-        directory = try TemporaryDirectory()
-        model = try TestModel.make()
-    }
-
-    override func tearDown() { directory = nil }
-
+final class DataStackTests: ModelTestCase {
     func openStack(separate: Bool = true, name: String = "stack") throws -> DataStack {
         try DataStack.open(model: .model(model), storeURL: directory.url, name: name, usingSeparateCoordinators: separate)
     }

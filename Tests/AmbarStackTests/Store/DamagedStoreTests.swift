@@ -5,17 +5,7 @@ import XCTest
 
 /// Damaged store files (issue 7): a typed error by default, the file untouched; with
 /// quarantine, the damaged files moved aside (never deleted) and a fresh store opened.
-final class DamagedStoreTests: XCTestCase {
-    var directory: TemporaryDirectory!
-    var model: ManagedObjectModel!
-
-    override func setUpWithError() throws {
-        directory = try TemporaryDirectory()
-        model = try TestModel.make()
-    }
-
-    override func tearDown() { directory = nil }
-
+final class DamagedStoreTests: ModelTestCase {
     /// A real store with rows, checkpointed and closed, then damaged in the middle of its pages.
     func damagedStore() throws -> URL {
         let file = directory.file("damaged.sqlite")

@@ -86,9 +86,22 @@ enum TestModel {
     }
 }
 
-class StoreTestCase: XCTestCase {
+/// A test with a temporary directory and the test model (``TestModel``), fresh for each test.
+class ModelTestCase: XCTestCase {
     var directory: TemporaryDirectory!
     var model: ManagedObjectModel!
+
+    override func setUpWithError() throws {
+        directory = try TemporaryDirectory()
+        model = try TestModel.make()
+    }
+
+    override func tearDown() { directory = nil }
+}
+
+/// A test with a coordinator on a store of the test model, on the run's backend (SQLite, or
+/// PostgreSQL for the suites that say they hold there too).
+class StoreTestCase: ModelTestCase {
     var coordinator: PersistentStoreCoordinator!
     /// Distinguishes this test's PostgreSQL databases from every other test's.
     private let storePrefix = UUID().uuidString.prefix(8)
@@ -107,8 +120,7 @@ class StoreTestCase: XCTestCase {
         if backend == .postgres && !Self.runsOnPostgreSQL {
             throw XCTSkip("\(Self.self) is for SQLite stores only")
         }
-        directory = try TemporaryDirectory()
-        model = try TestModel.make()
+        try super.setUpWithError()
         coordinator = try PersistentStoreCoordinator(model: model, store: try store())
     }
 
@@ -154,7 +166,7 @@ class StoreTestCase: XCTestCase {
 
     override func tearDown() {
         coordinator = nil
-        directory = nil
+        super.tearDown()
     }
 
     func privateContext(_ name: String = "test", on coordinator: PersistentStoreCoordinator? = nil) -> ManagedObjectContext {

@@ -64,20 +64,8 @@ final class FrozenHubTests: AgentTestCase {
     }
 
     private func startWatch(output: Any, log: URL, welcomeTimeout: Int? = nil) throws -> Process {
-        let process = Process()
-        process.executableURL = agentBinary
-        process.arguments = ["watch", "--directory", directory.url.path, "--json"] + (welcomeTimeout.map { ["--welcome-timeout", "\($0)"] } ?? [])
-        process.standardOutput = output
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        process.standardError = try FileHandle(forWritingTo: log)
-        try process.run()
-        addTeardownBlock {
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-            }
-        }
-        return process
+        let timeout = welcomeTimeout.map { ["--welcome-timeout", "\($0)"] } ?? []
+        return try startAgent(["watch", "--directory", directory.url.path, "--json"] + timeout, output: output, log: log)
     }
 
     /// Sends SIGTERM and returns the seconds until the process exited (at most 15: then it is

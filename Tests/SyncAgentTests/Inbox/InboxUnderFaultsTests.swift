@@ -57,20 +57,7 @@ final class InboxUnderFaultsTests: AgentTestCase {
     }
 
     private func startRun(log: URL, extra: [String] = []) throws -> Process {
-        let process = Process()
-        process.executableURL = agentBinary
-        process.arguments = ["run", "--name", "n", "--entity", "Item", "--key", "uid", "--directory", directory.url.path] + extra
-        process.standardOutput = FileHandle.nullDevice
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        process.standardError = try FileHandle(forWritingTo: log)
-        try process.run()
-        addTeardownBlock {
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-            }
-        }
-        return process
+        try startAgent(["run", "--name", "n", "--entity", "Item", "--key", "uid", "--directory", directory.url.path] + extra, log: log)
     }
 
     /// Writes `text` beside the inbox and renames it in, as writers should.

@@ -41,16 +41,17 @@ class AgentTestCase: XCTestCase {
     }
 
     /// Starts `sync-agent` with `arguments` in the background (or `executable` with its own
-    /// `arguments`, for wrappers such as `unshare`); killed at the end of the test.
+    /// `arguments`, for wrappers such as `unshare`); killed at the end of the test. Its standard
+    /// error goes to `log` (by default a new file in the test's directory).
     func startAgent(
         _ arguments: [String], executable: URL? = nil, arguments wrapperArguments: [String]? = nil,
-        output: Any? = FileHandle.nullDevice, environment: [String: String] = [:]
+        output: Any? = FileHandle.nullDevice, environment: [String: String] = [:], log: URL? = nil
     ) throws -> Process {
         let process = Process()
         process.executableURL = executable ?? agentBinary
         process.arguments = wrapperArguments ?? arguments
         process.standardOutput = output
-        let log = directory.url.appendingPathComponent("agent-\(arguments.first ?? "x")-\(UUID().uuidString.prefix(4)).log")
+        let log = log ?? directory.url.appendingPathComponent("agent-\(arguments.first ?? "x")-\(UUID().uuidString.prefix(4)).log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         process.standardError = try FileHandle(forWritingTo: log)
         if !environment.isEmpty {

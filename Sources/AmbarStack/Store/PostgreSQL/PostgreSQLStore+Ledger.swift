@@ -119,32 +119,19 @@ extension PostgreSQLStore {
                 return .success(
                     rows.compactMap { row -> HistoryTransaction? in
                         guard let t = PostgreSQLValues.integer(row[0]) else { return nil }
-                        var inserted = Set<ManagedObjectID>()
-                        var updated = Set<ManagedObjectID>()
-                        var deleted = Set<ManagedObjectID>()
-                        var properties: [ManagedObjectID: [String]] = [:]
+                        var gathered = LedgerChanges(store: identifier)
                         for change in changes[t] ?? [] {
                             guard let entity = PostgreSQLValues.text(change[1]), let kind = PostgreSQLValues.integer(change[2]),
                                 case .blob(let packed) = change[4]
                             else { continue }
-                            let names = PostgreSQLValues.text(change[3])?.split(separator: ",").map(String.init) ?? []
-                            for pk in SQLiteStore.unpack(packed) {
-                                let id = ManagedObjectID(entityName: entity, storeIdentifier: identifier, primaryKey: pk)
-                                switch LedgerEntry.Kind(rawValue: Int(kind)) {
-                                case .insert: inserted.insert(id)
-                                case .update:
-                                    updated.insert(id)
-                                    properties[id] = names
-                                case .delete: deleted.insert(id)
-                                case nil: break
-                                }
-                            }
+                            gathered.add(entity: entity, kind: Int(kind), attributes: PostgreSQLValues.text(change[3]), packed: packed)
                         }
                         return HistoryTransaction(
                             token: t, timestamp: Date(timeIntervalSince1970: PostgreSQLValues.real(row[1]) ?? 0), author: PostgreSQLValues.text(row[2]),
                             processID: Int32(truncatingIfNeeded: PostgreSQLValues.integer(row[3]) ?? 0),
                             instanceID: PostgreSQLValues.integer(row[5]).map { UInt64(bitPattern: $0) }, contextName: PostgreSQLValues.text(row[4]),
-                            inserted: inserted, updated: updated, deleted: deleted, updatedProperties: properties)
+                            inserted: gathered.inserted, updated: gathered.updated, deleted: gathered.deleted,
+                            updatedProperties: gathered.updatedProperties)
                     })
             }
         }

@@ -97,18 +97,7 @@ extension SQLiteStore {
 
     func fetchIDs(_ query: StoreQuery) throws(AmbarError) -> [ManagedObjectID] {
         let (sql, arguments, _) = try select({ "\($0).Z_PK, \($0).Z_ENT" }, query)
-        return try readOneStatement("fetch IDs") { db in
-            let statement = try db.cachedStatement(sql: sql)
-            statement.setUncheckedArguments(StatementArguments(arguments))
-            var ids: [ManagedObjectID] = []
-            let cursor = try Row.fetchCursor(statement)
-            while try cursor.next() != nil {
-                let s = statement.sqliteStatement
-                guard let name = entityNames[sqlite3_column_int64(s, 1)] else { continue }
-                ids.append(ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: sqlite3_column_int64(s, 0)))
-            }
-            return ids
-        }
+        return try readOneStatement("fetch IDs") { db in try readIDs(db, sql, StatementArguments(arguments)) }
     }
 
     func count(_ query: StoreQuery) throws(AmbarError) -> Int {
@@ -176,17 +165,20 @@ extension SQLiteStore {
         guard let pk = owner.primaryKey else { return [] }
         let destination = try model.resolved.layout(relationship.description.destination)
         guard let sql = RelationshipSQL.destinations(of: relationship, destinationRoot: destination.rootName, placeholder: "?") else { return [] }
-        return try readOneStatement("load relationship") { db in
-            let statement = try db.cachedStatement(sql: sql)
-            statement.setUncheckedArguments([pk])
-            var ids: [ManagedObjectID] = []
-            let cursor = try Row.fetchCursor(statement)
-            while try cursor.next() != nil {
-                let s = statement.sqliteStatement
-                guard let name = entityNames[sqlite3_column_int64(s, 1)] else { continue }
-                ids.append(ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: sqlite3_column_int64(s, 0)))
-            }
-            return ids
+        return try readOneStatement("load relationship") { db in try readIDs(db, sql, [pk]) }
+    }
+
+    /// The object IDs a statement selects as `Z_PK, Z_ENT` (rows of an unknown entity skipped).
+    private func readIDs(_ db: Database, _ sql: String, _ arguments: StatementArguments) throws -> [ManagedObjectID] {
+        let statement = try db.cachedStatement(sql: sql)
+        statement.setUncheckedArguments(arguments)
+        var ids: [ManagedObjectID] = []
+        let cursor = try Row.fetchCursor(statement)
+        while try cursor.next() != nil {
+            let s = statement.sqliteStatement
+            guard let name = entityNames[sqlite3_column_int64(s, 1)] else { continue }
+            ids.append(ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: sqlite3_column_int64(s, 0)))
         }
+        return ids
     }
 }

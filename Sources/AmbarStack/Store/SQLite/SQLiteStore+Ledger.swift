@@ -85,31 +85,15 @@ extension SQLiteStore {
             return .success(
                 rows.map { row in
                     let t: Int64 = row["token"]
-                    var inserted = Set<ManagedObjectID>()
-                    var updated = Set<ManagedObjectID>()
-                    var deleted = Set<ManagedObjectID>()
-                    var properties: [ManagedObjectID: [String]] = [:]
+                    var gathered = LedgerChanges(store: identifier)
                     for change in changes[t] ?? [] {
-                        let entity: String = change["entity"]
-                        let kind: Int = change["kind"]
-                        let names = (change["attributes"] as String?)?.split(separator: ",").map(String.init) ?? []
-                        for pk in Self.unpack(change["pks"]) {
-                            let id = ManagedObjectID(entityName: entity, storeIdentifier: identifier, primaryKey: pk)
-                            switch LedgerEntry.Kind(rawValue: kind) {
-                            case .insert: inserted.insert(id)
-                            case .update:
-                                updated.insert(id)
-                                properties[id] = names
-                            case .delete: deleted.insert(id)
-                            case nil: break
-                            }
-                        }
+                        gathered.add(entity: change["entity"], kind: change["kind"], attributes: change["attributes"], packed: change["pks"])
                     }
                     return HistoryTransaction(
                         token: t, timestamp: Date(timeIntervalSince1970: row["timestamp"]), author: row["author"],
                         processID: Int32(truncatingIfNeeded: row["pid"] as Int64),
                         instanceID: (row["instance"] as Int64?).map { UInt64(bitPattern: $0) }, contextName: row["context_name"],
-                        inserted: inserted, updated: updated, deleted: deleted, updatedProperties: properties)
+                        inserted: gathered.inserted, updated: gathered.updated, deleted: gathered.deleted, updatedProperties: gathered.updatedProperties)
                 })
         }
         return try result.get()
