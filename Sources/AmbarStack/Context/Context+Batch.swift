@@ -28,6 +28,15 @@ extension ManagedObjectContext {
     /// Inserts rows straight into the store (no objects, no validation beyond types and
     /// optionality, no relationships), in one transaction.
     ///
+    /// ```swift
+    /// let result = try importer.batchInsert(
+    ///     entityName: "Task",
+    ///     rows: [
+    ///         ["title": .string("Water the plants"), "priority": .integer(2), "done": .bool(false)],
+    ///         ["title": .string("Fix the gate"), "priority": .integer(4), "done": .bool(false)],
+    ///     ])
+    /// ```
+    ///
     /// - Throws: ``AmbarError/unknownProperty(entity:property:)``,
     ///   ``AmbarError/typeMismatch(entity:property:expected:got:)``,
     ///   ``AmbarError/constraintViolation(entity:attributes:values:existing:)``,
@@ -42,6 +51,13 @@ extension ManagedObjectContext {
     /// Sets attribute values on every object matching `request`, in the store, in one transaction.
     /// Contexts are not changed, except a stack's main context (see ``BatchResult``); merge the
     /// result into your others.
+    ///
+    /// ```swift
+    /// let urgent = try FetchRequest<TaskItem>(predicate: #Predicate { $0.priority >= 3 })
+    /// let updated = try importer.batchUpdate(urgent, set: ["done": .bool(true)])
+    /// // Contexts that hold those objects take the change when they merge it:
+    /// other.performAndWait { _ = other.mergeChanges(fromContextDidSave: updated.notification(.updated)) }
+    /// ```
     public func batchUpdate<T: ManagedObject>(_ request: FetchRequest<T>, set values: [String: AttributeValue]) throws(AmbarError) -> BatchResult {
         try checkMayWrite()
         try persistentStoreCoordinator.checkUsable()

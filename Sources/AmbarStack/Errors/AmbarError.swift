@@ -2,6 +2,20 @@ import Foundation
 
 /// The one error type AmbarStack throws. Each case says what went wrong and, in its
 /// ``description``, what to do about it.
+///
+/// Every throwing API declares it (`throws(AmbarError)`), so a `do throws(AmbarError)` block can
+/// catch cases by pattern:
+///
+/// ```swift
+/// do throws(AmbarError) {
+///     try importer.save()
+/// } catch .constraintViolation(let entity, let attributes, _, let existing) {
+///     // Another object holds the unique value; nothing was written.
+///     print("\(entity).\(attributes) is taken by \(existing?.uriString ?? "an object of this save")")
+/// } catch {
+///     print(error)  // what went wrong, what state remains, what to do
+/// }
+/// ```
 public enum AmbarError: Error, Sendable, Equatable {
     /// The model is not valid; the reason names the entity and property.
     case invalidModel(String)

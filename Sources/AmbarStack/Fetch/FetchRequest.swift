@@ -2,6 +2,15 @@
 ///
 /// The result type `T` is the managed-object class; use ``ManagedObject`` itself for entities
 /// without a subclass (`FetchRequest<ManagedObject>(entityName: "Note")`).
+///
+/// ```swift
+/// var request = try FetchRequest<TaskItem>(predicate: #Predicate { !$0.done }, sortBy: [SortDescriptor(\.priority, order: .reverse)])
+/// request.fetchLimit = 10
+/// let top = try context.fetch(request)
+/// // The same request with typed keys, and with an NSPredicate format string:
+/// let byKey = FetchRequest<TaskItem>(predicate: Key<Bool>("done") == false, sortDescriptors: [Key<Int>("priority").sorted(ascending: false)])
+/// let byFormat = try FetchRequest<TaskItem>(format: "done == NO", sortDescriptors: [Key<Int>("priority").sorted(ascending: false)])
+/// ```
 public struct FetchRequest<T: ManagedObject>: Sendable {
     /// The entity to fetch.
     public var entityName: String

@@ -9,6 +9,12 @@ import Logging
 /// objects are reported by ID, since a deleted object can no longer be read (the seed passed the
 /// objects), and are not filtered by the predicate. Keep the monitor alive as long as you want
 /// the reports.
+///
+/// ```swift
+/// let monitor = try EntityMonitor<TaskItem>(context: context, predicate: #Predicate { !$0.done }) { inserted, updated, deleted in
+///     print("\(inserted.count) new, \(updated.count) changed, \(deleted.count) gone")
+/// }
+/// ```
 public final class EntityMonitor<T: ManagedObject> {
     /// Receives the inserted and updated objects of `T` and the IDs of the deleted ones.
     public typealias Callback = (_ inserted: Set<T>, _ updated: Set<T>, _ deleted: Set<ManagedObjectID>) -> Void

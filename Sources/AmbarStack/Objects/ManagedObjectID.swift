@@ -7,6 +7,12 @@ import Synchronization
 /// ``ManagedObjectContext/obtainPermanentIDs(for:)``); it then gets a *permanent* ID made of the
 /// store's UUID, the entity name and the row's primary key. Permanent IDs have a URI form,
 /// `ambar://<store-uuid>/<Entity>/p<pk>`, that ``init(uriString:)`` parses back.
+///
+/// ```swift
+/// let uri = task.objectID.uriRepresentation  // keep it, or pass it to another process
+/// let id = try coordinator.managedObjectID(forURIRepresentation: uri)
+/// let same = try context.existingObject(with: id) as? TaskItem
+/// ```
 public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     enum Key: Sendable, Hashable {
         case permanent(Int64)

@@ -45,7 +45,18 @@ public struct ServerStoreDescription: Sendable, Hashable, CustomStringConvertibl
 /// Connects contexts to one store: its own connections, and its own did-save notifications.
 ///
 /// Two coordinators on the same file are two independent connection pools, as in Core Data;
-/// conflicts between them are caught by optimistic locking at save.
+/// conflicts between them are caught by optimistic locking at save. A ``DataStack`` makes its
+/// coordinators itself; make one directly for a tool or a service that wants only a context:
+///
+/// ```swift
+/// let coordinator = try PersistentStoreCoordinator(
+///     model: try ManagedObjectModel(declaring: [Project.self]),
+///     store: .sqlite(directory.url.appendingPathComponent("tracker.sqlite")))
+/// let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator, name: "importer")
+/// let open = try context.performAndWait { () throws(AmbarError) in
+///     try context.count(for: try FetchRequest<TaskItem>(format: "done == NO"))
+/// }
+/// ```
 public final class PersistentStoreCoordinator: Sendable {
     /// The model of the store.
     public let model: ManagedObjectModel
@@ -145,6 +156,15 @@ public final class PersistentStoreCoordinator: Sendable {
     }
 
     /// The committed transactions after `token`, in commit order (at most `limit`).
+    ///
+    /// ```swift
+    /// var seen = try coordinator.currentHistoryToken()
+    /// // … later, in this process or another:
+    /// for transaction in try coordinator.history(after: seen) {
+    ///     print(transaction.token, transaction.author ?? "-", transaction.inserted.count, "inserted")
+    ///     seen = transaction.token
+    /// }
+    /// ```
     ///
     /// - Throws: ``AmbarError/historyExpired(after:purgedThrough:)`` when those transactions were
     ///   purged: refresh fully and continue from ``currentHistoryToken()``.
