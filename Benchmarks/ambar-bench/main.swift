@@ -1,5 +1,5 @@
 // ambar-bench: AmbarStack side by side with raw SQLite and GRDB, and cross-process latency
-// against the socket limit (issue 8). Every ratio is against a baseline measured in this run.
+// against the socket limit. Every ratio is against a baseline measured in this run.
 //
 //   scripts/run-benchmarks            full run (release); writes docs/benchmarks/
 //   ambar-bench --smoke [--output D]  a few seconds, small sizes (CI runs this)

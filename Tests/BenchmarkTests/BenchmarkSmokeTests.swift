@@ -2,7 +2,7 @@ import AmbarTestSupport
 import Foundation
 import XCTest
 
-/// The benchmark's smoke mode (issue 8): every workload runs end to end at small sizes — child
+/// The benchmark's smoke mode: every workload runs end to end at small sizes — child
 /// processes, sockets, the hub — and the report files come out complete. Figures are not judged
 /// here (timed assertions flake on shared machines); `scripts/run-benchmarks` measures them.
 final class BenchmarkSmokeTests: XCTestCase {

@@ -3,7 +3,7 @@ import AmbarTestSupport
 import Foundation
 import XCTest
 
-/// Model files: Core Data's .xcdatamodeld/.xcdatamodel and the project's JSON (issue 7, first slice).
+/// Model files: Core Data's .xcdatamodeld/.xcdatamodel and the project's JSON.
 final class ModelFileTests: XCTestCase {
     var fixtures: URL { Repository.fixtures }
     var repository: URL { Repository.root }

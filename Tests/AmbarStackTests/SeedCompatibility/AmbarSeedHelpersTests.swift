@@ -2,7 +2,7 @@ import AmbarStack
 import Foundation
 import XCTest
 
-/// The Ambar seed's helpers on top of the stack (checklist rows 48–59 of seed-behaviours.md).
+/// The Ambar seed's helpers on top of the stack.
 final class AmbarSeedHelpersTests: StoreTestCase {
     override class var runsOnPostgreSQL: Bool { true }
 

@@ -3,7 +3,7 @@ import AmbarTestSupport
 import Foundation
 import XCTest
 
-/// Ambar's `save(shouldPropagate:callback:)` (checklist row 36).
+/// Ambar's `save(shouldPropagate:callback:)`.
 final class CallbackSaveTests: XCTestCase {
     var directory: TemporaryDirectory!
     var stack: DataStack!

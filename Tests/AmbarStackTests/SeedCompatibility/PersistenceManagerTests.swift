@@ -41,7 +41,7 @@ final class SettingRecord: ManagedObject, RecordToModel {
     func toModel() -> Setting { Setting(uid: key) }
 }
 
-/// Y—Persistence's manager on AmbarStack (checklist rows 37, 40–43, 60–69) and the seed's test
+/// Y—Persistence's manager on AmbarStack and the seed's test
 /// scenarios, with decisions D5–D7.
 final class PersistenceManagerTests: XCTestCase {
     var directory: TemporaryDirectory!

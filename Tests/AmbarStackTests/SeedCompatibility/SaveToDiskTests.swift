@@ -4,7 +4,7 @@ import Foundation
 import XCTest
 
 /// CoreDataStack's (seed 002) `concurrentContext()` and `saveToDisk(context:completion:)` on
-/// DataStack (checklist rows 32–34): the seed's tests plus an error injection.
+/// DataStack: the seed's tests plus an error injection.
 final class SaveToDiskTests: XCTestCase {
     var directory: TemporaryDirectory!
     var stack: DataStack!

@@ -9,7 +9,7 @@ final class NoteObject: ManagedObject, StringIdentified {
     @Managed("text") var text: String
 }
 
-/// BBLCoreDataKit on AmbarStack (checklist rows 5, 30, 38, 39, 44–47, 53, 70, 71).
+/// BBLCoreDataKit on AmbarStack.
 final class SharedPersistenceTests: XCTestCase {
     var directory: TemporaryDirectory!
     var persistence: SharedPersistence!

@@ -5,7 +5,7 @@ import Synchronization
 import XCTest
 
 /// The Ambar stack: setup, location, coordinators, the four kinds of context, the smart merge,
-/// parallel importers and store deletion (checklist rows 1–35 with decisions D1, D2, D4).
+/// parallel importers and store deletion (decisions D1, D2 and D4).
 final class DataStackTests: ModelTestCase {
     func openStack(separate: Bool = true, name: String = "stack") throws -> DataStack {
         try DataStack.open(model: .model(model), storeURL: directory.url, name: name, usingSeparateCoordinators: separate)

@@ -4,7 +4,7 @@ import Foundation
 import GRDB
 import XCTest
 
-/// Store relocation (issue 7, D9): Ambar's `migratingFrom:to:` done right — one setup, the
+/// Store relocation (decision D9): Ambar's `migratingFrom:to:` done right — one setup, the
 /// completion once, the data at the new place, the old file and its sidecars gone; idempotent;
 /// crash-safe; and never while another process has the old store open.
 final class StoreRelocationTests: XCTestCase {

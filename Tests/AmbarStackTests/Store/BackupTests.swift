@@ -4,7 +4,7 @@ import Foundation
 import Synchronization
 import XCTest
 
-/// Online backup (issue 7): taken while another connection keeps writing, each copy opens, passes
+/// Online backup: taken while another connection keeps writing, each copy opens, passes
 /// integrity_check and holds whole transactions only.
 final class BackupTests: XCTestCase {
     func testBackupsDuringConcurrentWritesAreConsistent() throws {

@@ -3,7 +3,7 @@ import AmbarTestSupport
 import Foundation
 import XCTest
 
-/// Damaged store files (issue 7): a typed error by default, the file untouched; with
+/// Damaged store files: a typed error by default, the file untouched; with
 /// quarantine, the damaged files moved aside (never deleted) and a fresh store opened.
 final class DamagedStoreTests: ModelTestCase {
     /// A real store with rows, checkpointed and closed, then damaged in the middle of its pages.

@@ -3,7 +3,7 @@ import AmbarTestSupport
 import Foundation
 import XCTest
 
-/// Store safety when space runs out or the file system turns read-only (issue 7), in a real
+/// Store safety when space runs out or the file system turns read-only, in a real
 /// second process (`ambar-test-helper diskfull|readonly`). The full-disk and read-only cases run
 /// on a small tmpfs mounted in a private mount namespace (`unshare -m`), which the rest of the
 /// machine never sees; the file-size-limit case (RLIMIT_FSIZE) needs no privileges and runs

@@ -2,7 +2,7 @@ import AmbarStack
 import Foundation
 import XCTest
 
-/// Lightweight migration in place (issue 7): additive changes migrate with the data kept;
+/// Lightweight migration in place: additive changes migrate with the data kept;
 /// anything else is refused with reasons and the store untouched; a process still on the old
 /// model gets a clear error instead of writing into changed tables.
 final class MigrationTests: StoreTestCase {

@@ -4,7 +4,7 @@ import Foundation
 import GRDB
 import XCTest
 
-/// Renaming identifiers (issue 7): entities, attributes and relationships renamed in a new model
+/// Renaming identifiers: entities, attributes and relationships renamed in a new model
 /// version keep their rows, values and links; object IDs keep their primary keys; the ledger
 /// speaks the new names; and renames that cannot be honoured are refused with the store untouched.
 final class RenameMigrationTests: XCTestCase {
