@@ -1,52 +1,6 @@
 import Foundation
 import Logging
 
-/// A position in a results controller: a section and a row in it.
-public struct ResultsIndexPath: Sendable, Hashable, Comparable, CustomStringConvertible {
-    /// The section.
-    public let section: Int
-    /// The row within the section.
-    public let row: Int
-
-    /// Creates an index path.
-    public init(row: Int, section: Int) {
-        self.row = row
-        self.section = section
-    }
-
-    public static func < (a: ResultsIndexPath, b: ResultsIndexPath) -> Bool {
-        (a.section, a.row) < (b.section, b.row)
-    }
-
-    public var description: String { "[\(section), \(row)]" }
-}
-
-/// One change a results controller reports.
-public enum ResultsChange: Sendable, Hashable {
-    /// An object entered the results at this (new) position.
-    case insert(ManagedObjectID, at: ResultsIndexPath)
-    /// An object left the results from this (old) position.
-    case delete(ManagedObjectID, at: ResultsIndexPath)
-    /// An object changed and moved in the order.
-    case move(ManagedObjectID, from: ResultsIndexPath, to: ResultsIndexPath)
-    /// An object changed in place (its old position).
-    case update(ManagedObjectID, at: ResultsIndexPath)
-    /// A section appeared at this (new) index (only for a controller with a
-    /// `sectionNameKeyPath`; one without sections reports rows only, as Core Data's does).
-    case insertSection(String, at: Int)
-    /// A section disappeared from this (old) index (only for a controller with a
-    /// `sectionNameKeyPath`).
-    case deleteSection(String, at: Int)
-}
-
-/// A section of a results controller.
-public struct ResultsSection<T: ManagedObject> {
-    /// The section's name: the value of the section key path, rendered as text ("" when nil).
-    public let name: String
-    /// The section's objects, in order.
-    public let objects: [T]
-}
-
 /// Keeps the results of a fetch request current as its context changes — by local edits, saves
 /// and merges (from other contexts or other processes) — and reports what changed, with index
 /// paths and section changes.
@@ -81,6 +35,11 @@ public final class FetchedResultsController<T: ManagedObject> {
     /// The context the results live in.
     public let context: ManagedObjectContext
     /// The key path that groups results into sections (sort on it first), if any.
+    ///
+    /// A change costs time in proportion to what changed when the key is an attribute of the
+    /// results' own entity and the request's first sort key (without text options): sections
+    /// are then edited in place. A key path through a relationship (`"department.name"`), whose
+    /// value can change without the row, rebuilds the sections from the rows at each change.
     public let sectionNameKeyPath: String?
     /// Called on the context's queue with the changes, in the order a table view applies them:
     /// section deletes, object deletes, section inserts, object inserts, moves, updates.
@@ -277,6 +236,9 @@ public final class FetchedResultsController<T: ManagedObject> {
         if sectionNameKeyPath == nil {
             return applyUnsectioned(changed: changed, gone: gone, matching: matching)
         }
+        if sectionsFollowOwnAttribute {
+            return applySectioned(changed: changed, gone: gone, matching: matching)
+        }
 
         // Positions are only needed to describe the changes to an observer.
         let old = sections
@@ -296,6 +258,163 @@ public final class FetchedResultsController<T: ManagedObject> {
         fetchedObjects = next
         rebuildSections()
         report(old: old, oldPositions: oldPositions, changed: changed)
+    }
+
+    /// Whether the sections can be edited in place: the section key is an attribute of the
+    /// results' own entity and the first sort key, compared exactly. A row's section then changes
+    /// only when the row itself does, and each section is one run of the sorted results. Sections
+    /// named by a key path through a relationship (whose destination can change without the row)
+    /// or not sorted first are rebuilt from the rows at each change instead.
+    private var sectionsFollowOwnAttribute: Bool {
+        guard let key = sectionNameKeyPath, !key.contains("."), let first = fetchRequest.sortDescriptors.first,
+            first.key == key, first.options.isEmpty
+        else { return false }
+        return (try? context.persistentStoreCoordinator.model.resolved.layout(fetchRequest.entityName).attributeSlot(key)) != nil
+    }
+
+    /// ``apply(changed:gone:)`` for sections that follow the rows' own attribute (see
+    /// ``sectionsFollowOwnAttribute``), in time proportional to the change: the touched rows are
+    /// found in one pass over the results (a field read per row), removed from their sections in
+    /// place, and the matching objects placed by binary search in the section their name picks,
+    /// or in a new section placed by binary search among the others. Changes are reported as the
+    /// rebuilding path reports them, from the positions found on the way.
+    private func applySectioned(changed: Set<ManagedObjectID>, gone: Set<ManagedObjectID>, matching: [T]) {
+        let pass = context.state.nextResultsPass()
+        for id in changed.union(gone) { context.registeredObject(for: id)?.markTouched(inResultsPass: pass) }
+        let sorts = fetchRequest.sortDescriptors
+        let oldNames = sections.map(\.name)
+
+        // Old positions of the touched rows: their flat indices, turned into section and row.
+        var rows = fetchedObjects
+        fetchedObjects = []
+        let removedFlat = rows.indices(touchedIn: pass)
+        let removedIDs = removedFlat.map { rows[$0].objectID }
+        var oldStarts: [Int] = []
+        oldStarts.reserveCapacity(sections.count)
+        var offset = 0
+        for section in sections {
+            oldStarts.append(offset)
+            offset += section.objects.count
+        }
+        func oldPath(_ flat: Int) -> ResultsIndexPath {
+            var low = 0
+            var high = oldStarts.count
+            while low + 1 < high {
+                let mid = (low + high) / 2
+                if oldStarts[mid] <= flat { low = mid } else { high = mid }
+            }
+            return ResultsIndexPath(row: flat - oldStarts[low], section: low)
+        }
+        let oldPaths = removedFlat.map(oldPath)
+        rows.remove(atAscending: removedFlat)
+
+        // Sections without the touched rows; the ones left empty go (a name that comes back is
+        // a section again below).
+        var names = oldNames
+        var members = sections.map(\.objects)
+        sections = []
+        var removedBySection: [Int: [Int]] = [:]
+        for path in oldPaths { removedBySection[path.section, default: []].append(path.row) }
+        for (section, removed) in removedBySection { members[section].remove(atAscending: removed) }
+        for section in stride(from: members.count - 1, through: 0, by: -1) where members[section].isEmpty {
+            members.remove(at: section)
+            names.remove(at: section)
+        }
+
+        // The matching objects, in order, grouped by section; a name without a section gets one,
+        // placed among the others by its first object.
+        let keys = matching.map { PredicateEvaluation.SortKey($0, sorts) }
+        let order = keys.indices.sorted { PredicateEvaluation.precedes(keys[$0], keys[$1], sorts) }
+        var placed: [String: [Int]] = [:]  // section name -> indices into `matching`, in order
+        var newSectionOrder: [String] = []
+        for k in order {
+            let name = sectionName(matching[k])
+            if placed[name] == nil && !names.contains(name) { newSectionOrder.append(name) }
+            placed[name, default: []].append(k)
+        }
+        // Placed among the sections that have rows (so each has a first row to compare with),
+        // then inserted from the back: new sections at the same place keep their order.
+        var newSectionPositions: [Int] = []
+        for name in newSectionOrder {
+            guard let first = placed[name]?.first.map({ keys[$0] }) else { continue }
+            var low = 0
+            var high = members.count
+            while low < high {
+                let mid = (low + high) / 2
+                if PredicateEvaluation.precedes(members[mid][0], first, sorts) { low = mid + 1 } else { high = mid }
+            }
+            newSectionPositions.append(low)
+        }
+        for (name, position) in zip(newSectionOrder, newSectionPositions).reversed() {
+            members.insert([], at: position)
+            names.insert(name, at: position)
+        }
+        var newPaths: [ManagedObjectID: ResultsIndexPath] = [:]
+        newPaths.reserveCapacity(order.count)
+        var insertedObjects: [T] = []  // with their new paths, in the same order
+        var insertedPaths: [ResultsIndexPath] = []
+        for (section, name) in names.enumerated() {
+            guard let group = placed[name] else { continue }
+            var positions: [Int] = []
+            positions.reserveCapacity(group.count)
+            var low = 0
+            for k in group {
+                var high = members[section].count
+                while low < high {
+                    let mid = (low + high) / 2
+                    if PredicateEvaluation.precedes(members[section][mid], keys[k], sorts) { low = mid + 1 } else { high = mid }
+                }
+                positions.append(low)
+            }
+            for (n, k) in group.enumerated() {
+                let path = ResultsIndexPath(row: positions[n] + n, section: section)
+                newPaths[matching[k].objectID] = path
+                insertedObjects.append(matching[k])
+                insertedPaths.append(path)
+            }
+            members[section].insert(group.map { matching[$0] }, atAscending: positions)
+        }
+
+        // The flat results follow the sections: the n-th placed object (in section order) lands
+        // n rows after its position among the remaining rows.
+        var starts: [Int] = []
+        starts.reserveCapacity(members.count)
+        offset = 0
+        for section in members {
+            starts.append(offset)
+            offset += section.count
+        }
+        let flatPositions = insertedPaths.enumerated().map { n, path in starts[path.section] + path.row - n }
+        rows.insert(insertedObjects, atAscending: flatPositions)
+        fetchedObjects = rows
+        sections = zip(names, members).map { ResultsSection(name: $0, objects: $1) }
+        guard let onChange else { return }
+
+        var changes: [ResultsChange] = []
+        for (i, name) in oldNames.enumerated() where !names.contains(name) { changes.append(.deleteSection(name, at: i)) }
+        var oldByID: [ManagedObjectID: ResultsIndexPath] = [:]
+        for (id, path) in zip(removedIDs, oldPaths) where oldByID[id] == nil { oldByID[id] = path }
+        for (id, path) in zip(removedIDs, oldPaths).sorted(by: { $0.1 < $1.1 }) where newPaths[id] == nil {
+            changes.append(.delete(id, at: path))
+        }
+        for (i, name) in names.enumerated() where !oldNames.contains(name) { changes.append(.insertSection(name, at: i)) }
+        var moves: [ResultsChange] = []
+        var updates: [ResultsChange] = []
+        for (id, to) in newPaths.sorted(by: { $0.value < $1.value }) {
+            guard let from = oldByID[id] else {
+                changes.append(.insert(id, at: to))
+                continue
+            }
+            guard changed.contains(id) else { continue }
+            if oldNames[from.section] != names[to.section] || from != to {
+                moves.append(.move(id, from: from, to: to))
+            } else {
+                updates.append(.update(id, at: from))
+            }
+        }
+        changes += moves.sorted { $0.sortKey < $1.sortKey }
+        changes += updates.sorted { $0.sortKey < $1.sortKey }
+        if !changes.isEmpty { onChange(changes) }
     }
 
     /// ``apply(changed:gone:)`` for results without sections: the objects a change touches are
@@ -399,14 +518,5 @@ public final class FetchedResultsController<T: ManagedObject> {
         changes += moves.sorted { ($0.sortKey) < ($1.sortKey) }
         changes += updates.sorted { ($0.sortKey) < ($1.sortKey) }
         if !changes.isEmpty { onChange(changes) }
-    }
-}
-
-extension ResultsChange {
-    fileprivate var sortKey: ResultsIndexPath {
-        switch self {
-        case .insert(_, let p), .delete(_, let p), .update(_, let p), .move(_, _, let p): return p
-        case .insertSection(_, let i), .deleteSection(_, let i): return ResultsIndexPath(row: 0, section: i)
-        }
     }
 }

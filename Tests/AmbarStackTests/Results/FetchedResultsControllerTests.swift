@@ -169,6 +169,108 @@ final class FetchedResultsControllerTests: StoreTestCase {
 }
 
 extension FetchedResultsControllerTests {
+    /// Sections that follow the rows' own attribute (age, sorted first) are edited in place:
+    /// after each random edit the controller's rows and sections equal a fresh controller's, and
+    /// the reported changes, applied to the old sections as a table view applies them, give the
+    /// new ones.
+    func testRandomEditsKeepSectionsEqualToAFreshController() throws {
+        var rng = SeededRandom(seed: 7)
+        let context = privateContext()
+        try context.performAndWait {
+            func randomEmployee(_ name: String) throws {
+                let e = try context.insert(Employee.self)
+                e.name = name
+                e.age = Int16(Int.random(in: 20...25, using: &rng))
+                e.salary = Double(Int.random(in: 0...40, using: &rng))
+            }
+            for i in 0..<30 { try randomEmployee("S\(i)") }
+            try context.save()
+            let request = FetchRequest<Employee>(
+                predicate: Key<Double>("salary") >= 10, sortDescriptors: [Key<Int16>("age").sorted(), Key<Double>("salary").sorted()])
+            let controller = FetchedResultsController(fetchRequest: request, context: context, sectionNameKeyPath: "age")
+            let log = Collector<[ResultsChange]>()
+            controller.onChange = { log.append($0) }
+            try controller.performFetch()
+            func shape(_ sections: [ResultsSection<Employee>]) -> [[ObjectIdentifier]] {
+                sections.map { $0.objects.map(ObjectIdentifier.init) }
+            }
+            var shown = shape(controller.sections)
+            var shownNames = controller.sections.map(\.name)
+            var sectionChanges = 0
+            for step in 0..<300 {
+                let all = try context.fetch(FetchRequest<Employee>())
+                let reported = log.all.count
+                switch Int.random(in: 0..<6, using: &rng) {
+                case 0: try randomEmployee("N\(step)")
+                case 1: all.randomElement(using: &rng)?.salary = Double(Int.random(in: 0...40, using: &rng))
+                case 2: all.randomElement(using: &rng)?.age = Int16(Int.random(in: 18...27, using: &rng))
+                case 3: if let e = all.randomElement(using: &rng) { try context.delete(e) }
+                case 4:
+                    // Several rows at once, across sections.
+                    for e in all.shuffled(using: &rng).prefix(4) { e.age = Int16(Int.random(in: 18...27, using: &rng)) }
+                default: if step % 10 == 0 { try context.save() }
+                }
+                context.processPendingChanges()
+                let fresh = FetchedResultsController(fetchRequest: request, context: context, sectionNameKeyPath: "age")
+                try fresh.performFetch()
+                XCTAssertEqual(controller.fetchedObjects.map(ObjectIdentifier.init), fresh.fetchedObjects.map(ObjectIdentifier.init), "step \(step)")
+                XCTAssertEqual(controller.sections.map(\.name), fresh.sections.map(\.name), "step \(step)")
+                XCTAssertEqual(shape(controller.sections), shape(fresh.sections), "step \(step)")
+                for changes in log.all.dropFirst(reported) {
+                    sectionChanges += changes.filter { if case .insertSection = $0 { true } else if case .deleteSection = $0 { true } else { false } }.count
+                    (shownNames, shown) = Self.replay(changes, onSections: shownNames, shown, objects: context)
+                }
+                XCTAssertEqual(shownNames, fresh.sections.map(\.name), "step \(step): the reported section changes")
+                XCTAssertEqual(shown, shape(fresh.sections), "step \(step): the reported changes do not turn the old sections into the new ones")
+                if shown != shape(fresh.sections) || shownNames != fresh.sections.map(\.name) { return }
+            }
+            XCTAssertGreaterThan(sectionChanges, 10, "sections appeared and disappeared")
+        }
+    }
+
+    /// Applies changes to sections as a table view does: row deletes and move sources at their
+    /// old paths (from the bottom), then section deletes at their old indexes, section inserts
+    /// at their new ones, then row inserts and move destinations at their new paths (from the
+    /// top).
+    static func replay(
+        _ changes: [ResultsChange], onSections names: [String], _ rows: [[ObjectIdentifier]], objects context: ManagedObjectContext
+    ) -> ([String], [[ObjectIdentifier]]) {
+        var names = names
+        var rows = rows
+        var removals: [ResultsIndexPath] = []
+        var additions: [(ResultsIndexPath, ObjectIdentifier)] = []
+        var sectionDeletes: [Int] = []
+        var sectionInserts: [(Int, String)] = []
+        func object(_ id: ManagedObjectID) -> ObjectIdentifier? { context.registeredObject(for: id).map(ObjectIdentifier.init) }
+        for change in changes {
+            switch change {
+            case .delete(_, let at): removals.append(at)
+            case .insert(let id, let at): if let o = object(id) { additions.append((at, o)) }
+            case .move(let id, let from, let to):
+                removals.append(from)
+                if let o = object(id) { additions.append((to, o)) }
+            case .deleteSection(_, let at): sectionDeletes.append(at)
+            case .insertSection(let name, let at): sectionInserts.append((at, name))
+            case .update: break
+            }
+        }
+        for path in removals.sorted(by: >) where rows.indices.contains(path.section) && rows[path.section].indices.contains(path.row) {
+            rows[path.section].remove(at: path.row)
+        }
+        for index in sectionDeletes.sorted(by: >) where rows.indices.contains(index) {
+            rows.remove(at: index)
+            names.remove(at: index)
+        }
+        for (index, name) in sectionInserts.sorted(by: { $0.0 < $1.0 }) {
+            rows.insert([], at: min(index, rows.count))
+            names.insert(name, at: min(index, names.count))
+        }
+        for (path, o) in additions.sorted(by: { $0.0 < $1.0 }) where rows.indices.contains(path.section) {
+            rows[path.section].insert(o, at: min(path.row, rows[path.section].count))
+        }
+        return (names, rows)
+    }
+
     /// Applies changes to a one-section list as a table view does: deletes and move sources at
     /// their old rows (from the bottom), then inserts and move destinations at their new rows
     /// (from the top).
