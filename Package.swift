@@ -52,6 +52,7 @@ let package = Package(
             name: "SharedStoreIPC",
             dependencies: [
                 "AmbarStack",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -13,6 +13,26 @@ public func itemModel() throws -> ManagedObjectModel {
     ])
 }
 
+/// The items of ``itemModel()`` and the alerts a durable consumer makes for them
+/// (`ambar-test-helper consume`): `Alert.item` names an item's `uid`, `Alert.token` the ledger
+/// transaction that inserted it. Alerts have no uniqueness constraint, so a duplicate shows.
+public func alertModel() throws -> ManagedObjectModel {
+    try ManagedObjectModel(entities: [
+        EntityDescription(
+            "Item",
+            properties: [
+                .attribute("uid", .string),
+                .attribute("value", .integer64, defaultValue: 0),
+            ], uniquenessConstraints: [["uid"]]),
+        EntityDescription(
+            "Alert",
+            properties: [
+                .attribute("item", .string),
+                .attribute("token", .integer64, defaultValue: 0),
+            ]),
+    ])
+}
+
 /// A `ambar-test-helper peer` process driven line by line. Killed when released.
 public final class Peer {
     public let process = Process()

@@ -57,7 +57,7 @@ final class SoakWorker: Sendable {
         self.pace = pace
         control = directory.appendingPathComponent("control")
         var configuration = SharingConfiguration.sharedDirectory(directory)
-        configuration.consumerName = "soak-\(name)"
+        configuration.mergePositionName = "soak-\(name)"
         configuration.mayServeHub = mayServeHub
         configuration.retention = retention
         self.configuration = configuration

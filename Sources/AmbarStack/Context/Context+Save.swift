@@ -31,6 +31,13 @@ extension ManagedObjectContext {
     public func save() throws(AmbarError) {
         try checkQueue("save")
         try checkMayWrite()
+        if let consumer, state.consumerMove == nil {
+            throw .saveRefused(
+                context: displayName,
+                reason:
+                    "this context belongs to consumer '\(consumer)', which saves it with its position when your handler returns; make your changes and return"
+            )
+        }
         processPendingChanges()
         guard hasChanges else { return }
         try persistentStoreCoordinator.checkUsable()
@@ -60,6 +67,54 @@ extension ManagedObjectContext {
         state.idempotencyKey = idempotencyKey
         defer { state.idempotencyKey = nil }
         try save()
+    }
+
+    /// Saves the changes and moves durable consumer `consumer`'s ledger position from `expected`
+    /// (`nil`: not recorded yet) to `token`, in one store transaction: the changes and the new
+    /// position commit together or not at all.
+    ///
+    /// This is what makes a consumer's effects in the store happen exactly once: whatever kills
+    /// the process, either both the effects of the transactions through `token` and the position
+    /// after them are in the store, or neither is and they are processed again. The position
+    /// moves only if it is still `expected`, so a second process running the same consumer cannot
+    /// apply the same transactions twice: its save throws
+    /// ``AmbarError/consumerPositionMoved(consumer:expected:found:)`` and writes nothing. A
+    /// context without changes moves the position alone.
+    ///
+    /// `ChangeConsumer` (SharedStoreIPC) does all of this for you; this is the building block
+    /// for a consumer written by hand:
+    ///
+    /// ```swift
+    /// let position = try coordinator.historyCursor(consumer: "alerter")?.token
+    /// let page = try coordinator.history(after: position ?? 0, limit: 100)
+    /// guard let last = page.last else { return }
+    /// try context.performAndWait { () throws(AmbarError) in
+    ///     for transaction in page { try makeAlerts(for: transaction, in: context) }
+    ///     try context.save(movingConsumer: "alerter", from: position, to: last.token)
+    /// }
+    /// ```
+    ///
+    /// Only a root context's save reaches the store; a child context refuses.
+    ///
+    /// - Throws: ``AmbarError/consumerPositionMoved(consumer:expected:found:)`` (roll back and read
+    ///   the position again), and whatever ``save()`` throws. On failure nothing is written and the
+    ///   context keeps its changes.
+    public func save(movingConsumer consumer: String, from expected: Int64?, to token: Int64) throws(AmbarError) {
+        try checkQueue("save")
+        guard parent == nil else {
+            throw .saveRefused(context: displayName, reason: "a consumer's position moves with a save that reaches the store; save a root context")
+        }
+        if let owner = self.consumer, owner != consumer {
+            throw .saveRefused(context: displayName, reason: "this context belongs to consumer '\(owner)', not '\(consumer)'")
+        }
+        state.consumerMove = ConsumerMove(consumer: consumer, expected: expected, token: token)
+        defer { state.consumerMove = nil }
+        processPendingChanges()
+        if hasChanges {
+            try save()
+        } else {
+            try persistentStoreCoordinator.moveConsumer(consumer, from: expected, to: token)
+        }
     }
 
     /// Gives inserted objects permanent IDs now, before they are saved.
@@ -173,6 +228,7 @@ extension ManagedObjectContext {
         changes.author = transactionAuthor
         changes.contextName = name
         changes.idempotencyKey = state.idempotencyKey
+        changes.consumerMove = state.consumerMove
         changes.inserts.reserveCapacity(inserted.count)
         for object in inserted {
             changes.inserts.append(InsertChange(id: object.objectID, values: object.values, toOne: object.toOne))

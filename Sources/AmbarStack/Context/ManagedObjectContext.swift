@@ -28,6 +28,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         var mergePolicy: MergePolicy = .error
         var automaticallyMergesChangesFromParent = false
         var saveRefusal: String?
+        var consumer: String?
     }
 
     /// The queue the context runs on.
@@ -108,6 +109,14 @@ public final class ManagedObjectContext: @unchecked Sendable {
     var saveRefusal: String? {
         get { configuration.withLock { $0.saveRefusal } }
         set { configuration.withLock { $0.saveRefusal = newValue } }
+    }
+
+    /// The durable consumer whose handler this context serves, if any: its changes are saved by
+    /// the consumer, with the consumer's position, through ``save(movingConsumer:from:to:)``; a
+    /// plain ``save()`` is refused, so that no effect is ever saved without its position.
+    package var consumer: String? {
+        get { configuration.withLock { $0.consumer } }
+        set { configuration.withLock { $0.consumer = newValue } }
     }
 
     /// Whether the context merges, on its own queue, the saves of other root contexts on its
@@ -421,6 +430,8 @@ final class ContextState {
     var deleted: [ObjectIdentifier: ManagedObject] = [:]
     /// The idempotency key of the save in progress (``ManagedObjectContext/save(idempotencyKey:)``).
     var idempotencyKey: String?
+    /// The consumer position moved by the save in progress (``ManagedObjectContext/save(movingConsumer:from:to:)``).
+    var consumerMove: ConsumerMove?
     var pendingInserted = Set<ManagedObjectID>()
     var pendingUpdated = Set<ManagedObjectID>()
     var pendingDeleted = Set<ManagedObjectID>()

@@ -77,6 +77,11 @@ public enum AmbarError: Error, Sendable, Equatable {
     /// A save with this idempotency key already committed (as transaction `token`); nothing was
     /// written again.
     case alreadySaved(idempotencyKey: String, token: Int64)
+    /// A save that moves a durable consumer's position found it elsewhere than where this
+    /// process last read it (`found` is `nil` when the consumer was removed): another process
+    /// running the same consumer recorded it first, or an operator removed the consumer. Nothing
+    /// was written; read the position again and continue from there.
+    case consumerPositionMoved(consumer: String, expected: Int64?, found: Int64?)
     /// An argument cannot be used as given; the message says why and what to pass instead.
     case invalidArgument(String)
     /// The file system holding the store is full (or the store reached a size limit: a quota, or
@@ -169,6 +174,11 @@ extension AmbarError: CustomStringConvertible, LocalizedError {
         case .alreadySaved(let key, let token):
             return
                 "A save with idempotency key '\(key)' already committed as transaction \(token); nothing was written again. Discard these changes (rollback) and move on."
+        case .consumerPositionMoved(let consumer, let expected, let found):
+            let was = expected.map { "at token \($0)" } ?? "not yet recorded"
+            let now = found.map { "is at token \($0)" } ?? "was removed"
+            return
+                "Consumer '\(consumer)' \(now), not \(was) as this process read it: another process runs the same consumer, or it was removed. Nothing was written; read its position again and continue from there (or stop, if it was removed on purpose)."
         case .invalidArgument(let reason):
             return "Invalid argument: \(reason)."
         case .storeFull(let path, let operation):

@@ -54,5 +54,8 @@ struct ChangeSet: Sendable {
     var contextName: String?
     /// Recorded with the transaction; a second save with the same key is refused.
     var idempotencyKey: String?
+    /// A durable consumer's position, moved in the same transaction (only if it is where the
+    /// consumer last read it).
+    var consumerMove: ConsumerMove?
     var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty && joins.isEmpty && orders.isEmpty }
 }

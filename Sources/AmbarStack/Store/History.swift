@@ -59,7 +59,22 @@ public struct HistoryTransaction: Sendable, Hashable {
     }
 }
 
-/// A consumer's position in the ledger, kept in the store.
+/// A position in the ledger, kept in the store: a durable consumer's, or a sharing process's.
+///
+/// There are two kinds, told apart by ``lease``:
+///
+/// - **A durable consumer's** (``isDurable``, `lease == nil`): the position of a named consumer
+///   (`ChangeConsumer` in SharedStoreIPC, or your own code through
+///   ``ManagedObjectContext/save(movingConsumer:from:to:)``). It resumes there after a restart,
+///   and it holds the ledger's history back while it was seen within
+///   ``HistoryRetention/consumerLease``. It stays in the store until removed
+///   (``PersistentStoreCoordinator/removeHistoryCursor(consumer:)``): a consumer that comes back
+///   after its lease finds out whether history it had not processed was purged.
+/// - **A sharing process's merge position** (`lease != nil`): where the process's main context
+///   has merged to. It never resumes (a new process starts at the ledger's head) and holds
+///   history back for at most its lease after it was last recorded
+///   (``HistoryRetention/processLease``), so a process that died leaves nothing that delays
+///   purging for longer; purging removes it then.
 public struct HistoryCursor: Sendable, Hashable {
     /// The consumer's name.
     public let consumer: String
@@ -67,6 +82,31 @@ public struct HistoryCursor: Sendable, Hashable {
     public let token: Int64
     /// When it last reported its position.
     public let lastSeen: Date
+    /// How long after ``lastSeen`` a sharing process's merge position holds history back (and is
+    /// then removed), in seconds; `nil` for a durable consumer.
+    public let lease: TimeInterval?
+
+    /// Whether this is a durable consumer's position (it resumes after a restart), not a
+    /// sharing process's merge position.
+    public var isDurable: Bool { lease == nil }
+
+    /// Creates a position (the ledger's readers build them; tests may too).
+    public init(consumer: String, token: Int64, lastSeen: Date, lease: TimeInterval? = nil) {
+        self.consumer = consumer
+        self.token = token
+        self.lastSeen = lastSeen
+        self.lease = lease
+    }
+}
+
+/// A move of a durable consumer's position, written in the same transaction as a save.
+struct ConsumerMove: Sendable, Hashable {
+    /// The consumer.
+    let consumer: String
+    /// Where the position must be for the move to happen (`nil`: not recorded yet).
+    let expected: Int64?
+    /// Where it moves to.
+    let token: Int64
 }
 
 /// What one save or batch wrote, for the ledger.

@@ -5,10 +5,13 @@ import Foundation
 /// The ledger is how processes that were away catch up; kept forever it grows by every
 /// transaction. ``PersistentStoreCoordinator/purgeHistory(_:now:)`` applies a retention:
 ///
-/// - transactions older than ``history`` are removed, but never one that a consumer seen within
-///   ``consumerLease`` has not processed yet;
-/// - cursors of consumers not seen for longer than ``consumerLease`` are removed (a consumer that
-///   comes back after that finds its history expired and refreshes fully);
+/// - transactions older than ``history`` are removed, but never one that a durable consumer seen
+///   within ``consumerLease``, or a sharing process seen within ``processLease``, has not
+///   processed yet;
+/// - durable consumers' positions stay (a consumer that comes back after its lease either
+///   continues, or, if history it had not processed was purged meanwhile, is told so with
+///   ``AmbarError/historyExpired(after:purgedThrough:)``); sharing processes' merge positions not
+///   recorded for longer than their lease are removed;
 /// - idempotency receipts older than ``receipts`` are removed (a save repeated after that with the
 ///   same key is no longer recognised as done).
 ///
@@ -25,20 +28,35 @@ public struct HistoryRetention: Sendable, Equatable {
     public var consumerLease: TimeInterval
     /// How long an idempotency receipt is kept, in seconds (default 30 days).
     public var receipts: TimeInterval
+    /// How long a sharing process's merge position holds history back after the process last
+    /// recorded it, in seconds (default two minutes; never longer than ``consumerLease``). A
+    /// sharing process records it at least every quarter of this while it lives, so a process
+    /// that was killed delays purging by at most this long, and its position is removed then.
+    /// A process stopped (`SIGSTOP`) or cut off for longer may find history it had not merged
+    /// purged: it then re-reads every object it holds, which is correct but costs a full refresh.
+    public var processLease: TimeInterval
 
-    /// One day of history, a one-day consumer lease, 30 days of receipts.
+    /// One day of history, a one-day consumer lease, 30 days of receipts, a two-minute process lease.
     public static let standard = HistoryRetention()
 
     /// Creates a retention; every value must be positive.
-    public init(history: TimeInterval = 86_400, consumerLease: TimeInterval = 86_400, receipts: TimeInterval = 30 * 86_400) {
+    public init(
+        history: TimeInterval = 86_400, consumerLease: TimeInterval = 86_400, receipts: TimeInterval = 30 * 86_400, processLease: TimeInterval = 120
+    ) {
         self.history = history
         self.consumerLease = consumerLease
         self.receipts = receipts
+        self.processLease = processLease
     }
+
+    /// The lease a sharing process writes with its merge position: ``processLease``, at most
+    /// ``consumerLease``.
+    public var effectiveProcessLease: TimeInterval { min(processLease, consumerLease) }
 
     /// Throws ``AmbarError/invalidArgument(_:)`` unless every duration is positive and finite.
     public func validate() throws(AmbarError) {
-        for (name, value) in [("history", history), ("consumer lease", consumerLease), ("receipts", receipts)] where !(value > 0 && value.isFinite) {
+        let durations = [("history", history), ("consumer lease", consumerLease), ("receipts", receipts), ("process lease", processLease)]
+        for (name, value) in durations where !(value > 0 && value.isFinite) {
             throw .invalidArgument("the \(name) retention must be a positive number of seconds, not \(value)")
         }
     }
@@ -50,7 +68,7 @@ public struct HistoryPurge: Sendable, Equatable {
     public var purgedThrough: Int64
     /// Ledger transactions removed by this purge.
     public var transactionsRemoved: Int
-    /// Cursors of consumers gone longer than the lease, removed.
+    /// Merge positions of sharing processes gone longer than their lease, removed.
     public var cursorsRemoved: Int
     /// Expired idempotency receipts removed.
     public var receiptsRemoved: Int

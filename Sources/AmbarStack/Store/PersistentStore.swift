@@ -54,8 +54,9 @@ protocol PersistentStore: AnyObject, Sendable {
     /// The transactions after `token`, in order; throws ``AmbarError/historyExpired(after:purgedThrough:)``
     /// when they were purged.
     func history(after token: Int64, limit: Int?) throws(AmbarError) -> [HistoryTransaction]
-    /// Records a consumer's position.
-    func setHistoryCursor(_ consumer: String, token: Int64) throws(AmbarError)
+    /// Records a position: a durable consumer's (`lease == nil`), or a sharing process's merge
+    /// position that holds history back for `lease` seconds.
+    func setHistoryCursor(_ consumer: String, token: Int64, lease: TimeInterval?) throws(AmbarError)
     /// Every consumer's position.
     func historyCursors() throws(AmbarError) -> [HistoryCursor]
     /// Forgets a consumer.

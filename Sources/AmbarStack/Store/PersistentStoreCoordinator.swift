@@ -173,10 +173,56 @@ public final class PersistentStoreCoordinator: Sendable {
         return try store.history(after: token, limit: limit)
     }
 
-    /// Records that `consumer` has processed the ledger through `token` (and is alive).
-    public func setHistoryCursor(consumer: String, token: Int64) throws(AmbarError) {
+    /// Records that `consumer` has processed the ledger through `token` (and is alive),
+    /// whatever position it had.
+    ///
+    /// With `lease == nil` (the default) this is a durable consumer's position: it stays until
+    /// removed and holds history back while recorded within ``HistoryRetention/consumerLease``.
+    /// With a lease it is a sharing process's merge position, which holds history back for
+    /// `lease` seconds after this call and is removed by purging after that.
+    ///
+    /// To move a durable consumer's position together with its work, so that the work is done
+    /// exactly once, use ``ManagedObjectContext/save(movingConsumer:from:to:)`` (or
+    /// ``moveConsumer(_:from:to:)`` when the work is outside the store) instead: they move it
+    /// only from where it was read.
+    public func setHistoryCursor(consumer: String, token: Int64, lease: TimeInterval? = nil) throws(AmbarError) {
         try checkUsable()
-        try store.setHistoryCursor(consumer, token: token)
+        if let lease, !(lease > 0 && lease.isFinite) {
+            throw .invalidArgument("a position's lease must be a positive number of seconds, not \(lease)")
+        }
+        try store.setHistoryCursor(consumer, token: token, lease: lease)
+    }
+
+    /// Moves durable consumer `consumer`'s position from `expected` (`nil`: not recorded yet) to
+    /// `token`, in a transaction of its own, and records that it is alive.
+    ///
+    /// The move happens only if the position is still `expected`, so two processes running the
+    /// same consumer cannot both move it past the same transactions. Use it for a consumer whose
+    /// work is outside the store, after the work is done (at least once); for work in the store
+    /// use ``ManagedObjectContext/save(movingConsumer:from:to:)``, which moves it in the work's own
+    /// transaction (exactly once).
+    ///
+    /// ```swift
+    /// var position = try coordinator.historyCursor(consumer: "mailer")?.token
+    /// for transaction in try coordinator.history(after: position ?? 0, limit: 100) {
+    ///     try sendMail(about: transaction)           // your work, outside the store
+    ///     try coordinator.moveConsumer("mailer", from: position, to: transaction.token)
+    ///     position = transaction.token
+    /// }
+    /// ```
+    ///
+    /// - Throws: ``AmbarError/consumerPositionMoved(consumer:expected:found:)`` when the position
+    ///   is not `expected` (nothing was written), or a storage error.
+    public func moveConsumer(_ consumer: String, from expected: Int64?, to token: Int64) throws(AmbarError) {
+        try checkUsable()
+        var changes = ChangeSet()
+        changes.consumerMove = ConsumerMove(consumer: consumer, expected: expected, token: token)
+        _ = try store.save(changes)
+    }
+
+    /// The recorded position of `consumer`, or `nil` when none is.
+    public func historyCursor(consumer: String) throws(AmbarError) -> HistoryCursor? {
+        try historyCursors().first { $0.consumer == consumer }
     }
 
     /// The ledger token of the save committed with idempotency key `key`
@@ -186,20 +232,23 @@ public final class PersistentStoreCoordinator: Sendable {
         return try store.savedToken(forIdempotencyKey: key)
     }
 
-    /// Every consumer's recorded position.
+    /// Every recorded position: durable consumers' and sharing processes' (``HistoryCursor/isDurable``).
     public func historyCursors() throws(AmbarError) -> [HistoryCursor] {
         try checkUsable()
         return try store.historyCursors()
     }
 
-    /// Forgets `consumer`'s position (it no longer holds back purging).
+    /// Forgets `consumer`'s position: it no longer holds back purging, and a durable consumer of
+    /// that name starts afresh (a running one finds its position gone at its next move:
+    /// ``AmbarError/consumerPositionMoved(consumer:expected:found:)`` with `found == nil`).
     public func removeHistoryCursor(consumer: String) throws(AmbarError) {
         try checkUsable()
         try store.removeHistoryCursor(consumer)
     }
 
     /// Purges ledger transactions through `token`, but never past the position of a consumer seen
-    /// within `lease` (default one day). Returns the token the ledger is now purged through.
+    /// within `lease` (default one day; a sharing process's merge position counts within its own
+    /// lease, when shorter). Returns the token the ledger is now purged through.
     @discardableResult
     public func purgeHistory(through token: Int64, lease: TimeInterval = 86_400) throws(AmbarError) -> Int64 {
         try checkUsable()
@@ -207,8 +256,10 @@ public final class PersistentStoreCoordinator: Sendable {
     }
 
     /// Applies `retention` as of `now`: removes ledger transactions older than its history
-    /// retention (never one a consumer seen within its lease still needs), the cursors of
-    /// consumers gone longer than the lease, and receipts older than its receipt retention.
+    /// retention (never one that a durable consumer seen within the consumer lease, or a sharing
+    /// process seen within its process lease, still needs), the merge positions of sharing
+    /// processes gone longer than their lease, and receipts older than its receipt retention.
+    /// Durable consumers' positions stay until removed (``removeHistoryCursor(consumer:)``).
     ///
     /// The process serving the hub runs this on a schedule (``HistoryRetention``); call it
     /// yourself only for a store no such process serves.

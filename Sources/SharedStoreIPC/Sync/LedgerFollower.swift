@@ -57,26 +57,29 @@ final class LedgerFollower: Sendable {
 
     private let coordinator: PersistentStoreCoordinator
     private let main: ManagedObjectContext
-    private let consumerName: String
-    private let removesCursorOnStop: Bool
+    private let positionName: String
+    private let lease: TimeInterval
     private let heartbeat: Duration
     private let readsRowsAhead: Bool
     private let events: ObserverList<RemoteMergeEvent>
+    private let signal: LedgerSignal?
     private let state = Locked(State())
     private let clock = ContinuousClock()
     static let logger = Logger(label: "ambar.sync.follower")
 
-    /// A follower that merges into `main` and records its position as `consumerName` (at least
-    /// every `heartbeat`, so that purging knows it is alive).
+    /// A follower that merges into `main` and records its merge position as `positionName`, with
+    /// `lease` (at least every quarter of it, so that purging knows it is alive); it rings
+    /// `signal` whenever it reads new transactions.
     init(
-        coordinator: PersistentStoreCoordinator, main: ManagedObjectContext, consumerName: String,
-        removesCursorOnStop: Bool, heartbeat: Duration, readsRowsAhead: Bool, events: ObserverList<RemoteMergeEvent>
+        coordinator: PersistentStoreCoordinator, main: ManagedObjectContext, positionName: String,
+        lease: TimeInterval, readsRowsAhead: Bool, events: ObserverList<RemoteMergeEvent>, signal: LedgerSignal? = nil
     ) {
+        self.signal = signal
         self.coordinator = coordinator
         self.main = main
-        self.consumerName = consumerName
-        self.removesCursorOnStop = removesCursorOnStop
-        self.heartbeat = heartbeat
+        self.positionName = positionName
+        self.lease = lease
+        self.heartbeat = .milliseconds(Int64(lease * 250))
         self.readsRowsAhead = readsRowsAhead
         self.events = events
     }
@@ -169,6 +172,7 @@ final class LedgerFollower: Sendable {
                 Self.logger.error("reading the ledger failed; retrying at the next doorbell or check", metadata: ["error": "\(error)"])
                 return
             }
+            if !page.isEmpty { signal?.ring() }
             let rows = readRowsAhead(page)
             state.withLock { s in
                 s.pagesRead += 1
@@ -358,8 +362,9 @@ final class LedgerFollower: Sendable {
 
     // MARK: - Position
 
-    /// Records this process's ledger position in the store: when it moved (at most once a second),
-    /// and at least every `heartbeat` anyway so that purging knows the process is alive. A write:
+    /// Records this process's merge position in the store, with its lease: when it moved (at most
+    /// once a second), and at least every quarter of the lease anyway so that purging knows the
+    /// process is alive. A write:
     /// call it where waiting for the write lock is acceptable (the periodic check's queue).
     func recordPosition(force: Bool) {
         let now = clock.now
@@ -374,25 +379,23 @@ final class LedgerFollower: Sendable {
         }
         guard due else { return }
         do {
-            try coordinator.setHistoryCursor(consumer: consumerName, token: cursor)
+            try coordinator.setHistoryCursor(consumer: positionName, token: cursor, lease: lease)
         } catch {
             Self.logger.warning("could not record the ledger position; retrying at the next check", metadata: ["error": "\(error)"])
             state.withLock { $0.lastCursorWrite = nil }
         }
     }
 
-    /// Stops following: later doorbells are ignored. A per-process consumer's cursor is removed
-    /// (nobody will continue from it); a named consumer's position is recorded.
+    /// Stops following: later doorbells are ignored, and the merge position is removed (nothing
+    /// resumes from it; if removing fails, purging removes it once its lease has run out).
     func stop() {
         state.withLock { $0.stopped = true }
         do {
-            if removesCursorOnStop {
-                try coordinator.removeHistoryCursor(consumer: consumerName)
-            } else {
-                try coordinator.setHistoryCursor(consumer: consumerName, token: cursor)
-            }
+            try coordinator.removeHistoryCursor(consumer: positionName)
         } catch {
-            Self.logger.warning("could not record the ledger position at stop", metadata: ["error": "\(error)"])
+            Self.logger.warning(
+                "could not remove the merge position at stop; purging removes it once its lease has run out",
+                metadata: ["error": "\(error)", "lease-seconds": "\(lease)"])
         }
     }
 }

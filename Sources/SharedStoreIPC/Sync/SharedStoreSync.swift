@@ -30,9 +30,11 @@ import Logging
 public final class SharedStoreSync: Sendable {
     /// The configuration in use.
     public let configuration: SharingConfiguration
-    private let stack: DataStack
+    let stack: DataStack
     private let main: ManagedObjectContext
-    private let coordinator: PersistentStoreCoordinator
+    let coordinator: PersistentStoreCoordinator
+    /// Rung whenever this process sees the ledger move: consumers wait on it.
+    let ledgerSignal = LedgerSignal()
     private let storeUUID: UUID
     private let follower: LedgerFollower
     private let connection: HubConnection
@@ -72,10 +74,9 @@ public final class SharedStoreSync: Sendable {
         self.watchdog = try ForeignWriteWatchdog(coordinator: coordinator)  // nil for a store on a server
         self.maintenance = StoreMaintenance(coordinator: coordinator, retention: configuration.retention)
         let follower = LedgerFollower(
-            coordinator: coordinator, main: main, consumerName: configuration.resolvedConsumerName,
-            removesCursorOnStop: configuration.consumerNameIsPerProcess,
-            heartbeat: .seconds(min(60, configuration.retention.consumerLease / 4)),
-            readsRowsAhead: configuration.readsChangedRowsAhead, events: events)
+            coordinator: coordinator, main: main, positionName: configuration.resolvedMergePositionName,
+            lease: configuration.retention.effectiveProcessLease,
+            readsRowsAhead: configuration.readsChangedRowsAhead, events: events, signal: ledgerSignal)
         self.follower = follower
         let storeIdentifier = coordinator.storeIdentifier
         var storeFile: URL? = nil
@@ -237,6 +238,7 @@ public final class SharedStoreSync: Sendable {
     private func localDidSave(_ note: DidSaveNotification) {
         guard let token = note.token else { return }
         follower.ownTransactionCommitted(token: token)
+        ledgerSignal.ring()
         let save = Frame.DidSave(notification: note, storeUUID: storeUUID, token: token, processID: getpid())
         do {
             try connection.send(.didSave(save))

@@ -10,20 +10,35 @@ public struct SharingConfiguration: Sendable {
     public var socketPath: String?
     /// How often to look at the ledger while no hub is reachable.
     public var pollInterval: TimeInterval = 0.25
-    /// The name under which this process's ledger cursor is kept; by default
-    /// `<process>-<pid>-<instance in base 36>`, removed when sharing stops. A named consumer keeps
-    /// its position across restarts (and holds history back while it is within its lease).
-    public var consumerName: String?
+    /// The name under which this process's merge position is kept in the store (shown by
+    /// `sync-agent status` and `sync-agent consumers`); by default
+    /// `<process>-<pid>-<instance in base 36>`.
+    ///
+    /// A merge position is where this process's main context has merged to. It never resumes:
+    /// each start begins at the ledger's head (what the main context loads is current), and
+    /// sharing removes it when it stops. It holds history back only while the process lives: at
+    /// most `HistoryRetention/processLease` (two minutes by default) after the process last
+    /// recorded it, which a live process does at least every quarter of that lease; a killed
+    /// process's position is then removed by the next purge. For work that must resume where
+    /// it stopped, exactly once, use a durable consumer (`ChangeConsumer`).
+    public var mergePositionName: String?
+    /// The former name of ``mergePositionName``. It never made a durable consumer: a process
+    /// sharing a store always starts merging at the ledger's head.
+    @available(*, deprecated, renamed: "mergePositionName", message: "a merge position never resumes; use ChangeConsumer for a durable position")
+    public var consumerName: String? {
+        get { mergePositionName }
+        set { mergePositionName = newValue }
+    }
     /// The largest frame sent or accepted.
     public var maximumFrameSize = WireFormat.defaultMaximumFrameSize
     /// Whether this process may serve the hub itself when none answers (default `true`). Set it to
     /// `false` for short-lived or low-priority processes, so that the hub stays with long-lived
     /// ones (or a dedicated `sync-agent hub`); such a process polls the ledger until a hub answers.
     public var mayServeHub = true
-    /// How long the ledger keeps history, consumers' cursors and idempotency receipts. The process
-    /// serving the hub (this one, when elected) purges by it on a schedule; every process records
-    /// its position at least every quarter of `HistoryRetention.consumerLease`, so give the
-    /// processes of one directory the same value.
+    /// How long the ledger keeps history, consumers' positions and idempotency receipts. The
+    /// process serving the hub (this one, when elected) purges by it on a schedule; every process
+    /// records its merge position with `HistoryRetention/effectiveProcessLease` and at least
+    /// every quarter of it, so give the processes of one directory the same value.
     public var retention = HistoryRetention.standard
     /// How long to wait for the hub's `welcome` after connecting. A hub that does not answer in
     /// time (frozen, overloaded) is treated as absent: this process polls the ledger and tries
@@ -48,11 +63,11 @@ public struct SharingConfiguration: Sendable {
     }
 
     /// Creates a configuration.
-    public init(directory: URL, socketPath: String? = nil, pollInterval: TimeInterval = 0.25, consumerName: String? = nil) {
+    public init(directory: URL, socketPath: String? = nil, pollInterval: TimeInterval = 0.25, mergePositionName: String? = nil) {
         self.directory = directory
         self.socketPath = socketPath
         self.pollInterval = pollInterval
-        self.consumerName = consumerName
+        self.mergePositionName = mergePositionName
     }
 
     var resolvedSocketPath: String { socketPath ?? Self.defaultSocketPath(in: directory) }
@@ -64,11 +79,7 @@ public struct SharingConfiguration: Sendable {
         return directory.appendingPathComponent(".ambar/sync.sock").path
     }
 
-    var resolvedConsumerName: String {
-        consumerName ?? "\(ProcessInfo.processInfo.processName)-\(getpid())-\(String(ProcessInstance.id, radix: 36))"
+    var resolvedMergePositionName: String {
+        mergePositionName ?? "\(ProcessInfo.processInfo.processName)-\(getpid())-\(String(ProcessInstance.id, radix: 36))"
     }
-
-    /// Whether the consumer name is this process's own (the default): its cursor then means
-    /// nothing once the process ends, and is removed when it stops.
-    var consumerNameIsPerProcess: Bool { consumerName == nil }
 }

@@ -62,7 +62,7 @@ struct RunCommand: AsyncParsableCommand {
         let inbox = try Inbox(root: directory.url, name: name)
         var sharing = socket.sharing(in: directory.url)
         sharing.retention = settings.value.retention
-        sharing.consumerName = "agent-\(name)"
+        sharing.mergePositionName = "agent-\(name)"
         let sync = try await SharedStoreSync.start(stack: stack, configuration: sharing)
         let merges = sync.observeRemoteMerges { event in
             logger.debug("merged", metadata: ["token": "\(event.token)", "peer": "\(event.processID)", "latency-ms": "\(Int(event.latency * 1000))"])

@@ -71,7 +71,8 @@ struct StatusCommand: AsyncParsableCommand {
             uuid: coordinator.storeIdentifier, headToken: head, objects: counts, hub: hub,
             cursors: cursors.map {
                 StatusReport.Cursor(
-                    consumer: $0.consumer, token: $0.token, lastSeen: ISO8601DateFormatter().string(from: $0.lastSeen),
+                    consumer: $0.consumer, kind: $0.isDurable ? "consumer" : "process", token: $0.token,
+                    lastSeen: ISO8601DateFormatter().string(from: $0.lastSeen),
                     ageSeconds: max(0, now.timeIntervalSince($0.lastSeen)))
             },
             history: StatusReport.History(

@@ -80,13 +80,15 @@ struct StatusReport: Encodable {
 
     struct Cursor: Encodable {
         var consumer: String
+        /// `consumer` (durable) or `process` (a sharing process's merge position).
+        var kind: String
         var token: Int64
         /// ISO 8601.
         var lastSeen: String
         var ageSeconds: Double
 
         enum CodingKeys: String, CodingKey {
-            case consumer, token
+            case consumer, kind, token
             case lastSeen = "last_seen"
             case ageSeconds = "age_seconds"
         }
@@ -149,7 +151,7 @@ struct StatusReport: Encodable {
             lines.append("hub        \(hub.socket): not reachable (processes poll the ledger)")
         }
         for cursor in cursors {
-            lines.append("cursor     \(cursor.consumer) at \(cursor.token) (seen \(Int(cursor.ageSeconds)) s ago)")
+            lines.append("cursor     \(cursor.consumer) (\(cursor.kind)) at \(cursor.token) (seen \(Int(cursor.ageSeconds)) s ago)")
         }
         return lines
     }

@@ -5,11 +5,22 @@ import Logging
 import ServiceLifecycle
 import SharedStoreIPC
 
-/// `sync-agent watch`: keeps a main context live and prints every transaction merged into it.
+/// `sync-agent watch`: keeps a main context live and prints every transaction merged into it; with
+/// `--consumer NAME`, prints every transaction after NAME's recorded position, as a durable
+/// consumer that moves its position only after each line is written.
 struct WatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
-        abstract: "Print each transaction of other processes as it is merged into a live main context.")
+        abstract: "Print each transaction of other processes as it is merged into a live main context.",
+        discussion: """
+            With --consumer NAME it is a durable consumer: it resumes after NAME's recorded position \
+            (transactions committed while it was not running included), and moves that position only \
+            after the lines of the transactions before it were written to standard output. So a line \
+            is never missed; after a crash (or SIGKILL) the last lines may be printed again, with the \
+            same tokens. History purged before NAME read it prints a "history_expired": true line \
+            (with "after" and "purged_through") and continues from the ledger's head. NAME's position \
+            stays in the store until `sync-agent consumers --remove NAME`.
+            """)
 
     @OptionGroup var directory: DirectoryOptions
     @OptionGroup var socket: SocketOptions
@@ -17,36 +28,110 @@ struct WatchCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "One JSON object per line: token, author, pid, instance, inserted, updated, deleted, latency_ms, history_expired.")
     var json = false
 
+    @Option(name: .long, help: "Print as the durable consumer NAME: resume after its position, and move it after each line is written.")
+    var consumer: String?
+
+    @Option(
+        name: .long, help: "Where a consumer without a recorded position starts: head (what is committed from now on) or oldest (all history the ledger holds)."
+    )
+    var from: StartingPointOption = .head
+
+    enum StartingPointOption: String, ExpressibleByArgument, CaseIterable {
+        case head, oldest
+    }
+
+    func validate() throws {
+        if consumer == nil && from != .head { throw ValidationError("--from applies to --consumer only") }
+    }
+
     func run() async throws {
         bootstrapLogging(level: .warning)
-        let stack = try openExistingStack(directory)
-        let configuration = socket.sharing(in: directory.url)
-        let sync = try await SharedStoreSync.start(stack: stack, configuration: configuration)
+        // Everything inside the service group, whose signal handlers are in place from the start:
+        // a SIGTERM at any point stops it cleanly.
+        try await AgentService.run(logger: Logger(label: "ambar.agent.watch")) {
+            let stack = try openExistingStack(directory)
+            var configuration = socket.sharing(in: directory.url)
+            if consumer != nil { configuration.readsChangedRowsAhead = false }  // its main context shows nothing
+            let sync = try await SharedStoreSync.start(stack: stack, configuration: configuration)
+            do {
+                if let consumer {
+                    try await print(try makeConsumer(consumer, sync: sync), asJSON: json)
+                } else {
+                    await printMerges(sync)
+                }
+            } catch {
+                await sync.stop()
+                throw error
+            }
+            await sync.stop()
+        }
+    }
+
+    /// Prints each merge into the main context until graceful shutdown.
+    private func printMerges(_ sync: SharedStoreSync) async {
         let asJSON = json
         let observation = sync.observeRemoteMerges { event in
-            let uris = { (ids: Set<ManagedObjectID>) in ids.map(\.uriString).sorted() }
             if asJSON {
                 JSONLine.print([
                     "token": event.token, "author": event.author ?? NSNull(), "pid": Int(event.processID),
                     "instance": event.instanceID == 0 ? NSNull() : InstanceID.text(event.instanceID),
-                    "inserted": uris(event.inserted), "updated": uris(event.updated), "deleted": uris(event.deleted),
-                    "latency_ms": event.latency * 1000, "history_expired": event.historyExpired,
+                    "inserted": TransactionLine.uris(event.inserted), "updated": TransactionLine.uris(event.updated),
+                    "deleted": TransactionLine.uris(event.deleted), "latency_ms": event.latency * 1000, "history_expired": event.historyExpired,
                 ])
             } else {
                 let line =
                     event.historyExpired
                     ? "history expired: refreshed every object (now at token \(event.token))"
-                    : "token \(event.token)  pid \(event.processID)  \(event.author ?? "-")  +\(event.inserted.count) ~\(event.updated.count) -\(event.deleted.count)  \(String(format: "%.2f", event.latency * 1000)) ms  \(uris(event.inserted + event.updated + event.deleted).prefix(5).joined(separator: " "))"
+                    : TransactionLine.text(
+                        token: event.token, processID: event.processID, author: event.author, inserted: event.inserted, updated: event.updated,
+                        deleted: event.deleted, latency: event.latency)
                 FileHandle.standardOutput.write(Data((line + "\n").utf8))
             }
         }
-        // Until SIGTERM or SIGINT (Ctrl-C), through swift-service-lifecycle.
-        try await AgentService.run(logger: Logger(label: "ambar.agent.watch")) {
-            try? await gracefulShutdown()
-            observation.cancel()
-            await sync.stop()
+        try? await gracefulShutdown()
+        observation.cancel()
+    }
+
+    /// The durable consumer NAME, reading batches of up to 100 transactions.
+    private func makeConsumer(_ name: String, sync: SharedStoreSync) throws -> ChangeConsumer {
+        var options = ChangeConsumer.Options()
+        options.maximumBatchSize = 100
+        options.startingPoint = from == .oldest ? .oldestRetained : .head
+        return try ChangeConsumer(name: name, sharing: sync, options: options)
+    }
+
+    /// Prints the consumer's events until graceful shutdown.
+    private func print(_ consumer: ChangeConsumer, asJSON: Bool) async throws {
+        let name = consumer.name
+        try await withGracefulShutdownHandler {
+            for try await event in consumer.events() {
+                switch event {
+                case .transactions(let batch):
+                    for transaction in batch.transactions {
+                        if asJSON {
+                            JSONLine.print(TransactionLine.json(transaction))
+                        } else {
+                            let line = TransactionLine.text(
+                                token: transaction.token, processID: transaction.processID, author: transaction.author,
+                                inserted: transaction.inserted, updated: transaction.updated, deleted: transaction.deleted,
+                                latency: max(0, Date().timeIntervalSince(transaction.timestamp)))
+                            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+                        }
+                    }
+                case .historyExpired(let expiry):
+                    if asJSON {
+                        JSONLine.print([
+                            "token": expiry.head, "history_expired": true, "after": expiry.position, "purged_through": expiry.purgedThrough,
+                        ])
+                    } else {
+                        let line =
+                            "history expired: the transactions after \(expiry.position) through \(expiry.purgedThrough) were purged before \(name) read them; continuing after token \(expiry.head)"
+                        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+                    }
+                }
+            }
+        } onGracefulShutdown: {
+            consumer.stop()
         }
     }
 }
-
-private func + (a: Set<ManagedObjectID>, b: Set<ManagedObjectID>) -> Set<ManagedObjectID> { a.union(b) }

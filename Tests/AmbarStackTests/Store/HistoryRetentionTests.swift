@@ -3,7 +3,8 @@ import Foundation
 import XCTest
 
 /// A retention purges the ledger by age, never past a consumer seen within its lease; removes the
-/// cursors of consumers gone longer than the lease and receipts past their own retention; and
+/// merge positions of processes gone longer than their lease and receipts past their own
+/// retention; keeps durable consumers' positions; and
 /// lets the store's size level off under steady load. Time is passed in (`now:`), not waited for.
 final class HistoryRetentionTests: StoreTestCase {
     override class var runsOnPostgreSQL: Bool { true }
@@ -35,18 +36,42 @@ final class HistoryRetentionTests: StoreTestCase {
         XCTAssertThrowsError(try coordinator.history(after: 3)) { error in
             guard case AmbarError.historyExpired(after: 3, purgedThrough: 4) = error else { return XCTFail("\(error)") }
         }
-        // Past the lease the consumer no longer counts: its cursor goes and so does the history.
+        // Past the lease the consumer no longer holds history back, and the history goes; its
+        // position stays (it is durable), so when it comes back it learns what it missed.
         let muchLater = Date().addingTimeInterval(7_200)
         let gone = try coordinator.purgeHistory(retention, now: muchLater)
-        XCTAssertEqual(gone.cursorsRemoved, 1)
+        XCTAssertEqual(gone.cursorsRemoved, 0, "a durable consumer's position is never removed by purging")
         XCTAssertEqual(gone.purgedThrough, 10)
-        XCTAssertEqual(try coordinator.historyCursors(), [])
+        XCTAssertEqual(try coordinator.historyCursors().map(\.consumer), ["viewer"])
+        XCTAssertThrowsError(try coordinator.history(after: try XCTUnwrap(try coordinator.historyCursor(consumer: "viewer")).token)) { error in
+            guard case AmbarError.historyExpired(after: 4, purgedThrough: 10) = error else { return XCTFail("\(error)") }
+        }
         let summary = try coordinator.historySummary()
         XCTAssertEqual(summary.transactions, 0)
         XCTAssertNil(summary.oldestToken)
         XCTAssertEqual(summary.headToken, 10, "tokens are never reused: the head stays")
         try save(1)
         XCTAssertEqual(try coordinator.history(after: 10).map(\.token), [11])
+    }
+
+    /// A sharing process's merge position holds history back only within its own, short lease,
+    /// and purging removes it after that: a process that died delays purging by at most its lease.
+    func testAMergePositionHoldsHistoryOnlyWithinItsLeaseAndIsRemovedAfterIt() throws {
+        try save(6)
+        let retention = HistoryRetention(history: 60, consumerLease: 86_400, processLease: 120)
+        try coordinator.setHistoryCursor(consumer: "viewer-pid-17", token: 2, lease: retention.effectiveProcessLease)
+        let cursor = try XCTUnwrap(try coordinator.historyCursor(consumer: "viewer-pid-17"))
+        XCTAssertFalse(cursor.isDurable)
+        XCTAssertEqual(cursor.lease, 120)
+        // Within its lease (a minute and a half after it was recorded) it holds history back.
+        let within = try coordinator.purgeHistory(retention, now: Date().addingTimeInterval(90))
+        XCTAssertEqual(within.purgedThrough, 2)
+        XCTAssertEqual(within.cursorsRemoved, 0)
+        // Past it (three minutes), although well within the consumer lease: removed, history purged.
+        let past = try coordinator.purgeHistory(retention, now: Date().addingTimeInterval(180))
+        XCTAssertEqual(past.cursorsRemoved, 1)
+        XCTAssertEqual(past.purgedThrough, 6)
+        XCTAssertNil(try coordinator.historyCursor(consumer: "viewer-pid-17"))
     }
 
     func testReceiptsExpireAfterTheirOwnRetention() throws {

@@ -22,6 +22,7 @@
 //         quit          -> bye
 //   ambar-test-helper diskfull <dir> tmpfs|fsize     (see DiskFull.swift)
 //   ambar-test-helper readonly <dir>                 (see DiskFull.swift)
+//   ambar-test-helper consume <shared-dir> <store> <name> <batch-size>   (see Consumer.swift)
 //   ambar-test-helper probe <socket> <store-uuid>
 //       Tries the hub handshake and prints "welcome", "refused <code>" or "unreachable <error>".
 //         quit         -> bye
@@ -385,6 +386,9 @@ do {
         try runReadOnly(directory: URL(fileURLWithPath: arguments[2]))
     case "peer" where arguments.count >= 4:
         try runPeer(directory: URL(fileURLWithPath: arguments[2]), store: arguments[3])
+    case "consume" where arguments.count >= 6:
+        try runConsumer(directory: URL(fileURLWithPath: arguments[2]), store: arguments[3], name: arguments[4], batchSize: Int(arguments[5]) ?? 1)
+        dispatchMain()
     default:
         fail("unknown command \(arguments[1])")
     }

@@ -11,8 +11,8 @@ final class LedgerFollowerTests: SharedStoreTestCase {
     private func makeFollower() throws -> (LedgerFollower, DataStack) {
         let stack = try DataStack.open(model: .model(try itemModel()), storeURL: directory.store, name: "follower")
         let follower = LedgerFollower(
-            coordinator: try stack.writerCoordinator, main: try stack.mainContext, consumerName: "follower-test",
-            removesCursorOnStop: true, heartbeat: .seconds(60), readsRowsAhead: true, events: ObserverList<RemoteMergeEvent>())
+            coordinator: try stack.writerCoordinator, main: try stack.mainContext, positionName: "follower-test",
+            lease: 240, readsRowsAhead: true, events: ObserverList<RemoteMergeEvent>())
         follower.start(at: try stack.writerCoordinator.currentHistoryToken())
         return (follower, stack)
     }

@@ -4,7 +4,8 @@ import Foundation
 import XCTest
 
 /// The process serving the hub purges the ledger on a schedule: `--history-retention` ages
-/// transactions out, `--consumer-lease` removes the cursors of consumers gone that long, and
+/// transactions out, `--consumer-lease` bounds how long a consumer gone away holds them back
+/// (sharing processes' merge positions are removed after it, durable consumers' kept), and
 /// `status --json` shows the ledger and each cursor's age.
 final class RetentionCommandTests: AgentTestCase {
     func testTheHubPurgesByAgeAndForgetsConsumersGonePastTheLease() throws {
@@ -21,15 +22,18 @@ final class RetentionCommandTests: AgentTestCase {
             XCTAssertEqual(result.status, 0, result.error)
             tokens += try XCTUnwrap(try json(result.output)["tokens"] as? [Int])
         }
-        // A consumer that records its position once and goes away.
-        try coordinator.setHistoryCursor(consumer: "gone-away", token: Int64(tokens[0]))
+        // A sharing process that recorded its merge position once and died, and a durable
+        // consumer that went away.
+        try coordinator.setHistoryCursor(consumer: "gone-away", token: Int64(tokens[0]), lease: 8)
+        try coordinator.setHistoryCursor(consumer: "durable-away", token: Int64(tokens[0]))
         let first = try status()
         let history = try XCTUnwrap(first["history"] as? [String: Any])
         XCTAssertEqual(history["head_token"] as? Int, tokens.last)
         let cursor = try XCTUnwrap((first["cursors"] as? [[String: Any]])?.first { $0["consumer"] as? String == "gone-away" })
         XCTAssertNotNil(cursor["age_seconds"] as? Double, "each cursor's age is shown")
 
-        // Past the lease the cursor goes; past the retention the transactions go.
+        // Past the lease the merge position goes; past the retention the transactions go. The
+        // durable consumer's position stays, but no longer holds the history back.
         var last: [String: Any] = [:]
         XCTAssertTrue(
             try eventually(timeout: 40) {
@@ -48,6 +52,8 @@ final class RetentionCommandTests: AgentTestCase {
         XCTAssertLessThanOrEqual(head, try XCTUnwrap(tokens.last) + 1, "at most one checkpoint marker")
         XCTAssertEqual(ledger["purged_through"] as? Int, head, "purged through the head")
         XCTAssertThrowsError(try coordinator.history(after: 0), "a consumer that far behind is told its history expired")
+        let durable = try XCTUnwrap((last["cursors"] as? [[String: Any]])?.first { $0["consumer"] as? String == "durable-away" })
+        XCTAssertEqual(durable["token"] as? Int, tokens[0], "a durable consumer's position stays for it to find out what it missed")
     }
 
     func testAConfigurationFileSetsTheRetentionAndABadOneIsRefused() throws {

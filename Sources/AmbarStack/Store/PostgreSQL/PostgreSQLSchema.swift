@@ -65,11 +65,19 @@ enum PostgreSQLSchema {
                 token bigint NOT NULL, position integer NOT NULL, entity text NOT NULL, kind integer NOT NULL,
                 attributes text, pks bytea NOT NULL, PRIMARY KEY (token, position))
             """,
-            "CREATE TABLE IF NOT EXISTS ambar_cursors (consumer text PRIMARY KEY, token bigint NOT NULL, last_seen double precision NOT NULL)",
+            "CREATE TABLE IF NOT EXISTS ambar_cursors (consumer text PRIMARY KEY, token bigint NOT NULL, last_seen double precision NOT NULL, lease double precision)",
             "CREATE TABLE IF NOT EXISTS ambar_receipts (key text PRIMARY KEY, token bigint NOT NULL, saved double precision NOT NULL)",
             "INSERT INTO ambar_metadata (key, value) VALUES ('history_purged_through', '0') ON CONFLICT DO NOTHING",
         ] {
             _ = try connection.query(statement, [])
+        }
+        // Stores made before sharing processes' merge positions had a lease gain the column; their
+        // rows keep NULL (durable consumers' positions).
+        let cursorColumns = try connection.query(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'ambar_cursors'", []
+        ).rows.compactMap { PostgreSQLValues.text($0[0]) }
+        if !cursorColumns.contains("lease") {
+            _ = try connection.query("ALTER TABLE ambar_cursors ADD COLUMN lease double precision", [])
         }
         let existingHash = try metadata(connection)["model_hash"]
         if let existingHash, existingHash != model.versionHash {

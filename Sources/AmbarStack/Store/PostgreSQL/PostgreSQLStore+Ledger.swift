@@ -138,19 +138,21 @@ extension PostgreSQLStore {
         return try result.get()
     }
 
-    func setHistoryCursor(_ consumer: String, token: Int64) throws(AmbarError) {
+    func setHistoryCursor(_ consumer: String, token: Int64, lease: TimeInterval?) throws(AmbarError) {
         _ = try read(
             "set history cursor",
             """
-            INSERT INTO ambar_cursors (consumer, token, last_seen) VALUES ($1, $2, $3)
-            ON CONFLICT (consumer) DO UPDATE SET token = excluded.token, last_seen = excluded.last_seen
-            """, [.text(consumer), .integer(token), .real(Date().timeIntervalSince1970)])
+            INSERT INTO ambar_cursors (consumer, token, last_seen, lease) VALUES ($1, $2, $3, $4::double precision)
+            ON CONFLICT (consumer) DO UPDATE SET token = excluded.token, last_seen = excluded.last_seen, lease = excluded.lease
+            """, [.text(consumer), .integer(token), .real(Date().timeIntervalSince1970), lease.map { .real($0) } ?? .null])
     }
 
     func historyCursors() throws(AmbarError) -> [HistoryCursor] {
-        try read("read history cursors", "SELECT consumer, token, last_seen FROM ambar_cursors ORDER BY consumer COLLATE \"C\"", []).compactMap { row in
+        try read("read history cursors", "SELECT consumer, token, last_seen, lease FROM ambar_cursors ORDER BY consumer COLLATE \"C\"", []).compactMap { row in
             guard let consumer = PostgreSQLValues.text(row[0]), let token = PostgreSQLValues.integer(row[1]) else { return nil }
-            return HistoryCursor(consumer: consumer, token: token, lastSeen: Date(timeIntervalSince1970: PostgreSQLValues.real(row[2]) ?? 0))
+            return HistoryCursor(
+                consumer: consumer, token: token, lastSeen: Date(timeIntervalSince1970: PostgreSQLValues.real(row[2]) ?? 0),
+                lease: PostgreSQLValues.real(row[3]))
         }
     }
 
@@ -168,10 +170,10 @@ extension PostgreSQLStore {
 
     func purgeHistory(through token: Int64, lease: TimeInterval) throws(AmbarError) -> Int64 {
         try write("purge history") { connection in
-            let liveSince = Date().timeIntervalSince1970 - lease
-            let oldestLive = try connection.query("SELECT min(token) FROM ambar_cursors WHERE last_seen >= $1", [.real(liveSince)]).rows.first.flatMap {
-                PostgreSQLValues.integer($0[0])
-            }
+            let oldestLive = try connection.query(
+                "SELECT min(token) FROM ambar_cursors WHERE last_seen >= $1 - least(coalesce(lease, $2), $2)",
+                [.real(Date().timeIntervalSince1970), .real(lease)]
+            ).rows.first.flatMap { PostgreSQLValues.integer($0[0]) }
             let limit = min(token, oldestLive ?? token)
             let purged = try Self.purgedThrough(connection)
             guard limit > purged else { return purged }
@@ -183,7 +185,11 @@ extension PostgreSQLStore {
     func purgeHistory(_ retention: HistoryRetention, now: Date) throws(AmbarError) -> HistoryPurge {
         try write("purge history") { connection in
             let time = now.timeIntervalSince1970
-            let cursorsRemoved = try connection.query("DELETE FROM ambar_cursors WHERE last_seen < $1", [.real(time - retention.consumerLease)]).affectedRows
+            // Sharing processes' merge positions go when their lease ran out; durable consumers'
+            // stay, but hold history back only within the consumer lease.
+            let cursorsRemoved = try connection.query(
+                "DELETE FROM ambar_cursors WHERE lease IS NOT NULL AND last_seen < $1 - least(lease, $2)", [.real(time), .real(retention.consumerLease)]
+            ).affectedRows
             let receiptsRemoved = try connection.query("DELETE FROM ambar_receipts WHERE saved < $1", [.real(time - retention.receipts)]).affectedRows
             let purged = try Self.purgedThrough(connection)
             let firstYoung = try connection.query(
@@ -192,7 +198,9 @@ extension PostgreSQLStore {
             ).rows.first.flatMap { PostgreSQLValues.integer($0[0]) }
             let head = try connection.query("SELECT token FROM ambar_ledger_head WHERE id = 1", []).rows.first.flatMap { PostgreSQLValues.integer($0[0]) } ?? 0
             var limit = firstYoung.map { $0 - 1 } ?? head
-            if let oldestLive = try connection.query("SELECT min(token) FROM ambar_cursors", []).rows.first.flatMap({ PostgreSQLValues.integer($0[0]) }) {
+            if let oldestLive = try connection.query(
+                "SELECT min(token) FROM ambar_cursors WHERE lease IS NOT NULL OR last_seen >= $1", [.real(time - retention.consumerLease)]
+            ).rows.first.flatMap({ PostgreSQLValues.integer($0[0]) }) {
                 limit = min(limit, oldestLive)
             }
             var removed = 0

@@ -210,4 +210,27 @@ struct PostgreSQLSaveTransaction: SaveTransaction {
             throw AmbarError.alreadySaved(idempotencyKey: key, token: try receiptToken(key) ?? 0)
         }
     }
+
+    func moveConsumer(_ move: ConsumerMove) throws {
+        let now = Date().timeIntervalSince1970
+        // Under READ COMMITTED a concurrent move of the same row waits for the first one to commit
+        // and then finds the token changed: exactly one of them moves it.
+        let written: Int
+        if let expected = move.expected {
+            written = try connection.query(
+                "UPDATE ambar_cursors SET token = $1, last_seen = $2, lease = NULL WHERE consumer = $3 AND token = $4 AND lease IS NULL",
+                [.integer(move.token), .real(now), .text(move.consumer), .integer(expected)]
+            ).affectedRows
+        } else {
+            written = try connection.query(
+                "INSERT INTO ambar_cursors (consumer, token, last_seen, lease) VALUES ($1, $2, $3, NULL) ON CONFLICT (consumer) DO NOTHING",
+                [.text(move.consumer), .integer(move.token), .real(now)]
+            ).affectedRows
+        }
+        guard written == 0 else { return }
+        let found = try connection.query("SELECT token FROM ambar_cursors WHERE consumer = $1", [.text(move.consumer)]).rows.first.flatMap {
+            PostgreSQLValues.integer($0[0])
+        }
+        throw AmbarError.consumerPositionMoved(consumer: move.consumer, expected: move.expected, found: found)
+    }
 }

@@ -25,7 +25,7 @@ enum SQLiteSchema {
                 CREATE TABLE IF NOT EXISTS ambar_changes (
                     token INTEGER NOT NULL, entity TEXT NOT NULL, kind INTEGER NOT NULL, attributes TEXT, pks BLOB NOT NULL);
                 CREATE INDEX IF NOT EXISTS ambar_changes_token ON ambar_changes (token);
-                CREATE TABLE IF NOT EXISTS ambar_cursors (consumer TEXT PRIMARY KEY NOT NULL, token INTEGER NOT NULL, last_seen REAL NOT NULL);
+                CREATE TABLE IF NOT EXISTS ambar_cursors (consumer TEXT PRIMARY KEY NOT NULL, token INTEGER NOT NULL, last_seen REAL NOT NULL, lease REAL);
                 CREATE TABLE IF NOT EXISTS ambar_receipts (key TEXT PRIMARY KEY NOT NULL, token INTEGER NOT NULL, saved REAL NOT NULL);
                 INSERT OR IGNORE INTO ambar_metadata (key, value) VALUES ('history_purged_through', '0');
                 """)
@@ -34,6 +34,11 @@ enum SQLiteSchema {
         let ledgerColumns = Set(try Row.fetchAll(db, sql: "PRAGMA table_info(ambar_transactions)").map { $0["name"] as String })
         if !ledgerColumns.contains("instance") {
             try db.execute(sql: "ALTER TABLE ambar_transactions ADD COLUMN instance INTEGER")
+        }
+        // Stores made before sharing processes' merge positions had a lease gain the column; their
+        // rows keep NULL (durable consumers' positions).
+        if !(try cursorColumns(db)).contains("lease") {
+            try db.execute(sql: "ALTER TABLE ambar_cursors ADD COLUMN lease REAL")
         }
         let existingHash = try String.fetchOne(db, sql: "SELECT value FROM ambar_metadata WHERE key = 'model_hash'")
         if let existingHash, existingHash != model.versionHash {
@@ -122,12 +127,17 @@ enum SQLiteSchema {
             uniquingKeysWith: { a, _ in a })
         guard metadata["model_hash"] == model.versionHash, metadata["history_purged_through"] != nil, let uuid = metadata["store_uuid"] else { return nil }
         let ledgerColumns = Set(try Row.fetchAll(db, sql: "PRAGMA table_info(ambar_transactions)").map { $0["name"] as String })
-        guard ledgerColumns.contains("instance") else { return nil }
+        guard ledgerColumns.contains("instance"), try cursorColumns(db).contains("lease") else { return nil }
         var ids: [String: Int64] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT name, id FROM ambar_entities") { ids[row[0]] = row[1] }
         guard model.entities.allSatisfy({ ids[$0.name] != nil }) else { return nil }
         for root in model.resolved.roots { guard try db.tableExists(root) else { return nil } }
         return (uuid, ids)
+    }
+
+    /// The columns of the positions' table.
+    private static func cursorColumns(_ db: Database) throws -> Set<String> {
+        Set(try Row.fetchAll(db, sql: "PRAGMA table_info(ambar_cursors)").map { $0["name"] as String })
     }
 
     /// Throws ``AmbarError/storeMigrated(storeHash:modelHash:)`` when another process migrated the

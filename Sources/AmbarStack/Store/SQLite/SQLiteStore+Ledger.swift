@@ -3,7 +3,7 @@ import GRDB
 
 /// The change ledger in SQLite: `ambar_transactions` (one row per committed save), `ambar_changes`
 /// (per transaction, one row per entity, kind and set of changed properties, with the primary
-/// keys packed as little-endian 64-bit integers) and `ambar_cursors` (per-consumer positions).
+/// keys packed as little-endian 64-bit integers) and `ambar_cursors` (durable consumers' and sharing processes' positions).
 extension SQLiteStore {
     /// Writes `entry` inside the current transaction and returns its token.
     func writeLedger(_ db: Database, _ entry: LedgerEntry) throws -> Int64? {
@@ -99,20 +99,20 @@ extension SQLiteStore {
         return try result.get()
     }
 
-    func setHistoryCursor(_ consumer: String, token: Int64) throws(AmbarError) {
+    func setHistoryCursor(_ consumer: String, token: Int64, lease: TimeInterval?) throws(AmbarError) {
         try write("set history cursor") { db in
             try db.execute(
                 sql: """
-                    INSERT INTO ambar_cursors (consumer, token, last_seen) VALUES (?, ?, ?)
-                    ON CONFLICT(consumer) DO UPDATE SET token = excluded.token, last_seen = excluded.last_seen
-                    """, arguments: [consumer, token, Date().timeIntervalSince1970])
+                    INSERT INTO ambar_cursors (consumer, token, last_seen, lease) VALUES (?, ?, ?, ?)
+                    ON CONFLICT(consumer) DO UPDATE SET token = excluded.token, last_seen = excluded.last_seen, lease = excluded.lease
+                    """, arguments: [consumer, token, Date().timeIntervalSince1970, lease])
         }
     }
 
     func historyCursors() throws(AmbarError) -> [HistoryCursor] {
         try readOneStatement("read history cursors") { db in
-            try Row.fetchAll(db, sql: "SELECT consumer, token, last_seen FROM ambar_cursors ORDER BY consumer").map {
-                HistoryCursor(consumer: $0["consumer"], token: $0["token"], lastSeen: Date(timeIntervalSince1970: $0["last_seen"]))
+            try Row.fetchAll(db, sql: "SELECT consumer, token, last_seen, lease FROM ambar_cursors ORDER BY consumer").map {
+                HistoryCursor(consumer: $0["consumer"], token: $0["token"], lastSeen: Date(timeIntervalSince1970: $0["last_seen"]), lease: $0["lease"])
             }
         }
     }
@@ -125,8 +125,9 @@ extension SQLiteStore {
 
     func purgeHistory(through token: Int64, lease: TimeInterval) throws(AmbarError) -> Int64 {
         try write("purge history") { db in
-            let liveSince = Date().timeIntervalSince1970 - lease
-            let oldestLive = try Int64.fetchOne(db, sql: "SELECT min(token) FROM ambar_cursors WHERE last_seen >= ?", arguments: [liveSince])
+            let oldestLive = try Int64.fetchOne(
+                db, sql: "SELECT min(token) FROM ambar_cursors WHERE last_seen >= ? - min(coalesce(lease, ?), ?)",
+                arguments: [Date().timeIntervalSince1970, lease, lease])
             let limit = min(token, oldestLive ?? token)
             let purged = try purgedThrough(db)
             guard limit > purged else { return purged }
@@ -140,7 +141,10 @@ extension SQLiteStore {
     func purgeHistory(_ retention: HistoryRetention, now: Date) throws(AmbarError) -> HistoryPurge {
         try write("purge history") { db in
             let time = now.timeIntervalSince1970
-            try db.execute(sql: "DELETE FROM ambar_cursors WHERE last_seen < ?", arguments: [time - retention.consumerLease])
+            // Sharing processes' merge positions go when their lease ran out; durable consumers'
+            // stay, but hold history back only within the consumer lease.
+            try db.execute(
+                sql: "DELETE FROM ambar_cursors WHERE lease IS NOT NULL AND last_seen < ? - min(lease, ?)", arguments: [time, retention.consumerLease])
             let cursorsRemoved = db.changesCount
             try db.execute(sql: "DELETE FROM ambar_receipts WHERE saved < ?", arguments: [time - retention.receipts])
             let receiptsRemoved = db.changesCount
@@ -152,7 +156,11 @@ extension SQLiteStore {
                 arguments: [time - retention.history])
             let head = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'ambar_transactions'") ?? 0
             var limit = firstYoung.map { $0 - 1 } ?? head
-            if let oldestLive = try Int64.fetchOne(db, sql: "SELECT min(token) FROM ambar_cursors") { limit = min(limit, oldestLive) }
+            if let oldestLive = try Int64.fetchOne(
+                db, sql: "SELECT min(token) FROM ambar_cursors WHERE lease IS NOT NULL OR last_seen >= ?", arguments: [time - retention.consumerLease])
+            {
+                limit = min(limit, oldestLive)
+            }
             var removed = 0
             if limit > purged {
                 try db.execute(sql: "DELETE FROM ambar_changes WHERE token <= ?", arguments: [limit])

@@ -177,4 +177,18 @@ struct SQLiteSaveTransaction: SaveTransaction {
         try db.cachedStatement(sql: "INSERT INTO ambar_receipts (key, token, saved) VALUES (?, ?, ?)").execute(
             arguments: [key, token, Date().timeIntervalSince1970])
     }
+
+    func moveConsumer(_ move: ConsumerMove) throws {
+        let now = Date().timeIntervalSince1970
+        if let expected = move.expected {
+            try db.cachedStatement(sql: "UPDATE ambar_cursors SET token = ?, last_seen = ?, lease = NULL WHERE consumer = ? AND token = ? AND lease IS NULL")
+                .execute(arguments: [move.token, now, move.consumer, expected])
+        } else {
+            try db.cachedStatement(sql: "INSERT INTO ambar_cursors (consumer, token, last_seen, lease) VALUES (?, ?, ?, NULL) ON CONFLICT(consumer) DO NOTHING")
+                .execute(arguments: [move.consumer, move.token, now])
+        }
+        guard db.changesCount == 0 else { return }
+        let found = try Int64.fetchOne(db.cachedStatement(sql: "SELECT token FROM ambar_cursors WHERE consumer = ?"), arguments: [move.consumer])
+        throw AmbarError.consumerPositionMoved(consumer: move.consumer, expected: move.expected, found: found)
+    }
 }

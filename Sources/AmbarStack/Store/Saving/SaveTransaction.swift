@@ -41,6 +41,9 @@ protocol SaveTransaction {
     func writeLedger(_ entry: LedgerEntry) throws -> Int64?
     /// Records that the save with idempotency key `key` committed as `token`.
     func writeReceipt(_ key: String, token: Int64) throws
+    /// Moves a durable consumer's position, only from where `move` expects it; otherwise throws
+    /// ``AmbarError/consumerPositionMoved(consumer:expected:found:)`` (the save rolls back).
+    func moveConsumer(_ move: ConsumerMove) throws
 
     /// From how many inserts into tables with uniqueness constraints on it pays to insert first
     /// and look for the holders of taken values only when the store refuses a row (see

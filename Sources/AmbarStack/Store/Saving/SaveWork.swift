@@ -99,6 +99,9 @@ struct SaveWork<Transaction: SaveTransaction> {
         if let key = changes.idempotencyKey {
             try db.writeReceipt(key, token: outcome.token ?? 0)
         }
+        if let move = changes.consumerMove {
+            try db.moveConsumer(move)
+        }
     }
 
     // MARK: Keys and constraints

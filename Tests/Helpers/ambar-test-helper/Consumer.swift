@@ -1,0 +1,40 @@
+// `ambar-test-helper consume <shared-dir> <store> <name> <batch-size>`: a durable consumer that
+// makes one `Alert` per `Item` inserted by other processes whose value is a multiple of 3 (the
+// entities of `alertModel()`), exactly once. Prints "ready <pid>" once it runs, then runs until
+// killed; an error ends it with status 1.
+import AmbarStack
+import Foundation
+import SharedStoreIPC
+
+func runConsumer(directory: URL, store argument: String, name: String, batchSize: Int) throws {
+    let store = storeDescription(argument)
+    let model = try PersistentStoreCoordinator.storedModel(in: store)
+    let stack: DataStack
+    if case .sqlite(let url) = store {
+        stack = try DataStack.open(model: .model(model), storeURL: url, name: "consumer")
+    } else {
+        stack = try DataStack.open(storeType: .postgres(URL(string: argument)!), model: .model(model), name: "consumer")
+    }
+    Task {
+        do {
+            let sync = try await SharedStoreSync.start(stack: stack, configuration: .sharedDirectory(directory))
+            var options = ChangeConsumer.Options()
+            options.maximumBatchSize = batchSize
+            options.startingPoint = .oldestRetained
+            let consumer = try ChangeConsumer(name: name, sharing: sync, options: options)
+            reply("ready \(getpid())")
+            try await consumer.process { transaction, context in
+                for id in transaction.inserted where id.entityName == "Item" {
+                    let item = try context.existingObject(with: id)
+                    guard case .integer(let value) = try item.value(forKey: "value"), value % 3 == 0 else { continue }
+                    let alert = try context.insertObject(entityName: "Alert")
+                    try alert.setValue(try item.value(forKey: "uid"), forKey: "item")
+                    try alert.setValue(.integer(transaction.token), forKey: "token")
+                }
+            }
+            fail("the consumer ended")
+        } catch {
+            fail("the consumer failed: \(error)")
+        }
+    }
+}
