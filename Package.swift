@@ -11,6 +11,9 @@ let package = Package(
         .library(name: "AmbarModels", targets: ["AmbarModels"]),
         .library(name: "SharedStoreIPC", targets: ["SharedStoreIPC"]),
         .library(name: "AmbarPostgres", targets: ["AmbarPostgres"]),
+        // systemd for your own daemons: Type=notify (READY, STATUS, WATCHDOG, STOPPING) as a
+        // service-lifecycle Service, journald logging, socket activation. Needs libsystemd-dev.
+        .library(name: "AmbarSystemd", targets: ["AmbarSystemd"]),
         .executable(name: "sync-agent", targets: ["SyncAgent"]),
     ],
     dependencies: [
@@ -83,11 +86,13 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"]), .yum(["systemd-devel"])]
         ),
-        // The agent's side of systemd: notifications, watchdog, socket activation, journald logging.
+        // systemd's side of a daemon (the agent's, or yours): notifications, watchdog, socket activation,
+        // journald logging.
         .target(
-            name: "SystemdIntegration",
+            name: "AmbarSystemd",
             dependencies: [
                 "CSystemd",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -98,7 +103,7 @@ let package = Package(
                 "AmbarPostgres",
                 "SharedStoreIPC",
                 "RecordImport",
-                "SystemdIntegration",
+                "AmbarSystemd",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -174,7 +179,7 @@ let package = Package(
         .testTarget(
             name: "SyncAgentTests",
             dependencies: [
-                "AmbarStack", "SharedStoreIPC", "AmbarTestSupport", "SystemdIntegration",
+                "AmbarStack", "SharedStoreIPC", "AmbarTestSupport", "AmbarSystemd",
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),  // a second, plain SQLite client
             ]
         ),

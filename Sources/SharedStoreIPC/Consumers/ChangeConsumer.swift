@@ -106,6 +106,8 @@ public final class ChangeConsumer: Sendable {
         /// Transactions read after `position` and not delivered yet (at most one page).
         var buffer: [HistoryTransaction] = []
         var lastRecordedAt: ContinuousClock.Instant?
+        /// When the loop last went round (read the ledger, delivered, or woke from a wait).
+        var lastProgress: ContinuousClock.Instant?
         var running = false
         var stopped = false
     }
@@ -141,6 +143,15 @@ public final class ChangeConsumer: Sendable {
     /// The position recorded in the store as this process last read or wrote it (`nil` before
     /// the consumer first ran): transactions through it are done.
     public var position: Int64? { state.withLock { $0.recorded } }
+
+    /// Whether the consumer's loop runs and went round within `interval`: it reads the ledger
+    /// at least every ``Options/checkInterval`` while idle, and after each batch. A loop stuck in
+    /// a handler (or not running) answers `false`: feed a watchdog with it
+    /// (`SystemdNotifyService(isAlive:)` in AmbarSystemd).
+    public func isProgressing(within interval: Duration) -> Bool {
+        let now = clock.now
+        return state.withLock { s in s.running && s.lastProgress.map { now - $0 <= interval } == true }
+    }
 
     /// Ends ``process(reconcile:_:)`` and ``events()`` after the batch in hand (its save, if any,
     /// completes). The position is recorded first.
@@ -260,6 +271,8 @@ public final class ChangeConsumer: Sendable {
     func nextDelivery() async throws(AmbarError) -> ConsumerEvent? {
         try await loadPosition()
         while true {
+            let now = clock.now
+            state.withLock { $0.lastProgress = now }
             if Task.isCancelled || state.withLock({ $0.stopped }) {
                 try await recordSkipped()
                 return nil
@@ -398,6 +411,7 @@ public final class ChangeConsumer: Sendable {
                 throw .invalidArgument("consumer '\(name)' is already running in this process; run one loop per consumer")
             }
             s.running = true
+            s.lastProgress = clock.now
             s.stopped = false
             s.recorded = nil
             s.position = 0

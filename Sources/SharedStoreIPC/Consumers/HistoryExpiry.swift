@@ -14,7 +14,7 @@ import AmbarStack
 /// delivered afterwards): for example "one `Notice` for every finished task that has none".
 /// The consumer then continues after ``head``.
 public struct HistoryExpiry: Sendable, Hashable {
-    /// The consumer.
+    /// The consumer, or the empty string for a ``ChangeFeed``.
     public let consumer: String
     /// Where the consumer's position was.
     public let position: Int64

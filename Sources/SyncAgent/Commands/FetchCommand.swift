@@ -12,8 +12,10 @@ struct FetchCommand: ParsableCommand {
             The predicate is an NSPredicate format string without arguments, e.g. \
             "name BEGINSWITH[c] 'a' AND salary > 50000" or "ANY employees.age < 30". Objects of \
             sub-entities are included. With --json each object is one JSON line holding "id" (its \
-            URI) and every stored attribute by name: binary and transformable values as base64, \
-            dates as ISO 8601, UUIDs, URIs and decimals as strings, nil as null. A bad format string \
+            URI), every stored attribute by name (binary and transformable values as base64, \
+            dates as ISO 8601, UUIDs, URIs and decimals as strings, nil as null) and every stored \
+            relationship by name: a to-one as the related object's URI or null, a to-many as an \
+            array of URIs (in order for an ordered relationship, sorted otherwise). A bad format string \
             exits with status 65 and says where it stops making sense; an unknown entity exits with 64.
             """)
 
@@ -69,7 +71,7 @@ struct FetchCommand: ParsableCommand {
         let outcome: Result<[String], AmbarError> = context.performAndWait {
             do throws(AmbarError) {
                 let objects = try context.fetch(request)
-                return .success(objects.map { asJSON ? Self.jsonLine($0) : Self.textLine($0) })
+                return .success(objects.map { asJSON ? ObjectJSON.line($0) : Self.textLine($0) })
             } catch {
                 return .failure(error)
             }
@@ -92,55 +94,11 @@ struct FetchCommand: ParsableCommand {
         }
     }
 
-    /// The stored attributes of `object` (inherited ones first), by name.
-    private static func attributes(_ object: ManagedObject) -> [(String, AttributeValue)] {
-        var names: [String] = []
-        var entity: EntityDescription? = object.entity
-        var chain: [EntityDescription] = []
-        while let current = entity {
-            chain.insert(current, at: 0)
-            entity = current.parent.flatMap { object.managedObjectContext?.persistentStoreCoordinator.model.entity(named: $0) }
-        }
-        for e in chain { names += e.attributes.filter { !$0.isTransient }.map(\.name) }
-        return names.map { ($0, (try? object.value(forKey: $0)) ?? .null) }
-    }
-
-    static func jsonLine(_ object: ManagedObject) -> String {
-        var fields: [String: Any] = ["id": object.objectID.uriString]
-        for (name, value) in attributes(object) { fields[name] = jsonValue(value) }
-        guard let data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes]) else {
-            return #"{"id":"\#(object.objectID.uriString)"}"#
-        }
-        return String(decoding: data, as: UTF8.self)
-    }
-
-    static func jsonValue(_ value: AttributeValue) -> Any {
-        switch value {
-        case .null: return NSNull()
-        case .string(let s): return s
-        case .integer(let v): return v
-        case .double(let d): return d.isFinite ? d : String(d) as Any
-        case .bool(let b): return b
-        case .date(let d): return isoDate(d)
-        case .data(let d): return d.base64EncodedString()
-        case .uuid(let u): return u.uuidString
-        case .url(let u): return u.absoluteString
-        case .decimal(let d): return d.description
-        }
-    }
-
-    static func isoDate(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        let seconds = date.timeIntervalSince1970
-        if seconds.rounded() != seconds { formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds] }
-        return formatter.string(from: date)
-    }
-
     static func textLine(_ object: ManagedObject) -> String {
-        let fields = attributes(object).map { name, value -> String in
+        let fields = ObjectJSON.attributes(object).map { name, value -> String in
             switch value {
             case .string(let s): return "\(name)=\(s.debugDescription)"
-            default: return "\(name)=\(jsonValue(value) is NSNull ? "nil" : "\(jsonValue(value))")"
+            default: return "\(name)=\(ObjectJSON.jsonValue(value) is NSNull ? "nil" : "\(ObjectJSON.jsonValue(value))")"
             }
         }
         return ([object.objectID.uriString] + fields).joined(separator: "  ")

@@ -1,9 +1,9 @@
 import AmbarStack
+import AmbarSystemd
 import ArgumentParser
 import Foundation
 import Logging
 import SharedStoreIPC
-import SystemdIntegration
 
 /// `sync-agent hub`: the dedicated hub daemon (the same hub code processes embed).
 ///

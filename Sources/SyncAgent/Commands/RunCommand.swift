@@ -1,10 +1,10 @@
 import AmbarStack
+import AmbarSystemd
 import ArgumentParser
 import Foundation
 import Logging
 import RecordImport
 import SharedStoreIPC
-import SystemdIntegration
 
 /// `sync-agent run --name NAME`: the long-running agent (`sync-agent@NAME.service`).
 struct RunCommand: AsyncParsableCommand {

@@ -1,8 +1,8 @@
 import AmbarStack
+import AmbarSystemd
 import Foundation
 import Logging
 import RecordImport
-import SystemdIntegration
 
 /// Imports the files dropped into an agent's inbox, one transaction per file, exactly once.
 ///

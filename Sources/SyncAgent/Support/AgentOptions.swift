@@ -1,10 +1,10 @@
 import AmbarPostgres
 import AmbarStack
+import AmbarSystemd
 import ArgumentParser
 import Foundation
 import Logging
 import SharedStoreIPC
-import SystemdIntegration
 
 /// Options every command shares: where the shared directory and the store are.
 struct DirectoryOptions: ParsableArguments {

@@ -1,5 +1,5 @@
 import AmbarStack
-import SystemdIntegration
+import AmbarSystemd
 
 /// The settings of a running command: the command line's, overlaid by the configuration file,
 /// which is read again on each reload. A setting removed from the file falls back to the command

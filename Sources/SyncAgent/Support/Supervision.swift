@@ -1,7 +1,7 @@
+import AmbarSystemd
 import Foundation
 import Logging
 import ServiceLifecycle
-import SystemdIntegration
 import UnixSignals
 
 /// A long-running command as one swift-service-lifecycle service: SIGTERM and SIGINT shut it down

@@ -1,6 +1,6 @@
+import AmbarSystemd
 import AmbarTestSupport
 import Foundation
-import SystemdIntegration
 import XCTest
 
 /// The agent under a (test-owned) service manager: notifications on `$NOTIFY_SOCKET`, socket

@@ -20,6 +20,7 @@ enum Tracker {
         var priority: Int = 0
         var due: Date?
         var project: Project?
+        @Relationship(deleteRule: .cascade, inverse: \Tracker.Notice.task) var notices: Set<Notice>
 
         init(title: String, priority: Int, project: Project) {
             super.init()
@@ -29,8 +30,23 @@ enum Tracker {
         }
     }
 
+    /// What the notifier makes, exactly once, for each task marked done: the task's title, the
+    /// ledger transaction that marked it, and the task itself (its notices go when it goes).
+    @Model final class Notice: ManagedObject {
+        var taskTitle: String
+        var token: Int = 0
+        var task: Task?
+
+        init(for task: Task, token: Int64) {
+            super.init()
+            self.taskTitle = task.title
+            self.token = Int(token)
+            self.task = task
+        }
+    }
+
     static func model() throws -> ManagedObjectModel {
-        try ManagedObjectModel(declaring: [Project.self, Task.self])
+        try ManagedObjectModel(declaring: [Project.self, Task.self, Notice.self])
     }
 
     /// The store in `directory`, where `sync-agent --directory DIR` finds it.

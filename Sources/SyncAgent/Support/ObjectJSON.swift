@@ -1,0 +1,78 @@
+import AmbarStack
+import Foundation
+
+/// How `fetch --json` and the HTTP API print an object: `id` (its URI), every stored attribute
+/// (inherited ones included) by name, and every stored relationship by name — a to-one as the
+/// related object's URI or `null`, a to-many as an array of URIs (in order for an ordered one,
+/// sorted otherwise). Call it on the object's context queue.
+enum ObjectJSON {
+    static func fields(_ object: ManagedObject) -> [String: Any] {
+        var fields: [String: Any] = ["id": object.objectID.uriString]
+        for (name, value) in attributes(object) { fields[name] = jsonValue(value) }
+        for relationship in relationships(object) {
+            if relationship.isToMany {
+                let ids: [String]
+                if relationship.isOrdered {
+                    ids = ((try? object.orderedObjects(forKey: relationship.name)) ?? []).map(\.objectID.uriString)
+                } else {
+                    ids = ((try? object.objects(forKey: relationship.name)) ?? []).map(\.objectID.uriString).sorted()
+                }
+                fields[relationship.name] = ids
+            } else {
+                fields[relationship.name] = ((try? object.object(forKey: relationship.name)) ?? nil)?.objectID.uriString ?? NSNull()
+            }
+        }
+        return fields
+    }
+
+    /// One JSON line of ``fields(_:)``, keys sorted.
+    static func line(_ object: ManagedObject) -> String {
+        guard let data = try? JSONSerialization.data(withJSONObject: fields(object), options: [.sortedKeys, .withoutEscapingSlashes]) else {
+            return #"{"id":"\#(object.objectID.uriString)"}"#
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The entity and its ancestors, root first.
+    private static func chain(_ object: ManagedObject) -> [EntityDescription] {
+        var chain: [EntityDescription] = []
+        var entity: EntityDescription? = object.entity
+        while let current = entity {
+            chain.insert(current, at: 0)
+            entity = current.parent.flatMap { object.managedObjectContext?.persistentStoreCoordinator.model.entity(named: $0) }
+        }
+        return chain
+    }
+
+    /// The stored attributes of `object` (inherited ones first), by name.
+    static func attributes(_ object: ManagedObject) -> [(String, AttributeValue)] {
+        chain(object).flatMap { $0.attributes.filter { !$0.isTransient }.map(\.name) }.map { ($0, (try? object.value(forKey: $0)) ?? .null) }
+    }
+
+    /// The stored relationships of `object` (inherited ones first).
+    static func relationships(_ object: ManagedObject) -> [RelationshipDescription] {
+        chain(object).flatMap { $0.relationships.filter { !$0.isTransient } }
+    }
+
+    static func jsonValue(_ value: AttributeValue) -> Any {
+        switch value {
+        case .null: return NSNull()
+        case .string(let s): return s
+        case .integer(let v): return v
+        case .double(let d): return d.isFinite ? d : String(d) as Any
+        case .bool(let b): return b
+        case .date(let d): return isoDate(d)
+        case .data(let d): return d.base64EncodedString()
+        case .uuid(let u): return u.uuidString
+        case .url(let u): return u.absoluteString
+        case .decimal(let d): return d.description
+        }
+    }
+
+    static func isoDate(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        let seconds = date.timeIntervalSince1970
+        if seconds.rounded() != seconds { formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds] }
+        return formatter.string(from: date)
+    }
+}
