@@ -27,16 +27,19 @@ import ServiceLifecycle
 /// the service (`WatchdogSec=`, `Restart=on-failure`). Without `$NOTIFY_SOCKET` (run from a
 /// terminal) nothing is sent and the service only waits for shutdown.
 public struct SystemdNotifyService: Service {
+    private let readiness: @Sendable () async -> Void
     private let status: @Sendable () async -> String
     private let isAlive: @Sendable () async -> Bool
     private let statusInterval: Duration
 
-    /// A notifier that reports `status` (checked every `statusInterval`, sent when it changed)
-    /// and feeds the watchdog while `isAlive` returns `true`.
+    /// A notifier that sends READY once `readiness` returned (at once by default), reports
+    /// `status` (checked every `statusInterval`, sent when it changed) and feeds the watchdog
+    /// while `isAlive` returns `true`.
     public init(
-        status: @escaping @Sendable () async -> String, isAlive: @escaping @Sendable () async -> Bool = { true },
-        statusInterval: Duration = .seconds(5)
+        readiness: @escaping @Sendable () async -> Void = {}, status: @escaping @Sendable () async -> String,
+        isAlive: @escaping @Sendable () async -> Bool = { true }, statusInterval: Duration = .seconds(5)
     ) {
+        self.readiness = readiness
         self.status = status
         self.isAlive = isAlive
         self.statusInterval = statusInterval
@@ -45,6 +48,11 @@ public struct SystemdNotifyService: Service {
     /// Sends READY=1, then keeps STATUS= and the watchdog current until graceful shutdown, when it
     /// sends STOPPING=1 and returns.
     public func run() async throws {
+        await cancelWhenGracefulShutdown { await readiness() }
+        guard !Task.isShuttingDownGracefully, !Task.isCancelled else {
+            ServiceNotifier.notify(.stopping)
+            return
+        }
         var last = await status()
         ServiceNotifier.notify(.ready, .status(last))
         let keepAlive = Watchdog.keepAliveInterval

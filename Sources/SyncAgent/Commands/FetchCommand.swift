@@ -56,15 +56,7 @@ struct FetchCommand: ParsableCommand {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             throw ExitCode(65)
         }
-        request.sortDescriptors = sort.map { term in
-            for suffix in [":desc", ":descending"] where term.lowercased().hasSuffix(suffix) {
-                return ObjectSortDescriptor(key: String(term.dropLast(suffix.count)), ascending: false)
-            }
-            for suffix in [":asc", ":ascending"] where term.lowercased().hasSuffix(suffix) {
-                return ObjectSortDescriptor(key: String(term.dropLast(suffix.count)), ascending: true)
-            }
-            return ObjectSortDescriptor(key: term, ascending: true)
-        }
+        request.sortDescriptors = Self.sortDescriptors(sort)
         request.fetchLimit = limit ?? 0
         let context = try stack.temporaryContext()
         let asJSON = json
@@ -82,6 +74,19 @@ struct FetchCommand: ParsableCommand {
         case .failure(let error):
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             throw ExitCode(Self.isAboutTheRequest(error) ? 65 : 1)
+        }
+    }
+
+    /// `KEY`, `KEY:asc` or `KEY:desc` (also `:ascending`, `:descending`) terms as sort descriptors.
+    static func sortDescriptors(_ terms: [String]) -> [ObjectSortDescriptor] {
+        terms.map { term in
+            for suffix in [":desc", ":descending"] where term.lowercased().hasSuffix(suffix) {
+                return ObjectSortDescriptor(key: String(term.dropLast(suffix.count)), ascending: false)
+            }
+            for suffix in [":asc", ":ascending"] where term.lowercased().hasSuffix(suffix) {
+                return ObjectSortDescriptor(key: String(term.dropLast(suffix.count)), ascending: true)
+            }
+            return ObjectSortDescriptor(key: term, ascending: true)
         }
     }
 

@@ -17,6 +17,16 @@ struct StatusCommand: AsyncParsableCommand {
     func run() async throws {
         bootstrapLogging(level: .warning)
         let stack = try openExistingStack(directory)
+        let report = try await Self.report(stack: stack, directory: directory, socketPath: socket.path(in: directory.url))
+        if json {
+            FileHandle.standardOutput.write(try report.jsonLine())
+        } else {
+            for line in report.lines { print(line) }
+        }
+    }
+
+    /// The report `status` prints (and `serve` answers at /v1/status).
+    static func report(stack: DataStack, directory: DirectoryOptions, socketPath: String) async throws -> StatusReport {
         let coordinator = try stack.mainCoordinator
         let file = directory.storeFile
         let server = try coordinator.serverStatus()
@@ -36,7 +46,6 @@ struct StatusCommand: AsyncParsableCommand {
         let head = history.headToken
         let cursors = try coordinator.historyCursors()
         let now = Date()
-        let socketPath = socket.path(in: directory.url)
         var hub = StatusReport.Hub(socket: socketPath, reachable: false)
         if let uuid = UUID(uuidString: coordinator.storeIdentifier) {
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -62,7 +71,7 @@ struct StatusCommand: AsyncParsableCommand {
             }
             try? await group.shutdownGracefully()
         }
-        let report = StatusReport(
+        return StatusReport(
             store: directory.storeDisplay, backend: server?.backend ?? "sqlite",
             server: server.map {
                 StatusReport.Server(location: $0.location, version: $0.version, listeners: $0.listeners, notificationQueueUsage: $0.notificationQueueUsage)
@@ -77,10 +86,5 @@ struct StatusCommand: AsyncParsableCommand {
             },
             history: StatusReport.History(
                 oldestToken: history.oldestToken, headToken: history.headToken, transactions: history.transactions, purgedThrough: history.purgedThrough))
-        if json {
-            FileHandle.standardOutput.write(try report.jsonLine())
-        } else {
-            for line in report.lines { print(line) }
-        }
     }
 }

@@ -1,0 +1,118 @@
+import AmbarStack
+import AmbarSystemd
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import SharedStoreIPC
+
+/// `sync-agent serve`: the store over HTTP/1.1 (Hummingbird), for clients in any language — the
+/// change stream as Server-Sent Events, objects, and status.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the store over HTTP: a resumable change stream (Server-Sent Events), objects and status.",
+        discussion: """
+            GET /v1/changes — one Server-Sent Event per ledger transaction: "id:" is its token, "data:" \
+            the object `watch --json` prints plus "objects" (each inserted and updated object as \
+            `fetch --json` prints it). It resumes after the Last-Event-ID header, else after ?after=TOKEN, \
+            else at the ledger's head: across reconnects exactly the ledger's transactions, in order. \
+            History purged after that token is an "expired" event, then the stream ends. A client that \
+            stops reading is disconnected once --backlog events wait for it.
+            GET /v1/objects/ENTITY?predicate=FORMAT&sort=KEY[:desc]&limit=N — a JSON array of the \
+            matching objects; a bad format is a 400 with "error" and "position".
+            GET /v1/status — the object `status --json` prints.
+            It listens on a Unix socket (unix:PATH, default <directory>/.ambar/http.sock) or HOST:PORT. \
+            Any address other than a Unix socket or loopback requires --token-file: every request must \
+            then carry "Authorization: Bearer <the file's content>" (else 401, logged without the token). \
+            Under systemd it is Type=notify: READY once it listens, STOPPING on SIGTERM, when open \
+            streams end and it exits 0.
+            """)
+
+    @OptionGroup var directory: DirectoryOptions
+    @OptionGroup var socket: SocketOptions
+
+    @Option(name: .long, help: "unix:PATH, HOST:PORT or [IPv6]:PORT (default: unix:<directory>/.ambar/http.sock).")
+    var listen: String?
+
+    @Option(name: .long, help: "A file holding the bearer token clients must send (required off loopback; LoadCredential= in a unit).")
+    var tokenFile: String?
+
+    @Option(name: .long, help: "How many events may wait for a change-stream client that stopped reading before it is disconnected.")
+    var backlog = 1_000
+
+    func validate() throws {
+        let address = try listenAddress()
+        if !address.isLocal && tokenFile == nil {
+            throw ValidationError(
+                "--listen \(address) is reachable from other machines: give --token-file FILE (a bearer token), or listen on loopback or a Unix socket")
+        }
+        guard backlog >= 1 else { throw ValidationError("--backlog must be at least 1") }
+    }
+
+    private func listenAddress() throws -> ListenAddress {
+        try ListenAddress(parsing: listen ?? "unix:" + directory.url.appendingPathComponent(".ambar/http.sock").path)
+    }
+
+    /// The token in `--token-file`, without surrounding whitespace; refused when empty or unreadable.
+    private func token() throws -> String? {
+        guard let tokenFile else { return nil }
+        let text: String
+        do {
+            text = try String(contentsOfFile: tokenFile, encoding: .utf8)
+        } catch {
+            throw ValidationError("cannot read --token-file \(tokenFile): \(error.localizedDescription)")
+        }
+        let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !token.isEmpty else { throw ValidationError("--token-file \(tokenFile) is empty; put the bearer token in it") }
+        return token
+    }
+
+    func run() async throws {
+        bootstrapLogging()
+        let logger = Logger(label: "ambar.agent.serve")
+        let address = try listenAddress()
+        let token = try token()
+        let stack = try openExistingStack(directory)
+        let sync = try await SharedStoreSync.start(stack: stack, configuration: socket.sharing(in: directory.url))
+
+        let router = Router(context: ServeContext.self)
+        if let token { router.add(middleware: BearerTokenMiddleware(token: token)) }
+        let changes = ChangeStreamEndpoint(sync: sync, stack: stack, backlog: backlog)
+        let objects = ObjectsEndpoint(stack: stack)
+        let (directory, socketPath) = (self.directory, socket.path(in: self.directory.url))
+        router.get("/v1/changes") { request, context in try changes.response(request, context: context) }
+        router.get("/v1/objects/:entity") { request, context in try objects.response(request, context: context) }
+        router.get("/v1/status") { _, _ in
+            ServeResponses.json(try await StatusCommand.report(stack: stack, directory: directory, socketPath: socketPath).jsonLine())
+        }
+
+        let listening = AsyncStream<Void>.makeStream()
+        let bind: BindAddress
+        switch address {
+        case .unix(let path):
+            try FileManager.default.createDirectory(
+                at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
+            bind = .unixDomainSocket(path: path)
+        case .tcp(let host, let port):
+            bind = .hostname(host, port: port)
+        }
+        let app = Application(
+            router: router, configuration: .init(address: bind, serverName: "ambar-sync-agent"),
+            onServerRunning: { channel in
+                let actual =
+                    channel.localAddress?.port.map { port -> String in
+                        if case .tcp(let host, _) = address { return ListenAddress.tcp(host: host, port: port).description }
+                        return address.description
+                    } ?? address.description
+                FileHandle.standardError.write(Data("sync-agent serve: listening on \(actual)\n".utf8))
+                listening.continuation.yield()
+            }, logger: logger)
+        let systemd = SystemdNotifyService(
+            readiness: { for await _ in listening.stream { break } },
+            status: { "serving \(address)\(token == nil ? "" : " (bearer token required)"); ledger at \(sync.mergedThrough)" })
+        let group = ServiceGroup(services: [sync, app, systemd], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        try await group.run()
+    }
+}

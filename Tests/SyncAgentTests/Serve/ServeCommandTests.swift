@@ -1,0 +1,219 @@
+import AmbarStack
+import AmbarTestSupport
+import Foundation
+import XCTest
+
+/// `sync-agent serve`: the change stream read by a client in another language (Python's standard
+/// library), disconnected and resumed by Last-Event-ID many times while another process writes;
+/// objects and status over HTTP; the bearer token off loopback; a client that stops reading is
+/// disconnected past the backlog.
+final class ServeCommandTests: AgentTestCase {
+    /// Starts `serve` with `arguments` and returns it with the address it listens on.
+    private func startServe(_ arguments: [String]) throws -> (Process, port: Int, log: URL) {
+        let log = directory.url.appendingPathComponent("serve-\(UUID().uuidString.prefix(4)).log")
+        let process = try startAgent(["serve", "--directory", directory.url.path] + arguments, log: log)
+        var port: Int?
+        XCTAssertTrue(
+            eventually(timeout: 30) {
+                let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+                if let range = text.range(of: #"listening on 127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
+                    port = Int(text[range].split(separator: ":").last ?? "")
+                }
+                return port != nil || !process.isRunning
+            }, "serve listens")
+        return (process, try XCTUnwrap(port, (try? String(contentsOf: log, encoding: .utf8)) ?? ""), log)
+    }
+
+    private func python(_ script: String, _ arguments: [String], timeout: TimeInterval = 120) throws -> (status: Int32, output: String, error: String) {
+        try Self.python(script, arguments, in: directory.url, timeout: timeout)
+    }
+
+    private static func python(_ script: String, _ arguments: [String], in directory: URL, timeout: TimeInterval) throws -> (
+        status: Int32, output: String, error: String
+    ) {
+        let file = directory.appendingPathComponent("client-\(UUID().uuidString.prefix(4)).py")
+        try script.write(to: file, atomically: true, encoding: .utf8)
+        return try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", file.path] + arguments, timeout: timeout)
+    }
+
+    /// Reads /v1/changes, hanging up after a random number of events and reconnecting with
+    /// Last-Event-ID, until the file `target` names a token it has passed; prints every id it got.
+    static let resumingClient = #"""
+        import http.client, os, random, sys, time
+        port, target_file = int(sys.argv[1]), sys.argv[2]
+        last, reconnects, seen = None, 0, []
+        def done():
+            return os.path.exists(target_file) and last is not None and last >= int(open(target_file).read())
+        while True:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            headers = {"Accept": "text/event-stream"}
+            if last is not None:
+                headers["Last-Event-ID"] = str(last)
+            conn.request("GET", "/v1/changes" if last is not None else "/v1/changes?after=0", headers=headers)
+            response = conn.getresponse()
+            assert response.status == 200, response.status
+            assert response.getheader("Content-Type").startswith("text/event-stream")
+            budget, event_id, data = random.randint(1, 40), None, None
+            while budget > 0:
+                line = response.readline().decode("utf-8")
+                if not line:
+                    break
+                line = line.rstrip("\n")
+                if line.startswith("id: "):
+                    event_id = int(line[4:])
+                elif line.startswith("data: "):
+                    data = line[6:]
+                elif line == "" and event_id is not None:
+                    seen.append(event_id)
+                    last, event_id, budget = event_id, None, budget - 1
+                    if done():
+                        break
+            conn.close()
+            reconnects += 1
+            if done():
+                break
+        print("reconnects", reconnects)
+        print(" ".join(map(str, seen)))
+        """#
+
+    func testAPythonClientResumingByLastEventIDGetsEveryTokenOnceInOrder() throws {
+        try initStore()
+        let (serve, port, _) = try startServe(["--listen", "127.0.0.1:0"])
+        let writer = try Peer("writer", directory: directory, store: store)
+        defer { writer.kill() }
+        try writer.post("burst 800 w-")
+        let target = directory.url.appendingPathComponent("target")
+        let folder = directory.url
+        let client = try Thread.detached {
+            try Self.python(Self.resumingClient, [String(port), target.path], in: folder, timeout: 180)
+        }
+        XCTAssertTrue(try writer.receive(timeout: 120).hasPrefix("ok "))
+        let coordinator = try PersistentStoreCoordinator(model: try itemModel(), store: .sqlite(store))
+        let head = try coordinator.currentHistoryToken()
+        try String(head).write(to: target, atomically: true, encoding: .utf8)
+        let result = try client.value()
+        XCTAssertEqual(result.status, 0, result.error)
+        let lines = result.output.split(separator: "\n")
+        let reconnects = Int(lines.first?.split(separator: " ").last ?? "") ?? 0
+        XCTAssertGreaterThan(reconnects, 20, "resumed many times")
+        let tokens = lines.last.map { $0.split(separator: " ").compactMap { Int64($0) } } ?? []
+        let expected = try coordinator.history(after: 0).map(\.token).filter { $0 <= tokens.last ?? 0 }
+        XCTAssertEqual(tokens, expected, "every ledger transaction once, in order, across \(reconnects) reconnects")
+        XCTAssertGreaterThanOrEqual(tokens.last ?? 0, head)
+        kill(serve.processIdentifier, SIGTERM)
+        serve.waitUntilExit()
+        XCTAssertEqual(serve.terminationStatus, 0, "SIGTERM ends the open streams and exits 0")
+    }
+
+    func testObjectsAndStatusAndABadFormatOverHTTP() throws {
+        try initStore()
+        let (serve, port, _) = try startServe(["--listen", "127.0.0.1:0"])
+        defer { kill(serve.processIdentifier, SIGTERM) }
+        let file = directory.url.appendingPathComponent("items.ndjson")
+        try (1...5).map { #"{"uid":"u\#($0)","value":\#($0 * 10)}"# }.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try agent(["import", "--directory", directory.url.path, "--entity", "Item", "--key", "uid", file.path]).status, 0)
+        let script = #"""
+            import http.client, json, sys, urllib.parse
+            port = int(sys.argv[1])
+            def get(path):
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+                conn.request("GET", path)
+                r = conn.getresponse()
+                return r.status, r.read().decode("utf-8")
+            status, body = get("/v1/objects/Item?" + urllib.parse.urlencode({"predicate": "value >= 20", "sort": "value:desc", "limit": "2"}))
+            print(status, json.dumps([o["uid"] for o in json.loads(body)]))
+            status, body = get("/v1/objects/Item?" + urllib.parse.urlencode({"predicate": "value >> 2"}))
+            print(status, json.loads(body)["position"])
+            status, body = get("/v1/objects/Nothing")
+            print(status)
+            status, body = get("/v1/status")
+            print(status, json.loads(body)["history"]["head_token"], json.loads(body)["objects"]["Item"])
+            """#
+        let result = try python(script, [String(port)])
+        XCTAssertEqual(result.status, 0, result.error)
+        XCTAssertEqual(result.output.split(separator: "\n").map(String.init), [#"200 ["u5", "u4"]"#, "400 7", "404", "200 1 5"])
+    }
+
+    func testOffLoopbackATokenIsRequiredAndChecked() throws {
+        try initStore()
+        let refused = try agent(["serve", "--directory", directory.url.path, "--listen", "0.0.0.0:0"], timeout: 20)
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(refused.error.contains("--token-file"), refused.error)
+
+        let tokenFile = directory.url.appendingPathComponent("token")
+        try "s3cret-token\n".write(to: tokenFile, atomically: true, encoding: .utf8)
+        let (serve, port, log) = try startServe(["--listen", "127.0.0.1:0", "--token-file", tokenFile.path])
+        defer { kill(serve.processIdentifier, SIGTERM) }
+        let script = #"""
+            import http.client, sys
+            port = int(sys.argv[1])
+            for header in [None, "Bearer wrong-token", "Bearer s3cret-token"]:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+                conn.request("GET", "/v1/status", headers={"Authorization": header} if header else {})
+                r = conn.getresponse()
+                print(r.status, r.getheader("WWW-Authenticate"))
+            """#
+        let result = try python(script, [String(port)])
+        XCTAssertEqual(result.status, 0, result.error)
+        XCTAssertEqual(result.output.split(separator: "\n").map(String.init), ["401 Bearer", "401 Bearer", "200 None"])
+        let text = try String(contentsOf: log, encoding: .utf8)
+        XCTAssertTrue(text.contains("refused a request without a valid bearer token"), text)
+        XCTAssertFalse(text.contains("wrong-token") || text.contains("s3cret"), "tokens are never logged")
+    }
+
+    func testAClientThatStopsReadingIsDisconnectedPastTheBacklog() throws {
+        try initStore()
+        let (serve, port, log) = try startServe(["--listen", "127.0.0.1:0", "--backlog", "4"])
+        defer { kill(serve.processIdentifier, SIGTERM) }
+        // A client that sends its request and never reads.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var size: Int32 = 4096
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        XCTAssertEqual(connected, 0)
+        let request = "GET /v1/changes HTTP/1.1\r\nHost: x\r\n\r\n"
+        XCTAssertEqual(request.withCString { send(fd, $0, strlen($0), 0) }, request.utf8.count)
+
+        // Transactions with many objects each, far more than the socket buffers hold.
+        let file = directory.url.appendingPathComponent("big.ndjson")
+        let padding = String(repeating: "x", count: 400)
+        try (1...40_000).map { #"{"uid":"k\#($0)-\#(padding)","value":\#($0)}"# }.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try agent(["import", "--directory", directory.url.path, "--entity", "Item", "--key", "uid", file.path], timeout: 300).status, 0)
+        XCTAssertTrue(
+            eventually(timeout: 60) { ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("stopped reading; disconnected") },
+            "the server disconnected the client: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+        XCTAssertTrue(serve.isRunning, "and keeps serving")
+    }
+}
+
+extension Thread {
+    /// Runs `body` on a thread of its own; `value()` waits for its result.
+    static func detached<T: Sendable>(_ body: @escaping @Sendable () throws -> T) throws -> DetachedResult<T> {
+        let result = DetachedResult<T>()
+        Thread.detachNewThread { result.set(Result { try body() }) }
+        return result
+    }
+}
+
+/// The result of ``Foundation/Thread/detached(_:)``.
+final class DetachedResult<T: Sendable>: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var result: Result<T, any Error>?
+
+    func set(_ value: Result<T, any Error>) {
+        result = value
+        done.signal()
+    }
+
+    func value() throws -> T {
+        done.wait()
+        return try result!.get()
+    }
+}
