@@ -28,6 +28,53 @@ enum ListenAddress: Equatable, CustomStringConvertible {
         self = .tcp(host: host, port: port)
     }
 
+    /// The address a listening socket is bound to (`getsockname(2)`), or `nil` for a family other
+    /// than Unix, IPv4 or IPv6.
+    init?(boundSocket fd: Int32) {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let got = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard got == 0 else { return nil }
+        switch Int32(storage.ss_family) {
+        case AF_UNIX:
+            let path = withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr_un.self, capacity: 1) { address in
+                    withUnsafePointer(to: address.pointee.sun_path) { String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self)) }
+                }
+            }
+            self = .unix(path: path)
+        case AF_INET:
+            let (host, port) = withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address -> (String, Int) in
+                    var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+                    var ip = address.pointee.sin_addr
+                    inet_ntop(AF_INET, &ip, &text, socklen_t(text.count))
+                    return (Self.string(text), Int(UInt16(bigEndian: address.pointee.sin_port)))
+                }
+            }
+            self = .tcp(host: host, port: port)
+        case AF_INET6:
+            let (host, port) = withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address -> (String, Int) in
+                    var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+                    var ip = address.pointee.sin6_addr
+                    inet_ntop(AF_INET6, &ip, &text, socklen_t(text.count))
+                    return (Self.string(text), Int(UInt16(bigEndian: address.pointee.sin6_port)))
+                }
+            }
+            self = .tcp(host: host, port: port)
+        default:
+            return nil
+        }
+    }
+
+    /// A C string in a buffer, up to its terminating zero.
+    private static func string(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// Whether only this machine can reach it: a Unix socket (file permissions guard it) or a
     /// loopback address.
     var isLocal: Bool {

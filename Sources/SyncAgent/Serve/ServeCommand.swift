@@ -27,7 +27,8 @@ struct ServeCommand: AsyncParsableCommand {
             Any address other than a Unix socket or loopback requires --token-file: every request must \
             then carry "Authorization: Bearer <the file's content>" (else 401, logged without the token). \
             Under systemd it is Type=notify: READY once it listens, STOPPING on SIGTERM, when open \
-            streams end and it exits 0.
+            streams end and it exits 0. Socket-activated, it serves the socket named "http" \
+            (FileDescriptorName=http in the .socket unit) instead of --listen, with the same token rule.
             """)
 
     @OptionGroup var directory: DirectoryOptions
@@ -89,30 +90,47 @@ struct ServeCommand: AsyncParsableCommand {
         }
 
         let listening = AsyncStream<Void>.makeStream()
-        let bind: BindAddress
-        switch address {
-        case .unix(let path):
-            try FileManager.default.createDirectory(
-                at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
-            bind = .unixDomainSocket(path: path)
-        case .tcp(let host, let port):
-            bind = .hostname(host, port: port)
+        let server: any Service
+        if let adopted = try SocketActivation.listeningStreamSocket(named: "http") {
+            // Socket activation: the .socket unit's `http` socket (FileDescriptorName=http).
+            guard let bound = ListenAddress(boundSocket: adopted) else {
+                throw ValidationError("the socket passed as \"http\" is neither a Unix nor an IP socket")
+            }
+            if !bound.isLocal && token == nil {
+                throw ValidationError("the socket passed as \"http\" (\(bound)) is reachable from other machines: give --token-file FILE")
+            }
+            if listen != nil { logger.notice("socket-activated: serving the passed socket, not --listen", metadata: ["socket": "\(bound)"]) }
+            server = AdoptedSocketServer(
+                descriptor: adopted, responder: router.buildResponder(), serverName: "ambar-sync-agent", logger: logger,
+                onServerRunning: { _ in
+                    FileHandle.standardError.write(Data("sync-agent serve: listening on \(bound) (socket-activated)\n".utf8))
+                    listening.continuation.yield()
+                })
+        } else {
+            let bind: BindAddress
+            switch address {
+            case .unix(let path):
+                try FileManager.default.createDirectory(at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
+                bind = .unixDomainSocket(path: path)
+            case .tcp(let host, let port):
+                bind = .hostname(host, port: port)
+            }
+            server = Application(
+                router: router, configuration: .init(address: bind, serverName: "ambar-sync-agent"),
+                onServerRunning: { channel in
+                    let actual =
+                        channel.localAddress?.port.map { port -> String in
+                            if case .tcp(let host, _) = address { return ListenAddress.tcp(host: host, port: port).description }
+                            return address.description
+                        } ?? address.description
+                    FileHandle.standardError.write(Data("sync-agent serve: listening on \(actual)\n".utf8))
+                    listening.continuation.yield()
+                }, logger: logger)
         }
-        let app = Application(
-            router: router, configuration: .init(address: bind, serverName: "ambar-sync-agent"),
-            onServerRunning: { channel in
-                let actual =
-                    channel.localAddress?.port.map { port -> String in
-                        if case .tcp(let host, _) = address { return ListenAddress.tcp(host: host, port: port).description }
-                        return address.description
-                    } ?? address.description
-                FileHandle.standardError.write(Data("sync-agent serve: listening on \(actual)\n".utf8))
-                listening.continuation.yield()
-            }, logger: logger)
         let systemd = SystemdNotifyService(
             readiness: { for await _ in listening.stream { break } },
             status: { "serving \(address)\(token == nil ? "" : " (bearer token required)"); ledger at \(sync.mergedThrough)" })
-        let group = ServiceGroup(services: [sync, app, systemd], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        let group = ServiceGroup(services: [sync, server, systemd], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
     }
 }

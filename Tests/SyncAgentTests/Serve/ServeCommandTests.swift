@@ -161,6 +161,53 @@ final class ServeCommandTests: AgentTestCase {
         XCTAssertFalse(text.contains("wrong-token") || text.contains("s3cret"), "tokens are never logged")
     }
 
+    /// Socket-activated (systemd-socket-activate, as the .socket unit would): it serves the socket
+    /// passed as `http`, says READY once it does, and STOPPING then exit 0 on SIGTERM.
+    func testItServesTheSocketSystemdPassesAndSpeaksTypeNotify() throws {
+        let activate = "/usr/bin/systemd-socket-activate"
+        guard FileManager.default.isExecutableFile(atPath: activate) else { throw XCTSkip("\(activate) is not installed") }
+        try initStore()
+        let notify = try NotifySocket(path: directory.url.appendingPathComponent("notify.sock").path)
+        let socketPath = directory.url.appendingPathComponent("http.sock").path
+        // Not Foundation's Process: systemd-socket-activate closes the descriptor Process watches.
+        let serve = try SpawnedProcess(
+            activate,
+            ["-l", socketPath, "--fdname=http", "-E", "NOTIFY_SOCKET=\(notify.path)", agentBinary.path, "serve", "--directory", directory.url.path],
+            log: directory.url.appendingPathComponent("serve.log"))
+        XCTAssertTrue(eventually { FileManager.default.fileExists(atPath: socketPath) })
+        // The first connection makes systemd-socket-activate exec serve, which then answers it.
+        let script = #"""
+            import http.client, json, socket, sys
+            class Unix(http.client.HTTPConnection):
+                def __init__(self, path):
+                    super().__init__("localhost", timeout=30)
+                    self.unix_path = path
+                def connect(self):
+                    self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                    self.sock.connect(self.unix_path)
+            conn = Unix(sys.argv[1])
+            conn.request("GET", "/v1/status")
+            r = conn.getresponse()
+            print(r.status, json.loads(r.read())["backend"])
+            """#
+        let result = try python(script, [socketPath])
+        XCTAssertEqual(result.status, 0, result.error)
+        XCTAssertEqual(result.output.trimmingCharacters(in: .whitespacesAndNewlines), "200 sqlite")
+        var received: [String] = []
+        func next(_ wanted: (String) -> Bool) -> String? {
+            while let message = notify.receive(until: Date().addingTimeInterval(15)) {
+                received.append(message)
+                if wanted(message) { return message }
+            }
+            return nil
+        }
+        XCTAssertTrue(next { $0.contains("READY=1") }?.contains("STATUS=serving unix:") == true, "\(received)")
+        kill(serve.processIdentifier, SIGTERM)
+        XCTAssertNotNil(next { $0.contains("STOPPING=1") }, "\(received)")
+        XCTAssertEqual(serve.waitForExit(timeout: 30).flatMap(SpawnedProcess.exitCode), 0)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: socketPath), "the socket belongs to the service manager: never unlinked")
+    }
+
     func testAClientThatStopsReadingIsDisconnectedPastTheBacklog() throws {
         try initStore()
         let (serve, port, log) = try startServe(["--listen", "127.0.0.1:0", "--backlog", "4"])
