@@ -3,14 +3,17 @@ import Foundation
 
 /// The model the peer helper uses: it reads it from the store.
 public func itemModel() throws -> ManagedObjectModel {
-    try ManagedObjectModel(entities: [
-        EntityDescription(
-            "Item",
-            properties: [
-                .attribute("uid", .string),
-                .attribute("value", .integer64, defaultValue: 0),
-            ], uniquenessConstraints: [["uid"]])
-    ])
+    try ManagedObjectModel(entities: [itemEntity()])
+}
+
+/// `Item`: a unique `uid` and an integer `value`.
+private func itemEntity() -> EntityDescription {
+    EntityDescription(
+        "Item",
+        properties: [
+            .attribute("uid", .string),
+            .attribute("value", .integer64, defaultValue: 0),
+        ], uniquenessConstraints: [["uid"]])
 }
 
 /// The items of ``itemModel()`` and the alerts a durable consumer makes for them
@@ -18,12 +21,7 @@ public func itemModel() throws -> ManagedObjectModel {
 /// transaction that inserted it. Alerts have no uniqueness constraint, so a duplicate shows.
 public func alertModel() throws -> ManagedObjectModel {
     try ManagedObjectModel(entities: [
-        EntityDescription(
-            "Item",
-            properties: [
-                .attribute("uid", .string),
-                .attribute("value", .integer64, defaultValue: 0),
-            ], uniquenessConstraints: [["uid"]]),
+        itemEntity(),
         EntityDescription(
             "Alert",
             properties: [

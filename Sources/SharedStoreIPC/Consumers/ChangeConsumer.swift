@@ -59,6 +59,10 @@ import Logging
 ///   and the process that lost the race continues from the new position.
 /// - It wakes when the sharing layer sees the ledger move (a doorbell, a check, a save of this
 ///   process) and reads the ledger every ``Options/checkInterval`` anyway.
+/// - A database server out of reach while the consumer reads the ledger makes it wait and read
+///   again (logged when it starts and ends); a save that fails ends ``process(reconcile:_:)`` with
+///   the error, nothing of the batch written (under systemd, `Restart=on-failure` starts it again
+///   and it resumes after its position).
 /// - ``service(reconcile:_:)`` runs it as a swift-service-lifecycle `Service`.
 ///
 /// The same works on SQLite and PostgreSQL.
@@ -110,6 +114,8 @@ public final class ChangeConsumer: Sendable {
         var lastProgress: ContinuousClock.Instant?
         var running = false
         var stopped = false
+        /// Whether the last read of the ledger found the database server out of reach.
+        var unreachable = false
     }
 
     private let stack: DataStack
@@ -289,7 +295,14 @@ public final class ChangeConsumer: Sendable {
                 let head = try await onQueue { [coordinator] () throws(AmbarError) in try coordinator.currentHistoryToken() }
                 state.withLock { $0.readThrough = head }
                 return .historyExpired(HistoryExpiry(consumer: name, position: readThrough, purgedThrough: purgedThrough, head: head))
+            } catch .serverUnavailable(let server, let operation, let reason) {
+                // A database server out of reach for a while: wait and read again, rather than end
+                // the consumer; logged when it starts and when reading works again.
+                noteUnreachable(true, detail: "\(server): \(operation): \(reason)")
+                await signal.wait(after: rings, timeout: options.checkInterval)
+                continue
             }
+            noteUnreachable(false, detail: "")
             if let last = page.last {
                 state.withLock { s in
                     s.buffer += page
@@ -369,6 +382,23 @@ public final class ChangeConsumer: Sendable {
         }
         guard due, let expected else { return }
         try await acknowledge(through: max(position, expected))
+    }
+
+    /// Logs when reading the ledger starts failing because the server is out of reach, and when
+    /// it works again.
+    private func noteUnreachable(_ now: Bool, detail: String) {
+        let changed = state.withLock { s -> Bool in
+            defer { s.unreachable = now }
+            return s.unreachable != now
+        }
+        guard changed else { return }
+        if now {
+            Self.logger.warning(
+                "the database server is out of reach; the consumer reads the ledger again every check interval",
+                metadata: ["consumer": "\(name)", "error": "\(detail)"])
+        } else {
+            Self.logger.notice("the ledger can be read again; the consumer continues", metadata: ["consumer": "\(name)"])
+        }
     }
 
     private func recorded(_ token: Int64) {

@@ -7,14 +7,7 @@ import Foundation
 import SharedStoreIPC
 
 func runConsumer(directory: URL, store argument: String, name: String, batchSize: Int) throws {
-    let store = storeDescription(argument)
-    let model = try PersistentStoreCoordinator.storedModel(in: store)
-    let stack: DataStack
-    if case .sqlite(let url) = store {
-        stack = try DataStack.open(model: .model(model), storeURL: url, name: "consumer")
-    } else {
-        stack = try DataStack.open(storeType: .postgres(URL(string: argument)!), model: .model(model), name: "consumer")
-    }
+    let stack = try openStack(argument, name: "consumer")
     Task {
         do {
             let sync = try await SharedStoreSync.start(stack: stack, configuration: .sharedDirectory(directory))

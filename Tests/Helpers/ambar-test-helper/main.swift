@@ -90,15 +90,18 @@ let remoteTokens = Locked<[Int64]>([])
 let observationBox = Locked<ContextObservation?>(nil)
 let expiredCount = Locked<Int>(0)
 
-func runPeer(directory: URL, store argument: String) throws {
+/// A stack on the store `argument` names, with the model the store keeps.
+func openStack(_ argument: String, name: String) throws -> DataStack {
     let store = storeDescription(argument)
     let model = try PersistentStoreCoordinator.storedModel(in: store)
-    let stack: DataStack
     if case .sqlite(let url) = store {
-        stack = try DataStack.open(model: .model(model), storeURL: url, name: "peer")
-    } else {
-        stack = try DataStack.open(storeType: .postgres(URL(string: argument)!), model: .model(model), name: "peer")
+        return try DataStack.open(model: .model(model), storeURL: url, name: name)
     }
+    return try DataStack.open(storeType: .postgres(URL(string: argument)!), model: .model(model), name: name)
+}
+
+func runPeer(directory: URL, store argument: String) throws {
+    let stack = try openStack(argument, name: "peer")
     let ready = DispatchSemaphore(value: 0)
     let syncBox = Locked<SharedStoreSync?>(nil)
     Task {
