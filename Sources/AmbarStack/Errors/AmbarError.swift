@@ -84,6 +84,9 @@ public enum AmbarError: Error, Sendable, Equatable {
     case consumerPositionMoved(consumer: String, expected: Int64?, found: Int64?)
     /// An argument cannot be used as given; the message says why and what to pass instead.
     case invalidArgument(String)
+    /// The process has no file descriptor left for `operation` (`EMFILE`): its limit on open
+    /// files (`limit`, -1 when unknown) is too low for what it does. Nothing was written.
+    case tooManyOpenFiles(operation: String, limit: Int)
     /// The file system holding the store is full (or the store reached a size limit: a quota, or
     /// the process's file-size limit) during `operation`. Nothing was written; the context keeps
     /// its changes, so saving again once there is space loses nothing.
@@ -181,6 +184,10 @@ extension AmbarError: CustomStringConvertible, LocalizedError {
                 "Consumer '\(consumer)' \(now), not \(was) as this process read it: another process runs the same consumer, or it was removed. Nothing was written; read its position again and continue from there (or stop, if it was removed on purpose)."
         case .invalidArgument(let reason):
             return "Invalid argument: \(reason)."
+        case .tooManyOpenFiles(let operation, let limit):
+            let limitText = limit < 0 ? "" : " (\(limit))"
+            return
+                "Too many open files during \(operation): the process's limit on open descriptors\(limitText) is too low. Raise it (LimitNOFILE= in the unit, `ulimit -n` in a shell; 1024 or more), then start again. Nothing was written."
         case .storeFull(let path, let operation):
             return
                 "The disk holding the store at \(path) is full (or the store reached a size limit) during \(operation). Nothing was written and the store is intact; a context that was saving keeps its changes. Free some space and save again."

@@ -34,18 +34,25 @@ final class HubConnection: Sendable {
     private let onConnected: @Sendable () -> Void
     private let onDisconnected: @Sendable () -> Void
     private let state = Locked(State())
-    private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    private let group: MultiThreadedEventLoopGroup
     static let logger = Logger(label: "ambar.sync.connection")
 
     /// A connection for the store `storeUUID` (file `storeFile`); `cursor` gives the ledger
     /// position announced in `hello`.
     /// `makeServerDoorbell` starts the database server's doorbell when this process serves the hub.
+    ///
+    /// - Throws: ``AmbarError/tooManyOpenFiles(operation:limit:)`` when the process has too few
+    ///   descriptors left for its event loop.
     init(
         configuration: SharingConfiguration, storeUUID: UUID, storeFile: URL?, cursor: @escaping @Sendable () -> Int64,
         makeServerDoorbell: (@Sendable (SyncHub) -> ServerDoorbell?)? = nil,
         onFrame: @escaping @Sendable (Frame) -> Void, onConnected: @escaping @Sendable () -> Void,
         onDisconnected: @escaping @Sendable () -> Void
-    ) {
+    ) throws(AmbarError) {
+        // An event loop takes three descriptors at once and stops the process when one is
+        // refused: make sure they are there (and a few for the sockets), or say so.
+        try DescriptorBudget.require(8, for: "starting the hub connection")
+        self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         self.configuration = configuration
         self.storeUUID = storeUUID
         self.storeFile = storeFile
@@ -187,6 +194,7 @@ final class HubConnection: Sendable {
                 ?? SyncHub.Configuration(
                     socketPath: socketPath, storeUUID: storeUUID,
                     storeFile: URL(fileURLWithPath: socketPath).deletingLastPathComponent())
+            try DescriptorBudget.require(8, for: "starting the hub")  // its event loop stops the process on EMFILE
             let hub = try await SyncHub.start(hubConfiguration)
             let doorbell = makeServerDoorbell?(hub)
             let keep = state.withLock { s -> Bool in

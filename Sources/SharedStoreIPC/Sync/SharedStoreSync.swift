@@ -85,7 +85,7 @@ public final class SharedStoreSync: Sendable {
             Self.logger.debug("the store changed outside Ambar; refreshing every object")
             main.enqueue { LedgerFollower.refreshAll(main) }
         }
-        self.connection = HubConnection(
+        self.connection = try HubConnection(
             configuration: configuration, storeUUID: uuid, storeFile: storeFile,
             cursor: { follower.cursor },
             makeServerDoorbell: { hub in

@@ -50,6 +50,7 @@ struct HubCommand: AsyncParsableCommand {
         var hubConfiguration = try SyncHub.Configuration(socketPath: socketPath, storeUUID: uuid, storeFile: ownerSource)
         hubConfiguration.inheritedSocket = inherited
         hubConfiguration.maximumPeers = settings.value.maximumPeers
+        try DescriptorBudget.require(8, for: "starting the hub")  // its event loop stops the process on EMFILE
         let hub = try await SyncHub.start(hubConfiguration)
         // For a store on a server, this hub is the host's one listener for the server's doorbell.
         let doorbell = ServerDoorbell.start(coordinator: coordinator, hub: hub)

@@ -48,6 +48,7 @@ struct StatusCommand: AsyncParsableCommand {
         let now = Date()
         var hub = StatusReport.Hub(socket: socketPath, reachable: false)
         if let uuid = UUID(uuidString: coordinator.storeIdentifier) {
+            try DescriptorBudget.require(8, for: "asking the hub for its peers")  // an event loop stops the process on EMFILE
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
             let answer = Locked<[Frame.PeerEntry]?>(nil)
             if let client = try? await SyncClient.connect(

@@ -77,6 +77,7 @@ struct ServeCommand: AsyncParsableCommand {
         let token = try token()
         let stack = try openExistingStack(directory)
         let sync = try await SharedStoreSync.start(stack: stack, configuration: socket.sharing(in: directory.url))
+        try DescriptorBudget.require(16, for: "starting the HTTP server")  // its event loops stop the process on EMFILE
 
         let router = Router(context: ServeContext.self)
         if let token { router.add(middleware: BearerTokenMiddleware(token: token)) }

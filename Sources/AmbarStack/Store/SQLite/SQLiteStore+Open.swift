@@ -144,16 +144,22 @@ extension SQLiteStore {
         } catch let error as AmbarError {
             throw error
         } catch {
-            throw .storeCannotOpen(path: url.path, reason: Self.reason(error))
+            throw Self.openError(error, path: url.path)
         }
     }
 
     /// A damaged file (not a database, or corrupt) as ``AmbarError/storeDamaged(path:reason:)``; a
-    /// file on a read-only file system as ``AmbarError/storeReadOnly(path:reason:)``; anything
+    /// file on a read-only file system as ``AmbarError/storeReadOnly(path:reason:)``; a process out
+    /// of descriptors as ``AmbarError/tooManyOpenFiles(operation:limit:)``; anything
     /// else as ``AmbarError/storeCannotOpen(path:reason:)``.
     private static func openError(_ error: any Error, path: String) -> AmbarError {
         if let db = error as? DatabaseError, db.resultCode == .SQLITE_NOTADB || db.resultCode == .SQLITE_CORRUPT {
             return .storeDamaged(path: path, reason: reason(error))
+        }
+        if let db = error as? DatabaseError, db.resultCode == .SQLITE_CANTOPEN, DescriptorBudget.isShort(of: 8) {
+            // A connection needs a few descriptors (the file, its WAL, its shared memory): a process
+            // that cannot open eight more is out of them, whatever SQLite's message says.
+            return .tooManyOpenFiles(operation: "opening the store at \(path)", limit: DescriptorBudget.limit)
         }
         if access(path, W_OK) != 0 && errno == EROFS {
             return .storeReadOnly(path: path, reason: "its file system is mounted read-only (\(reason(error)))")

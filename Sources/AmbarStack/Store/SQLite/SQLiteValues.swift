@@ -127,13 +127,17 @@ enum SQLiteValues {
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
-    /// A failed write as ``AmbarError/storeFull(path:operation:)`` or
+    /// A failed write as ``AmbarError/storeFull(path:operation:)``,
+    /// ``AmbarError/tooManyOpenFiles(operation:limit:)`` or
     /// ``AmbarError/storeReadOnly(path:reason:)`` when SQLite's result code or the system error
     /// behind it (`systemErrno`, from `sqlite3_system_errno`) says so; `nil` for anything else.
     static func resourceFailure(_ error: DatabaseError, systemErrno: Int32, path: String, _ operation: String) -> AmbarError? {
         let fullErrnos: Set<Int32> = [ENOSPC, EFBIG, EDQUOT]
         if error.resultCode == .SQLITE_FULL || (error.resultCode == .SQLITE_IOERR && fullErrnos.contains(systemErrno)) {
             return .storeFull(path: path, operation: operation)
+        }
+        if systemErrno == EMFILE || systemErrno == ENFILE || (error.resultCode == .SQLITE_CANTOPEN && DescriptorBudget.isShort(of: 8)) {
+            return .tooManyOpenFiles(operation: operation, limit: DescriptorBudget.limit)
         }
         if error.resultCode == .SQLITE_READONLY || systemErrno == EROFS {
             var fileSystem = statvfs()
@@ -147,6 +151,9 @@ enum SQLiteValues {
     /// Maps any error from GRDB to an ``AmbarError``.
     static func wrap(_ error: any Error, _ operation: String) -> AmbarError {
         if let ambar = error as? AmbarError { return ambar }
+        if let db = error as? DatabaseError, db.resultCode == .SQLITE_CANTOPEN, DescriptorBudget.isShort(of: 8) {
+            return .tooManyOpenFiles(operation: operation, limit: DescriptorBudget.limit)
+        }
         if let db = error as? DatabaseError {
             return .storage(operation: operation, code: db.extendedResultCode.rawValue, message: db.message ?? "\(db)")
         }

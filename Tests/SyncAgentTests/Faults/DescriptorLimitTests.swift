@@ -1,0 +1,55 @@
+import AmbarStack
+import AmbarTestSupport
+import Foundation
+import XCTest
+
+/// Under a low limit on open files (`prlimit --nofile`), every command either runs (and stops
+/// cleanly on SIGTERM) or ends with a clear "Too many open files" error: never a crash (SIGILL
+/// from an event loop or Dispatch that could not get a descriptor), never a misleading message.
+final class DescriptorLimitTests: AgentTestCase {
+    func testEveryCommandEndsClearlyOrRunsUnderALowDescriptorLimit() throws {
+        try initStore()
+        let file = directory.url.appendingPathComponent("items.ndjson")
+        try #"{"uid":"a","value":1}"#.write(to: file, atomically: true, encoding: .utf8)
+        let commands: [[String]] = [
+            ["watch"], ["watch", "--consumer", "limits"], ["status"], ["hub"], ["fetch", "--entity", "Item"], ["history"], ["consumers"],
+            ["serve", "--listen", "127.0.0.1:0"], ["import", "--entity", "Item", "--key", "uid", file.path],
+            ["run", "--name", "limits", "--entity", "Item", "--key", "uid"],
+        ]
+        var outcomes: [String: Int] = [:]
+        for command in commands {
+            for limit in [6, 10, 14, 18, 22, 26, 30] {
+                let name = "\(command[0])-\(limit)-\(outcomes.count)"
+                let log = directory.url.appendingPathComponent("\(name).log")
+                // Through a wrapper that closes every descriptor but 0-2 (the test process has many
+                // open, which a child would inherit): as from a shell.
+                let process = try SpawnedProcess(
+                    "/usr/bin/python3",
+                    [
+                        "-c", "import os, sys; os.closerange(3, 65536); os.execv(sys.argv[1], sys.argv[1:])", "/usr/bin/prlimit", "--nofile=\(limit):\(limit)",
+                        agentBinary.path,
+                    ]
+                        + command + ["--directory", directory.url.path], log: log)
+                let text = { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+                if let status = process.waitForExit(timeout: 3) {
+                    let code = SpawnedProcess.exitCode(status)
+                    XCTAssertNotNil(code, "\(command) under \(limit) descriptors was killed by signal \(status & 0x7f): \(text())")
+                    if code != 0 {
+                        XCTAssertTrue(text().contains("Too many open files"), "\(command) under \(limit) descriptors: \(text())")
+                        outcomes["refused", default: 0] += 1
+                    } else {
+                        outcomes["finished", default: 0] += 1
+                    }
+                } else {
+                    // Still running: it must stop cleanly.
+                    kill(process.processIdentifier, SIGTERM)
+                    let status = process.waitForExit(timeout: 20)
+                    XCTAssertEqual(status.flatMap(SpawnedProcess.exitCode), 0, "\(command) under \(limit) descriptors, stopped by SIGTERM: \(text())")
+                    outcomes["ran", default: 0] += 1
+                }
+            }
+        }
+        XCTAssertGreaterThan(outcomes["refused"] ?? 0, 10, "low limits were refused clearly: \(outcomes)")
+        XCTAssertGreaterThan(outcomes["ran"] ?? 0, 5, "and higher ones ran: \(outcomes)")
+    }
+}
