@@ -32,6 +32,8 @@ final class LedgerFollower: Sendable {
         var mergeScheduled = false
         var lastCursorWrite: ContinuousClock.Instant?
         var lastCursorWritten: Int64 = -1
+        /// Why the last attempt to record the merge position failed, while it fails (logged once).
+        var positionFailure: String?
         /// When a disagreement was last logged, and how many came since (logged at most every
         /// 10 s: a hostile peer must not flood the journal).
         var lastRejectionLog: ContinuousClock.Instant?
@@ -380,9 +382,26 @@ final class LedgerFollower: Sendable {
         guard due else { return }
         do {
             try coordinator.setHistoryCursor(consumer: positionName, token: cursor, lease: lease)
+            if state.withLock({ s in
+                defer { s.positionFailure = nil }
+                return s.positionFailure != nil
+            }) {
+                Self.logger.notice("recording the merge position works again")
+            }
         } catch {
-            Self.logger.warning("could not record the ledger position; retrying at the next check", metadata: ["error": "\(error)"])
-            state.withLock { $0.lastCursorWrite = nil }
+            // Retried at every check (a full disk frees up, a server comes back); logged when the
+            // failure starts or changes, not at every retry.
+            let message = "\(error)"
+            let changed = state.withLock { s -> Bool in
+                s.lastCursorWrite = nil
+                defer { s.positionFailure = message }
+                return s.positionFailure != message
+            }
+            if changed {
+                Self.logger.warning(
+                    "could not record the merge position; retrying at every check (logged again when this changes)",
+                    metadata: ["error": "\(message)"])
+            }
         }
     }
 

@@ -191,4 +191,33 @@ extension FaultToleranceTests {
         XCTAssertEqual(try run("/usr/bin/env", ["python3", "-c", script, directory.store.path]), "")
         XCTAssertEqual(try hub.await("digest", timeout: 10) { $0 == "digest \"a\"=77" }, "digest \"a\"=77", hub.log)
     }
+
+    /// A process whose merge position cannot be recorded (the store refuses the write, as a full
+    /// disk would) retries at every check but logs the failure once, and once when it works again,
+    /// not four times a second.
+    func testAPositionThatCannotBeRecordedIsLoggedOncePerChangeOfState() throws {
+        let peer = try Peer("peer", directory: directory)
+        defer { peer.kill() }
+        XCTAssertTrue(try peer.send("insert a 1").hasPrefix("ok "))
+        // Another SQLite client makes every write of a merge position fail.
+        let failing =
+            "CREATE TRIGGER refuse_positions BEFORE UPDATE ON ambar_cursors WHEN NEW.lease IS NOT NULL BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;"
+            + "CREATE TRIGGER refuse_new_positions BEFORE INSERT ON ambar_cursors WHEN NEW.lease IS NOT NULL BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;"
+        let sql = "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA busy_timeout=5000'); c.executescript(sys.argv[2]); c.commit()"
+        XCTAssertEqual(try run("/usr/bin/env", ["python3", "-c", sql, directory.store.path, failing]), "")
+        // The position moves (a save of its own and another process's), so it is written at every check.
+        let writer = try Peer("writer", directory: directory)
+        defer { writer.kill() }
+        XCTAssertTrue(try writer.send("insert b 2").hasPrefix("ok "))
+        let warning = "could not record the merge position"
+        _ = try peer.await("status", timeout: 20) { _ in peer.log.contains(warning) }
+        // Several seconds of checks (each poll interval, 0.25 s) while it keeps failing.
+        let checked = statusField(try peer.send("status"), "checks")
+        _ = try peer.await("status", timeout: 30) { statusField($0, "checks") >= checked + 3 }
+        XCTAssertEqual(peer.log.components(separatedBy: warning).count - 1, 1, "logged once while it keeps failing:\n\(peer.log)")
+        let fixed = "DROP TRIGGER refuse_positions; DROP TRIGGER refuse_new_positions;"
+        XCTAssertEqual(try run("/usr/bin/env", ["python3", "-c", sql, directory.store.path, fixed]), "")
+        _ = try peer.await("status", timeout: 20) { _ in peer.log.contains("recording the merge position works again") }
+        XCTAssertEqual(peer.log.components(separatedBy: warning).count - 1, 1)
+    }
 }
