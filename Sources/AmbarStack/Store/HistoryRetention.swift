@@ -5,7 +5,7 @@ import Foundation
 /// The ledger is how processes that were away catch up; kept forever it grows by every
 /// transaction. ``PersistentStoreCoordinator/purgeHistory(_:now:)`` applies a retention:
 ///
-/// - transactions older than ``history`` are removed, but never one that a durable consumer seen
+/// - transactions committed more than ``history`` ago are removed, but never one that a durable consumer seen
 ///   within ``consumerLease``, or a sharing process seen within ``processLease``, has not
 ///   processed yet;
 /// - durable consumers' positions stay (a consumer that comes back after its lease either
@@ -14,6 +14,17 @@ import Foundation
 ///   recorded for longer than their lease are removed;
 /// - idempotency receipts older than ``receipts`` are removed (a save repeated after that with the
 ///   same key is no longer recognised as done).
+///
+/// A transaction's age is told by the clock of the process that purges, not by the timestamp its
+/// writer recorded: each purge notes the ledger's head and the time (a *ledger mark*, when the
+/// head moved since the last one), and a later purge removes what was committed by the newest
+/// mark older than ``history``. So a writer whose clock is wrong — a year ahead, or behind —
+/// changes nothing about retention (only the timestamps shown with its transactions, and the
+/// latencies measured from them). A purging process whose own clock jumps forward purges early
+/// (never past a live consumer or process), one whose clock jumps back purges late; the marks
+/// of several purging processes (hosts on one PostgreSQL store) are read together. The first
+/// purges of a store (or after upgrading one made before marks) remove nothing until the
+/// oldest mark is ``history`` old.
 ///
 /// ```swift
 /// let retention = HistoryRetention(history: 3_600, consumerLease: 86_400)

@@ -69,12 +69,16 @@ final class ChangeConsumerTests: SharedStoreTestCase {
         let coordinator = try stack.writerCoordinator
         try coordinator.moveConsumer("alerter", from: nil, to: 0)
         try await saveItems(["a", "b", "c"])
-        // The consumer was away past its lease: the purge removes what it had not handled.
-        let purge = try coordinator.purgeHistory(HistoryRetention(history: 1, consumerLease: 1), now: Date().addingTimeInterval(3_600))
+        // The consumer was away past its lease: a purge an hour after the one that saw these
+        // transactions removes what it had not handled.
+        let retention = HistoryRetention(history: 1, consumerLease: 1)
+        try coordinator.purgeHistory(retention)
+        let purge = try coordinator.purgeHistory(retention, now: Date().addingTimeInterval(3_600))
         XCTAssertEqual(purge.purgedThrough, 3)
         let head = try coordinator.currentHistoryToken()
 
         let consumer = try ChangeConsumer(name: "alerter", sharing: sync, options: options)
+        defer { consumer.stop() }  // also when an assertion throws
         let expiries = Locked<[HistoryExpiry]>([])
         let run = Task {
             try await consumer.process(
@@ -107,7 +111,9 @@ final class ChangeConsumerTests: SharedStoreTestCase {
         let coordinator = try stack.writerCoordinator
         try coordinator.moveConsumer("strict", from: nil, to: 0)
         try await saveItems(["a", "b"])
-        try coordinator.purgeHistory(HistoryRetention(history: 1, consumerLease: 1), now: Date().addingTimeInterval(3_600))
+        let retention = HistoryRetention(history: 1, consumerLease: 1)
+        try coordinator.purgeHistory(retention)
+        try coordinator.purgeHistory(retention, now: Date().addingTimeInterval(3_600))
         let consumer = try ChangeConsumer(name: "strict", sharing: sync)
         do {
             try await consumer.process { _, _ in XCTFail("nothing can be delivered") }
@@ -152,6 +158,7 @@ final class ChangeConsumerTests: SharedStoreTestCase {
         try await share()
         let coordinator = try stack.writerCoordinator
         let consumer = try ChangeConsumer(name: "others-only", sharing: sync)
+        defer { consumer.stop() }  // also when an assertion throws
         let delivered = Locked<[Int64]>([])
         let run = Task { try await consumer.process { transaction, _ in delivered.withLock { $0.append(transaction.token) } } }
         try await until("the consumer started") { try coordinator.historyCursor(consumer: "others-only") != nil }

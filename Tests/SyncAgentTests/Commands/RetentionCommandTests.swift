@@ -56,6 +56,37 @@ final class RetentionCommandTests: AgentTestCase {
         XCTAssertEqual(durable["token"] as? Int, tokens[0], "a durable consumer's position stays for it to find out what it missed")
     }
 
+    /// A writer whose clock is a year ahead (faketime) does not stop purging: the hub tells the
+    /// ledger's age by its own clock.
+    func testAWriterWithAClockAYearAheadDoesNotStopPurging() throws {
+        try initStore()
+        let socket = directory.url.appendingPathComponent(".ambar/sync.sock").path
+        _ = try startAgent(["hub", "--directory", directory.url.path, "--history-retention", "1"])
+        XCTAssertTrue(eventually { FileManager.default.fileExists(atPath: socket) })
+        var tokens: [Int] = []
+        for (index, skew) in ["", "+365d", ""].enumerated() {
+            let file = directory.url.appendingPathComponent("batch-\(index).ndjson")
+            try Data(#"{"uid":"k\#(index)","value":\#(index)}"#.utf8).write(to: file)
+            let arguments = ["import", "--directory", directory.url.path, "--entity", "Item", "--key", "uid", "--json", file.path]
+            let result =
+                skew.isEmpty
+                ? try agent(arguments)
+                : try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/faketime"), ["-f", skew, agentBinary.path] + arguments, timeout: 60)
+            XCTAssertEqual(result.status, 0, result.error)
+            tokens += try XCTUnwrap(try json(result.output)["tokens"] as? [Int])
+        }
+        let future = try XCTUnwrap(
+            try PersistentStoreCoordinator(model: try itemModel(), store: .sqlite(store)).history(after: Int64(tokens[0])).first?.timestamp)
+        XCTAssertGreaterThan(future.timeIntervalSinceNow, 300 * 86_400, "the second transaction carries a date a year ahead")
+        var last: [String: Any] = [:]
+        XCTAssertTrue(
+            try eventually(timeout: 40) {
+                last = try status()
+                let ledger = last["history"] as? [String: Any] ?? [:]
+                return (ledger["purged_through"] as? Int ?? 0) >= tokens[2] && ledger["transactions"] as? Int == 0
+            }, "every transaction was purged, the future-dated one and those after it too: \(last)")
+    }
+
     func testAConfigurationFileSetsTheRetentionAndABadOneIsRefused() throws {
         try initStore()
         let config = directory.url.appendingPathComponent("hub.conf")

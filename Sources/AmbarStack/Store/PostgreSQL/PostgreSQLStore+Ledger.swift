@@ -192,12 +192,21 @@ extension PostgreSQLStore {
             ).affectedRows
             let receiptsRemoved = try connection.query("DELETE FROM ambar_receipts WHERE saved < $1", [.real(time - retention.receipts)]).affectedRows
             let purged = try Self.purgedThrough(connection)
-            let firstYoung = try connection.query(
-                "SELECT token FROM ambar_transactions WHERE timestamp >= $1 ORDER BY token LIMIT 1",
-                [.real(time - retention.history)]
-            ).rows.first.flatMap { PostgreSQLValues.integer($0[0]) }
+            // Age by the purging process's clock, from the marks purges leave (see the SQLite
+            // store): writers' clocks do not count.
             let head = try connection.query("SELECT token FROM ambar_ledger_head WHERE id = 1", []).rows.first.flatMap { PostgreSQLValues.integer($0[0]) } ?? 0
-            var limit = firstYoung.map { $0 - 1 } ?? head
+            let lastMarked = try connection.query("SELECT head FROM ambar_ledger_marks ORDER BY id DESC LIMIT 1", []).rows.first.flatMap {
+                PostgreSQLValues.integer($0[0])
+            }
+            let marked = head != (lastMarked ?? 0)
+            if marked { _ = try connection.query("INSERT INTO ambar_ledger_marks (at, head) VALUES ($1, $2)", [.real(time), .integer(head)]) }
+            let cutoff = time - retention.history
+            var limit =
+                try connection.query("SELECT max(head) FROM ambar_ledger_marks WHERE at <= $1", [.real(cutoff)]).rows.first.flatMap {
+                    PostgreSQLValues.integer($0[0])
+                } ?? purged
+            _ = try connection.query(
+                "DELETE FROM ambar_ledger_marks WHERE at < (SELECT max(at) FROM ambar_ledger_marks WHERE at <= $1)", [.real(cutoff)])
             if let oldestLive = try connection.query(
                 "SELECT min(token) FROM ambar_cursors WHERE lease IS NOT NULL OR last_seen >= $1", [.real(time - retention.consumerLease)]
             ).rows.first.flatMap({ PostgreSQLValues.integer($0[0]) }) {
@@ -205,7 +214,7 @@ extension PostgreSQLStore {
             }
             var removed = 0
             if limit > purged { removed = try Self.purge(connection, through: limit) }
-            if removed + cursorsRemoved + receiptsRemoved > 0 {
+            if marked || removed + cursorsRemoved + receiptsRemoved > 0 {
                 _ = try connection.query(
                     """
                     INSERT INTO ambar_metadata (key, value) VALUES ('purge_count', '1')

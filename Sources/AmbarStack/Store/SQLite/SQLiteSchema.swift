@@ -6,7 +6,8 @@ import GRDB
 /// Layout: one table per root entity (sub-entities share it, told apart by `Z_ENT`), with `Z_PK`
 /// (primary key), `Z_ENT` (entity number) and `Z_OPT` (row version, for optimistic locking); a
 /// join table per many-to-many relationship; and the `ambar_*` tables: metadata, entity numbers,
-/// the primary-key allocator, and the change ledger (transactions, their changes, consumer cursors).
+/// the primary-key allocator, and the change ledger (transactions, their changes, consumers'
+/// positions, and the marks by which purging tells the ledger's age).
 enum SQLiteSchema {
     /// The layout version of the tables this code writes.
     static let schemaVersion = 1
@@ -27,6 +28,7 @@ enum SQLiteSchema {
                 CREATE INDEX IF NOT EXISTS ambar_changes_token ON ambar_changes (token);
                 CREATE TABLE IF NOT EXISTS ambar_cursors (consumer TEXT PRIMARY KEY NOT NULL, token INTEGER NOT NULL, last_seen REAL NOT NULL, lease REAL);
                 CREATE TABLE IF NOT EXISTS ambar_receipts (key TEXT PRIMARY KEY NOT NULL, token INTEGER NOT NULL, saved REAL NOT NULL);
+                CREATE TABLE IF NOT EXISTS ambar_ledger_marks (at REAL NOT NULL, head INTEGER NOT NULL);
                 INSERT OR IGNORE INTO ambar_metadata (key, value) VALUES ('history_purged_through', '0');
                 """)
         // Stores made before transactions carried their process instance gain the column; their
@@ -119,7 +121,10 @@ enum SQLiteSchema {
     /// ``prepare(_:model:)`` has something to create, add or migrate. A process can then open a
     /// current store while another client holds the write lock for a long time.
     static func alreadyPrepared(_ db: Database, model: ManagedObjectModel) throws -> (uuid: String, entityIDs: [String: Int64])? {
-        for table in ["ambar_metadata", "ambar_entities", "ambar_primarykeys", "ambar_transactions", "ambar_changes", "ambar_cursors", "ambar_receipts"] {
+        for table in [
+            "ambar_metadata", "ambar_entities", "ambar_primarykeys", "ambar_transactions", "ambar_changes", "ambar_cursors", "ambar_receipts",
+            "ambar_ledger_marks",
+        ] {
             guard try db.tableExists(table) else { return nil }
         }
         let metadata = Dictionary(

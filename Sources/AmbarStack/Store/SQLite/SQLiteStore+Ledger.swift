@@ -149,13 +149,19 @@ extension SQLiteStore {
             try db.execute(sql: "DELETE FROM ambar_receipts WHERE saved < ?", arguments: [time - retention.receipts])
             let receiptsRemoved = db.changesCount
             let purged = try purgedThrough(db)
-            // The aged part is a prefix in token order (scanned from the oldest, which purging
-            // keeps short); a consumer that is alive holds it back.
-            let firstYoung = try Int64.fetchOne(
-                db, sql: "SELECT token FROM ambar_transactions WHERE timestamp >= ? ORDER BY token LIMIT 1",
-                arguments: [time - retention.history])
+            // What is old is told by the purging process's own clock, never by the timestamps
+            // writers put in their transactions (a writer whose clock is wrong would otherwise
+            // stop purging, or make it early): each purge notes the head it saw and when (a
+            // ledger mark, only when the head moved), and removes what was already committed at
+            // the newest mark that is older than the history retention.
             let head = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'ambar_transactions'") ?? 0
-            var limit = firstYoung.map { $0 - 1 } ?? head
+            let lastMarked = try Int64.fetchOne(db, sql: "SELECT head FROM ambar_ledger_marks ORDER BY rowid DESC LIMIT 1")
+            let marked = head != (lastMarked ?? 0)
+            if marked { try db.execute(sql: "INSERT INTO ambar_ledger_marks (at, head) VALUES (?, ?)", arguments: [time, head]) }
+            let cutoff = time - retention.history
+            var limit = try Int64.fetchOne(db, sql: "SELECT max(head) FROM ambar_ledger_marks WHERE at <= ?", arguments: [cutoff]) ?? purged
+            // Marks older than the one just used will never be needed again.
+            try db.execute(sql: "DELETE FROM ambar_ledger_marks WHERE at < (SELECT max(at) FROM ambar_ledger_marks WHERE at <= ?)", arguments: [cutoff])
             if let oldestLive = try Int64.fetchOne(
                 db, sql: "SELECT min(token) FROM ambar_cursors WHERE lease IS NOT NULL OR last_seen >= ?", arguments: [time - retention.consumerLease])
             {
@@ -168,7 +174,7 @@ extension SQLiteStore {
                 removed = db.changesCount
                 try db.execute(sql: "UPDATE ambar_metadata SET value = ? WHERE key = 'history_purged_through'", arguments: [String(limit)])
             }
-            if removed + cursorsRemoved + receiptsRemoved > 0 {
+            if marked || removed + cursorsRemoved + receiptsRemoved > 0 {
                 // Counted in the same transaction: processes watching the file for writes made
                 // outside Ambar see the count move and know this write was Ambar's. (Not a ledger
                 // marker: markers would age and be purged in turn, so an idle store would never
