@@ -196,6 +196,7 @@ public final class FetchedResultsController<T: ManagedObject> {
         unloadedInserts.subtract(gone)
         let changed = changedIDs.union(unloadedInserts).subtracting(gone).filter(isCandidate)
         guard !changed.isEmpty || gone.contains(where: isCandidate) else { return }
+        if fetchRequest.fetchLimit > 0 || fetchRequest.fetchOffset > 0 { return refetchWindow(changed: changed) }
 
         // Objects for the changed IDs: registered ones directly, the rest (merged inserts) in one
         // fetch by ID.
@@ -256,6 +257,30 @@ public final class FetchedResultsController<T: ManagedObject> {
             next.insert(object, at: low)
         }
         fetchedObjects = next
+        rebuildSections()
+        report(old: old, oldPositions: oldPositions, changed: changed)
+    }
+
+    /// ``apply(changed:gone:)`` for a request with a `fetchLimit` or `fetchOffset`: the results
+    /// are a window of the sorted matches, and a change can push rows out of it or bring in rows
+    /// this context never loaded, so the window is fetched again (it is at most `fetchLimit`
+    /// rows) and the difference reported, as after any change. A failed fetch keeps the rows
+    /// shown, reports the failure and is tried again with the next change.
+    private func refetchWindow(changed: Set<ManagedObjectID>) {
+        let old = sections
+        let oldPositions = onChange == nil ? [:] : positions()
+        do {
+            fetchedObjects = try context.fetch(fetchRequest)
+            unloadedInserts = []
+            retryDelay = 0
+        } catch {
+            unloadedInserts.formUnion(changed)
+            fail(
+                ContextFailure(operation: "fetch the results again after a change (tried again with the next change)", object: nil, property: nil, error: error)
+            )
+            scheduleRetry()
+            return
+        }
         rebuildSections()
         report(old: old, oldPositions: oldPositions, changed: changed)
     }
