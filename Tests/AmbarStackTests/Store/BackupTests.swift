@@ -33,7 +33,14 @@ final class BackupTests: XCTestCase {
                 XCTFail("writer: \(error)")
             }
         }.start()
-        while saves.load(ordering: .relaxed) < 5 { usleep(1000) }
+        let started = Date().addingTimeInterval(30)
+        while saves.load(ordering: .relaxed) < 5 {
+            guard Date() < started else {
+                stop.store(true, ordering: .relaxed)
+                return XCTFail("the writer did not commit five saves within 30 s")
+            }
+            usleep(1000)
+        }
         var counts: [Int] = []
         for n in 0..<3 {
             let copy = directory.file("backup-\(n).sqlite")

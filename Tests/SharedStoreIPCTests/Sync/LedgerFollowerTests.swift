@@ -8,11 +8,11 @@ import XCTest
 /// The ledger follower alone, without a hub: doorbells ring it from any thread, it reads the
 /// ledger, and whatever a doorbell claims is only checked against the ledger.
 final class LedgerFollowerTests: SharedStoreTestCase {
-    private func makeFollower() throws -> (LedgerFollower, DataStack) {
+    private func makeFollower(events: ObserverList<RemoteMergeEvent> = ObserverList<RemoteMergeEvent>()) throws -> (LedgerFollower, DataStack) {
         let stack = try DataStack.open(model: .model(try itemModel()), storeURL: directory.store, name: "follower")
         let follower = LedgerFollower(
             coordinator: try stack.writerCoordinator, main: try stack.mainContext, positionName: "follower-test",
-            lease: 240, readsRowsAhead: true, events: ObserverList<RemoteMergeEvent>())
+            lease: 240, readsRowsAhead: true, events: events)
         follower.start(at: try stack.writerCoordinator.currentHistoryToken())
         return (follower, stack)
     }
@@ -54,8 +54,15 @@ final class LedgerFollowerTests: SharedStoreTestCase {
         XCTAssertFalse(try coordinator.historyCursors().contains { $0.consumer == "follower-test" }, "a per-process cursor is removed at stop")
     }
 
-    func testThisProcessesOwnTransactionsAreSkippedByInstance() throws {
-        let (follower, stack) = try makeFollower()
+    /// This process's own transaction is stepped over, another process's merged: only the
+    /// latter is reported (the events are posted on the main queue after the merge).
+    @MainActor
+    func testThisProcessesOwnTransactionsAreSkippedByInstance() async throws {
+        let events = ObserverList<RemoteMergeEvent>()
+        let merged = Locked<[Int64]>([])
+        let observation = events.add { event in merged.withLock { $0.append(event.token) } }
+        defer { observation.cancel() }
+        let (follower, stack) = try makeFollower(events: events)
         let context = try stack.importerContext()
         let token = try context.performAndWait { () throws(AmbarError) -> Int64 in
             let item = try context.insertObject(entityName: "Item")
@@ -66,8 +73,13 @@ final class LedgerFollowerTests: SharedStoreTestCase {
         let mine = try XCTUnwrap(try stack.writerCoordinator.history(after: token - 1, limit: 1).first)
         XCTAssertTrue(mine.isFromThisProcess)
         XCTAssertEqual(mine.instanceID, ProcessInstance.id)
+        let writer = try Peer("writer", directory: directory)
+        defer { writer.kill() }
+        let theirs = try XCTUnwrap(Int64(try writer.send("insert theirs 1").dropFirst("ok ".count)))
         follower.follow()
-        XCTAssertEqual(follower.cursor, token, "stepped over, not merged")
+        XCTAssertEqual(follower.cursor, theirs, "both followed")
+        for _ in 0..<400 where merged.withLock({ $0 }).isEmpty { try await Task.sleep(for: .milliseconds(25)) }  // the main queue runs meanwhile
+        XCTAssertEqual(merged.withLock { $0 }, [theirs], "the other process's transaction was merged and reported, this process's (\(token)) stepped over")
         XCTAssertEqual(follower.rejectedDoorbells, 0)
     }
 }
