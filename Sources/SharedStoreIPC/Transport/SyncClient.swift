@@ -26,7 +26,11 @@ public final class SyncClient: Sendable {
     public let welcome: Frame.Welcome
     static let logger = Logger(label: "ambar.sync.client")
 
-    private init(channel: any Channel, welcome: Frame.Welcome, maximumFrameSize: Int) {
+    /// The newest doorbell not queued while the send side was full, sent once it drains.
+    private let catchUp: CatchUpDoorbell
+
+    private init(channel: any Channel, welcome: Frame.Welcome, maximumFrameSize: Int, catchUp: CatchUpDoorbell) {
+        self.catchUp = catchUp
         self.channel = channel
         self.welcome = welcome
         self.maximumFrameSize = maximumFrameSize
@@ -67,6 +71,7 @@ public final class SyncClient: Sendable {
         try Task.checkCancellation()
         let eventLoop = group.next()
         let welcomePromise = eventLoop.makePromise(of: Frame.Welcome.self)
+        let catchUp = CatchUpDoorbell(maximumFrameSize: maximumFrameSize)
         let channel: any Channel
         do {
             channel = try await ClientBootstrap(group: eventLoop)
@@ -76,7 +81,9 @@ public final class SyncClient: Sendable {
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandlers([
                             ByteToMessageHandler(FrameDecoderHandler(maximumFrameSize: maximumFrameSize)),
-                            ClientHandler(hello: hello, maximumFrameSize: maximumFrameSize, welcome: welcomePromise, onFrame: onFrame, onClose: onClose),
+                            ClientHandler(
+                                hello: hello, maximumFrameSize: maximumFrameSize, welcome: welcomePromise, catchUp: catchUp, onFrame: onFrame,
+                                onClose: onClose),
                         ])
                     }
                 }
@@ -97,7 +104,7 @@ public final class SyncClient: Sendable {
                 welcomePromise.fail(CancellationError())
             }
             deadline.cancel()
-            return SyncClient(channel: channel, welcome: welcome, maximumFrameSize: maximumFrameSize)
+            return SyncClient(channel: channel, welcome: welcome, maximumFrameSize: maximumFrameSize, catchUp: catchUp)
         } catch {
             deadline.cancel()
             try? await channel.close()
@@ -109,8 +116,9 @@ public final class SyncClient: Sendable {
     ///
     /// What is queued for a hub that does not read is bounded: once more than the connection's
     /// `maximumSendBacklogBytes` (4 MiB by default: a burst of saves to a live hub fits) is
-    /// queued, frames are not queued and this returns `false`. The others then find the
-    /// transaction in the ledger at their next check.
+    /// queued, frames are not queued and this returns `false`. The newest doorbell refused so is
+    /// kept, as a `tokenOnly` frame, and sent as soon as the send side drains: the others then
+    /// read the ledger through it at once, instead of at their next periodic check.
     ///
     /// - Returns: whether the frame was queued.
     /// - Throws: ``WireError/frameTooLarge(announced:maximum:)`` when it exceeds the connection's
@@ -119,7 +127,17 @@ public final class SyncClient: Sendable {
     @discardableResult
     public func send(_ frame: Frame) throws(WireError) -> Bool {
         let bytes = try channel.allocator.frame(frame, maximumFrameSize: maximumFrameSize)
-        guard channel.isWritable else { return false }
+        guard channel.isWritable else {
+            // On the event loop (which owns the kept doorbell), after any writability change
+            // already queued there: a send side that drained meanwhile sends it now; otherwise
+            // the handler does when it drains.
+            let (channel, catchUp) = (self.channel, self.catchUp)
+            channel.eventLoop.execute {
+                catchUp.keep(frame)
+                catchUp.send(on: channel)
+            }
+            return false
+        }
         channel.writeAndFlush(bytes, promise: nil)
         return true
     }
@@ -133,19 +151,57 @@ public final class SyncClient: Sendable {
     }
 }
 
+/// The newest doorbell a full send side refused, reduced to its token (a `tokenOnly` frame: the
+/// receivers read the ledger through it), until the send side drains. Used only on the channel's
+/// event loop, which is what makes it safe to share.
+final class CatchUpDoorbell: @unchecked Sendable {
+    private var pending: Frame?
+    private let maximumFrameSize: Int
+
+    init(maximumFrameSize: Int) { self.maximumFrameSize = maximumFrameSize }
+
+    /// Keeps `frame`'s token if it is newer than the one kept.
+    func keep(_ frame: Frame) {
+        let hint: Frame
+        switch frame {
+        case .didSave(let save):
+            hint = .tokenOnly(storeUUID: save.storeUUID, token: save.token, processID: save.processID, instanceID: save.instanceID)
+        case .tokenOnly:
+            hint = frame
+        default:
+            return
+        }
+        if case .tokenOnly(_, let newToken, _, _) = hint, case .tokenOnly(_, let keptToken, _, _)? = pending, keptToken >= newToken { return }
+        pending = hint
+    }
+
+    /// Sends the kept doorbell if the send side has room (on the channel's event loop).
+    func send(on channel: any Channel) {
+        guard channel.isWritable, let frame = pending else { return }
+        pending = nil
+        do {
+            channel.writeAndFlush(try channel.allocator.frame(frame, maximumFrameSize: maximumFrameSize), promise: nil)
+        } catch {
+            SyncClient.logger.error("could not encode the catch-up doorbell \(frame): \(error)")
+        }
+    }
+}
+
 final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = ReceivedFrame
     typealias OutboundOut = ByteBuffer
     private let hello: Frame.Hello
     private let maximumFrameSize: Int
     private var welcome: EventLoopPromise<Frame.Welcome>?
+    private let catchUp: CatchUpDoorbell
     private let onFrame: @Sendable (Frame) -> Void
     private let onClose: @Sendable () -> Void
 
     init(
-        hello: Frame.Hello, maximumFrameSize: Int, welcome: EventLoopPromise<Frame.Welcome>,
+        hello: Frame.Hello, maximumFrameSize: Int, welcome: EventLoopPromise<Frame.Welcome>, catchUp: CatchUpDoorbell,
         onFrame: @escaping @Sendable (Frame) -> Void, onClose: @escaping @Sendable () -> Void
     ) {
+        self.catchUp = catchUp
         self.hello = hello
         self.maximumFrameSize = maximumFrameSize
         self.welcome = welcome
@@ -184,6 +240,12 @@ final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
             return
         }
         onFrame(frame)
+    }
+
+    /// The send side drained: the doorbell refused meanwhile goes out now.
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        catchUp.send(on: context.channel)
+        context.fireChannelWritabilityChanged()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
