@@ -59,6 +59,8 @@ import Logging
 ///   and the process that lost the race continues from the new position.
 /// - It wakes when the sharing layer sees the ledger move (a doorbell, a check, a save of this
 ///   process) and reads the ledger every ``Options/checkInterval`` anyway.
+/// - A save that collides with another process's save (a conflict, or a related object deleted
+///   meanwhile) is run again from the start, on the data as it is then, up to three times.
 /// - A database server out of reach while the consumer reads the ledger makes it wait and read
 ///   again (logged when it starts and ends); a save that fails ends ``process(reconcile:_:)`` with
 ///   the error, nothing of the batch written (under systemd, `Restart=on-failure` starts it again
@@ -225,20 +227,44 @@ public final class ChangeConsumer: Sendable {
         }
     }
 
+    /// How many times a batch is run again when its save collides with another save (a conflict,
+    /// a dangling reference, a uniqueness clash), before the error ends the loop.
+    static let attemptsPerBatch = 3
+
     /// Runs `body` on the context's queue and saves its changes with the position moved to
-    /// `token`; on any failure the context is reset and nothing is recorded.
+    /// `token`; on any failure the context is reset and nothing is recorded. A save refused
+    /// because another save changed what the handler read (its objects, their relationships) is
+    /// run again from the start, on the data as it is now, up to ``attemptsPerBatch`` times.
     private func apply(in context: ManagedObjectContext, movingTo token: Int64, _ body: @escaping @Sendable () throws -> Void) async throws {
         let expected = state.withLock { $0.recorded }
         let name = self.name
-        do {
-            try await context.perform { () throws in
-                defer { Self.reset(context) }
-                try body()
-                try context.save(movingConsumer: name, from: expected, to: token)
+        var attempt = 1
+        while true {
+            do {
+                try await context.perform { () throws in
+                    defer { Self.reset(context) }
+                    try body()
+                    try context.save(movingConsumer: name, from: expected, to: token)
+                }
+                recorded(token)
+                return
+            } catch AmbarError.consumerPositionMoved(_, _, let found) {
+                try positionMoved(to: found, expected: expected)
+                return
+            } catch let error as AmbarError where attempt < Self.attemptsPerBatch && Self.mayCollide(error) {
+                Self.logger.notice(
+                    "a consumer's save collided with another save; running the batch again on the current data",
+                    metadata: ["consumer": "\(name)", "through": "\(token)", "attempt": "\(attempt)", "error": "\(error)"])
+                attempt += 1
             }
-            recorded(token)
-        } catch AmbarError.consumerPositionMoved(_, _, let found) {
-            try positionMoved(to: found, expected: expected)
+        }
+    }
+
+    /// Errors a concurrent save can cause, which running the handler again on fresh data may avoid.
+    private static func mayCollide(_ error: AmbarError) -> Bool {
+        switch error {
+        case .mergeConflict, .validation, .constraintViolation, .deleteDenied: return true
+        default: return false
         }
     }
 

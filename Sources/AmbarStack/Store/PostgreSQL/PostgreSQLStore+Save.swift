@@ -85,6 +85,13 @@ struct PostgreSQLSaveTransaction: SaveTransaction {
             .rows.first.flatMap { store.readRow($0, spec) }
     }
 
+    /// `FOR KEY SHARE`: a concurrent delete of these rows waits until this transaction ends.
+    func existingPrimaryKeys(root: String, _ primaryKeys: [Int64]) throws -> Set<Int64> {
+        Set(
+            try connection.query("SELECT Z_PK FROM \(quoted(root)) WHERE Z_PK = ANY($1::bigint[]) FOR KEY SHARE", [.integerArray(primaryKeys)]).rows
+                .compactMap { PostgreSQLValues.integer($0[0]) })
+    }
+
     func deleteRow(root: String, primaryKey: Int64, expectedVersion: Int64?) throws -> Bool {
         if let expectedVersion {
             return try connection.query("DELETE FROM \(quoted(root)) WHERE Z_PK = $1 AND Z_OPT = $2", [.integer(primaryKey), .integer(expectedVersion)])

@@ -72,6 +72,17 @@ struct SQLiteSaveTransaction: SaveTransaction {
         return store.readRow(statement.sqliteStatement, spec)
     }
 
+    /// (The IMMEDIATE transaction keeps every other writer out until it ends.)
+    func existingPrimaryKeys(root: String, _ primaryKeys: [Int64]) throws -> Set<Int64> {
+        var found = Set<Int64>()
+        for chunk in stride(from: 0, to: primaryKeys.count, by: 500) {
+            let part = Array(primaryKeys[chunk..<min(chunk + 500, primaryKeys.count)])
+            let marks = Array(repeating: "?", count: part.count).joined(separator: ",")
+            found.formUnion(try Int64.fetchAll(db, sql: "SELECT Z_PK FROM \(quoted(root)) WHERE Z_PK IN (\(marks))", arguments: StatementArguments(part)))
+        }
+        return found
+    }
+
     func deleteRow(root: String, primaryKey: Int64, expectedVersion: Int64?) throws -> Bool {
         if let expectedVersion {
             try db.cachedStatement(sql: "DELETE FROM \(quoted(root)) WHERE Z_PK = ? AND Z_OPT = ?").execute(arguments: [primaryKey, expectedVersion])

@@ -22,6 +22,9 @@ protocol SaveTransaction {
     func rows(_ rootLayout: EntityLayout, columns: [String], matching keys: [[StoredScalar]]) throws -> [StoreRow]
     /// The stored row of an object, or `nil` when it is gone.
     func currentRow(_ layout: EntityLayout, primaryKey: Int64) throws -> StoreRow?
+    /// Which of `primaryKeys` have a row in `root`'s table, held so that no other transaction
+    /// deletes them before this one ends.
+    func existingPrimaryKeys(root: String, _ primaryKeys: [Int64]) throws -> Set<Int64>
     /// Deletes a row (only at `expectedVersion` when given); returns whether a row was deleted.
     func deleteRow(root: String, primaryKey: Int64, expectedVersion: Int64?) throws -> Bool
     /// Deletes the join rows whose `column` (`src` or `dst`) is `primaryKey`.

@@ -88,6 +88,7 @@ struct SaveWork<Transaction: SaveTransaction> {
         if !insertsOptimistically { try resolveUniqueness() }
         for delete in changes.deletes { try apply(delete) }
         for update in changes.updates { try apply(update) }
+        try checkDestinationsExist()
         try applyInserts()
         try applyJoins()
         try applyOrders()
@@ -361,6 +362,39 @@ struct SaveWork<Transaction: SaveTransaction> {
                 throw uniquenessViolation(layout, values: refusal.values)
             }
             ledger.record(entity: entity, .insert, primaryKeys: keys)
+        }
+    }
+
+    /// Refuses a save whose new or changed to-one relationships point at rows that no longer
+    /// exist (another save deleted them since this context read them): the row would point at
+    /// nothing — a dangling reference, as Core Data calls it. The destinations are read (and held
+    /// until the save ends) in one query per table; objects inserted by this save need none.
+    func checkDestinationsExist() throws {
+        var wanted: [String: [Int64: (object: ManagedObjectID, property: String)]] = [:]
+        func want(_ destination: ManagedObjectID?, from object: ManagedObjectID, _ relationship: ResolvedRelationship) {
+            guard let destination, !destination.isTemporaryID, idMap[destination] == nil, let pk = destination.primaryKey,
+                let root = resolved.entities[destination.entityName]?.rootName
+            else { return }
+            wanted[root, default: [:]][pk] = (object, relationship.name)
+        }
+        for insert in changes.inserts where !skipInsert.contains(insert.id) {
+            guard let layout = resolved.entities[insert.id.entityName] else { continue }
+            for relationship in layout.relationships where !relationship.isToMany && relationship.index < insert.toOne.count {
+                want(insert.toOne[relationship.index], from: insert.id, relationship)
+            }
+        }
+        for update in changes.updates {
+            guard let layout = resolved.entities[update.id.entityName] else { continue }
+            for index in update.changedToOne where index < update.toOne.count { want(update.toOne[index], from: update.id, layout.relationships[index]) }
+        }
+        for (root, byKey) in wanted.sorted(by: { $0.key < $1.key }) {
+            let found = try db.existingPrimaryKeys(root: root, Array(byKey.keys))
+            for (pk, reference) in byKey.sorted(by: { $0.key < $1.key }) where !found.contains(pk) {
+                throw AmbarError.validation(
+                    object: reference.object, property: reference.property,
+                    reason: "its destination (\(root) \(pk)) was deleted by another save since this context read it (a dangling reference); nothing was written"
+                )
+            }
         }
     }
 
