@@ -32,7 +32,9 @@ public enum ProcessRunner {
         while process.isRunning && Date() < deadline { usleep(10_000) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
-        group.wait()
+        // A grandchild the child left running (a wrapper such as faketime, killed above) may
+        // hold the pipes open: what was read by then is returned, rather than waiting for ever.
+        _ = group.wait(timeout: .now() + 10)
         return (process.terminationStatus, collected.text(\.output), collected.text(\.error))
     }
 

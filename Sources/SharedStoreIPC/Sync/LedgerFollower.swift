@@ -233,6 +233,12 @@ final class LedgerFollower: Sendable {
         }
     }
 
+    /// A `foreignWrite` frame this process does not believe (its store is a file, which it
+    /// watches itself): counted and logged with the other disagreements, nothing refreshed.
+    func rejectForeignWrite() {
+        state.withLock { s in reject(token: 0, reason: "a foreign-write report for a store on a file, which only this process's own check reports", &s) }
+    }
+
     private func reject(token: Int64, reason: String, _ s: inout State) {
         s.rejected += 1
         s.rejectedSinceLog += 1

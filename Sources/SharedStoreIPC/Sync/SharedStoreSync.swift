@@ -81,6 +81,7 @@ public final class SharedStoreSync: Sendable {
         let storeIdentifier = coordinator.storeIdentifier
         var storeFile: URL? = nil
         if case .sqlite(let url) = storeDescription { storeFile = url }
+        let isOnServer = storeFile == nil
         let refreshAll: @Sendable () -> Void = {
             Self.logger.debug("the store changed outside Ambar; refreshing every object")
             main.enqueue { LedgerFollower.refreshAll(main) }
@@ -95,6 +96,9 @@ public final class SharedStoreSync: Sendable {
             },
             onFrame: { frame in
                 if case .foreignWrite(let store) = frame, store == uuid {
+                    // Only the hub of a store on a database server reports foreign writes (each
+                    // process watches an SQLite file itself): anywhere else it is not believed.
+                    guard isOnServer else { return follower.rejectForeignWrite() }
                     refreshAll()
                     follower.follow()
                     return

@@ -415,9 +415,11 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         case .tokenOnly(let uuid, let token, _, _):
             guard uuid == hello.storeUUID else { return refuse(context, .wrongStore, "token for another store") }
             relay(received.bytes, token: token, from: key)
-        case .foreignWrite(let uuid):
-            guard uuid == hello.storeUUID else { return refuse(context, .wrongStore, "a foreign write in another store") }
-            relay(received.bytes, token: 0, from: key)
+        case .foreignWrite:
+            // Only the hub itself reports writes made outside Ambar (from the database server's
+            // listener it holds, `relayFromServer`); a peer that sends one would make every
+            // process re-read everything it holds, so it is refused, never relayed.
+            refuse(context, .malformed, "a process may not report foreign writes; only the hub does, from the database server's listener")
         case .ping(let n):
             reply(context, .pong(n))
         case .peersRequest:

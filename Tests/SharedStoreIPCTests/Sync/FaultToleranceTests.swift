@@ -95,6 +95,41 @@ final class FaultToleranceTests: XCTestCase {
         XCTAssertTrue(try hub.send("status").contains("hub=true"))
     }
 
+    /// A peer that reports a foreign write is refused, and the report is not relayed: only the
+    /// hub reports them (from a database server's listener), so a same-group process cannot make
+    /// every process re-read everything.
+    func testAForeignWriteReportFromAPeerIsRefusedAndNotRelayed() throws {
+        let hub = try Peer("hub", directory: directory)
+        defer { hub.kill() }
+        _ = try hub.await("status", timeout: 20) { $0.contains("hub=true") }
+        guard let uuid = UUID(uuidString: storeUUID) else { return XCTFail("bad store UUID") }
+        func hello(_ name: String) throws -> RawPeer {
+            let peer = try RawPeer(socketPath)
+            try peer.write(
+                try WireFormat.encode(
+                    .hello(.init(storeUUID: uuid, processID: getpid(), instanceID: UInt64.random(in: 1...UInt64.max / 2), processName: name, cursor: 0))))
+            guard case .welcome? = try peer.readFrame() else { throw ConditionNotMet("no welcome for \(name)") }
+            return peer
+        }
+        let listener = try hello("listener")
+        defer { listener.close() }
+        let hostile = try hello("hostile")
+        defer { hostile.close() }
+        try hostile.write(try WireFormat.encode(.foreignWrite(storeUUID: uuid)))
+        guard case .error(.malformed, let message)? = try hostile.readFrame() else { return XCTFail("the foreign-write report was not refused") }
+        XCTAssertTrue(message.contains("only the hub does"), message)
+        XCTAssertTrue(hostile.sawEndOfStream(), "and the connection closed")
+        // The next frame the listener gets is the hub's next save, not the report.
+        XCTAssertTrue(try hub.send("insert a 1").hasPrefix("ok "))
+        let next = try listener.readFrame(timeout: 10)
+        guard case .didSave? = next else { return XCTFail("the listener got \(String(describing: next)), not the next save") }
+    }
+
+    struct ConditionNotMet: Error {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
     /// Another user: the socket's mode keeps it out; with the socket opened up, the hub's
     /// credential check does. A process with the store's group only as a supplementary group —
     /// one no /etc/group entry gives, as systemd's `SupplementaryGroups=` and `DynamicUser=` do —

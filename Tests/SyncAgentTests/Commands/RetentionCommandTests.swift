@@ -59,6 +59,11 @@ final class RetentionCommandTests: AgentTestCase {
     /// A writer whose clock is a year ahead (faketime) does not stop purging: the hub tells the
     /// ledger's age by its own clock.
     func testAWriterWithAClockAYearAheadDoesNotStopPurging() throws {
+        if TestScale.isReduced {
+            // faketime's LD_PRELOAD and ThreadSanitizer's runtime both take over the clock
+            // functions; together the instrumented process hangs. The plain pass runs this test.
+            throw XCTSkip("faketime cannot run a ThreadSanitizer-instrumented sync-agent")
+        }
         try initStore()
         let socket = directory.url.appendingPathComponent(".ambar/sync.sock").path
         _ = try startAgent(["hub", "--directory", directory.url.path, "--history-retention", "1"])
