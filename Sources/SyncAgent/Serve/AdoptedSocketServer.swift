@@ -2,9 +2,11 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import HummingbirdTLS
 import Logging
 import NIOCore
 import NIOPosix
+import NIOSSL
 import ServiceLifecycle
 
 /// The HTTP server on a listening socket the service manager passed (socket activation), which
@@ -14,6 +16,8 @@ import ServiceLifecycle
 struct AdoptedSocketServer: Service {
     let descriptor: Int32
     let responder: RouterResponder<ServeContext>
+    /// TLS settings when it serves HTTPS.
+    let tls: TLSConfiguration?
     let serverName: String
     let logger: Logger
     /// Called with the server channel once it accepts connections.
@@ -33,15 +37,25 @@ struct AdoptedSocketServer: Service {
             response.headers[.server] = serverName
             try await writer.write(response: response.head, body: response.body)
         }
+        if let tls {
+            try await serve(TLSChannel(http, tlsConfiguration: tls))
+        } else {
+            try await serve(http)
+        }
+    }
+
+    /// Accepts connections on the adopted descriptor and serves each through `child`.
+    private func serve<Child: ServerChildChannel>(_ child: Child) async throws {
+        let logger = self.logger
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
-            .bind(descriptor) { channel in http.setup(channel: channel, logger: logger) }
+            .bind(descriptor) { channel in child.setup(channel: channel, logger: logger) }
         await onServerRunning(server.channel)
         try await withThrowingDiscardingTaskGroup { group in
             try await withGracefulShutdownHandler {
                 try await server.executeThenClose { connections in
                     for try await connection in connections {
-                        group.addTask { await http.handle(value: connection, logger: logger) }
+                        group.addTask { await child.handle(value: connection, logger: logger) }
                     }
                 }
             } onGracefulShutdown: {

@@ -3,7 +3,9 @@ import AmbarSystemd
 import ArgumentParser
 import Foundation
 import Hummingbird
+import HummingbirdTLS
 import Logging
+import NIOSSL
 import ServiceLifecycle
 import SharedStoreIPC
 
@@ -26,6 +28,7 @@ struct ServeCommand: AsyncParsableCommand {
             It listens on a Unix socket (unix:PATH, default <directory>/.ambar/http.sock) or HOST:PORT. \
             Any address other than a Unix socket or loopback requires --token-file: every request must \
             then carry "Authorization: Bearer <the file's content>" (else 401, logged without the token). \
+            With --tls-certificate and --tls-key it serves HTTPS (the token rule is unchanged). \
             Under systemd it is Type=notify: READY once it listens, STOPPING on SIGTERM, when open \
             streams end and it exits 0. Socket-activated, it serves the socket named "http" \
             (FileDescriptorName=http in the .socket unit) instead of --listen, with the same token rule.
@@ -40,6 +43,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "A file holding the bearer token clients must send (required off loopback; LoadCredential= in a unit).")
     var tokenFile: String?
 
+    @Option(name: .long, help: "A PEM file with the server's certificate chain: serve HTTPS (with --tls-key).")
+    var tlsCertificate: String?
+
+    @Option(name: .long, help: "A PEM file with the certificate's private key (with --tls-certificate; LoadCredential= in a unit).")
+    var tlsKey: String?
+
     @Option(name: .long, help: "How many events may wait for a change-stream client that stopped reading before it is disconnected.")
     var backlog = 1_000
 
@@ -50,6 +59,28 @@ struct ServeCommand: AsyncParsableCommand {
                 "--listen \(address) is reachable from other machines: give --token-file FILE (a bearer token), or listen on loopback or a Unix socket")
         }
         guard backlog >= 1 else { throw ValidationError("--backlog must be at least 1") }
+        guard (tlsCertificate == nil) == (tlsKey == nil) else {
+            throw ValidationError("--tls-certificate and --tls-key go together: give both to serve HTTPS, or neither")
+        }
+    }
+
+    /// The server's TLS settings from `--tls-certificate` and `--tls-key`; nil without them.
+    private func tlsConfiguration() throws -> TLSConfiguration? {
+        guard let tlsCertificate, let tlsKey else { return nil }
+        let chain: [NIOSSLCertificate]
+        do {
+            chain = try NIOSSLCertificate.fromPEMFile(tlsCertificate)
+        } catch {
+            throw ValidationError("cannot read a PEM certificate from --tls-certificate \(tlsCertificate): \(error)")
+        }
+        guard !chain.isEmpty else { throw ValidationError("--tls-certificate \(tlsCertificate) holds no PEM certificate") }
+        let key: NIOSSLPrivateKey
+        do {
+            key = try NIOSSLPrivateKey(file: tlsKey, format: .pem)
+        } catch {
+            throw ValidationError("cannot read a PEM private key from --tls-key \(tlsKey): \(error)")
+        }
+        return TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
     }
 
     private func listenAddress() throws -> ListenAddress {
@@ -75,6 +106,8 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = Logger(label: "ambar.agent.serve")
         let address = try listenAddress()
         let token = try token()
+        let tls = try tlsConfiguration()
+        let scheme = tls == nil ? "" : " (HTTPS)"
         let stack = try openExistingStack(directory)
         let sync = try await SharedStoreSync.start(stack: stack, configuration: socket.sharing(in: directory.url))
         try DescriptorBudget.require(16, for: "starting the HTTP server")  // its event loops stop the process on EMFILE
@@ -102,9 +135,9 @@ struct ServeCommand: AsyncParsableCommand {
             }
             if listen != nil { logger.notice("socket-activated: serving the passed socket, not --listen", metadata: ["socket": "\(bound)"]) }
             server = AdoptedSocketServer(
-                descriptor: adopted, responder: router.buildResponder(), serverName: "ambar-sync-agent", logger: logger,
+                descriptor: adopted, responder: router.buildResponder(), tls: tls, serverName: "ambar-sync-agent", logger: logger,
                 onServerRunning: { _ in
-                    FileHandle.standardError.write(Data("sync-agent serve: listening on \(bound) (socket-activated)\n".utf8))
+                    FileHandle.standardError.write(Data("sync-agent serve: listening on \(bound)\(scheme) (socket-activated)\n".utf8))
                     listening.continuation.yield()
                 })
         } else {
@@ -117,20 +150,21 @@ struct ServeCommand: AsyncParsableCommand {
                 bind = .hostname(host, port: port)
             }
             server = Application(
-                router: router, configuration: .init(address: bind, serverName: "ambar-sync-agent"),
+                router: router, server: try tls.map { try .tls(.http1(), tlsConfiguration: $0) } ?? .http1(),
+                configuration: .init(address: bind, serverName: "ambar-sync-agent"),
                 onServerRunning: { channel in
                     let actual =
                         channel.localAddress?.port.map { port -> String in
                             if case .tcp(let host, _) = address { return ListenAddress.tcp(host: host, port: port).description }
                             return address.description
                         } ?? address.description
-                    FileHandle.standardError.write(Data("sync-agent serve: listening on \(actual)\n".utf8))
+                    FileHandle.standardError.write(Data("sync-agent serve: listening on \(actual)\(scheme)\n".utf8))
                     listening.continuation.yield()
                 }, logger: logger)
         }
         let systemd = SystemdNotifyService(
             readiness: { for await _ in listening.stream { break } },
-            status: { "serving \(address)\(token == nil ? "" : " (bearer token required)"); ledger at \(sync.mergedThrough)" })
+            status: { "serving \(address)\(scheme)\(token == nil ? "" : " (bearer token required)"); ledger at \(sync.mergedThrough)" })
         let group = ServiceGroup(services: [sync, server, systemd], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
     }

@@ -161,6 +161,57 @@ final class ServeCommandTests: AgentTestCase {
         XCTAssertFalse(text.contains("wrong-token") || text.contains("s3cret"), "tokens are never logged")
     }
 
+    /// With a certificate and its key it serves HTTPS: a client that trusts the certificate reads
+    /// status and the change stream; a plain-HTTP request gets no answer; half a pair is refused.
+    func testWithACertificateItServesHTTPS() throws {
+        try initStore()
+        let (cert, key) = (directory.url.appendingPathComponent("cert.pem"), directory.url.appendingPathComponent("key.pem"))
+        let made = try ProcessRunner.run(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            [
+                "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key.path, "-out", cert.path, "-days", "1",
+                "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            ], timeout: 60)
+        XCTAssertEqual(made.status, 0, "openssl (scripts/install-deps --tests installs it): \(made.error)")
+        let half = try agent(["serve", "--directory", directory.url.path, "--listen", "127.0.0.1:0", "--tls-certificate", cert.path], timeout: 20)
+        XCTAssertNotEqual(half.status, 0)
+        XCTAssertTrue(half.error.contains("--tls-key"), half.error)
+
+        let (serve, port, log) = try startServe(["--listen", "127.0.0.1:0", "--tls-certificate", cert.path, "--tls-key", key.path])
+        defer { kill(serve.processIdentifier, SIGTERM) }
+        XCTAssertTrue(try String(contentsOf: log, encoding: .utf8).contains("(HTTPS)"))
+        let file = directory.url.appendingPathComponent("items.ndjson")
+        try #"{"uid":"u1","value":1}"#.write(to: file, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try agent(["import", "--directory", directory.url.path, "--entity", "Item", "--key", "uid", file.path]).status, 0)
+        let script = #"""
+            import http.client, json, ssl, sys
+            port, cafile = int(sys.argv[1]), sys.argv[2]
+            context = ssl.create_default_context(cafile=cafile)
+            conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=10, context=context)
+            conn.request("GET", "/v1/status")
+            r = conn.getresponse()
+            print(r.status, json.loads(r.read())["objects"]["Item"])
+            conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=10, context=context)
+            conn.request("GET", "/v1/changes?after=0")
+            r = conn.getresponse()
+            ids = []
+            while len(ids) < 1:
+                line = r.fp.readline().decode().strip()
+                if line.startswith("id:"):
+                    ids.append(line[3:].strip())
+            print(r.status, r.getheader("Content-Type"), all(i.isdigit() for i in ids))
+            plain = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            try:
+                plain.request("GET", "/v1/status")
+                print("plain", plain.getresponse().status)
+            except Exception as e:
+                print("plain refused")
+            """#
+        let result = try python(script, [String(port), cert.path])
+        XCTAssertEqual(result.status, 0, result.error)
+        XCTAssertEqual(result.output.split(separator: "\n").map(String.init), ["200 1", "200 text/event-stream; charset=utf-8 True", "plain refused"])
+    }
+
     /// Socket-activated (systemd-socket-activate, as the .socket unit would): it serves the socket
     /// passed as `http`, says READY once it does, and STOPPING then exit 0 on SIGTERM.
     func testItServesTheSocketSystemdPassesAndSpeaksTypeNotify() throws {
