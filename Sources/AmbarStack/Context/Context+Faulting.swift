@@ -86,24 +86,15 @@ extension ManagedObjectContext {
         return result
     }
 
-    /// Loads the values of a fault (and of the rest of its batch).
-    func fulfillFault(_ object: ManagedObject) {
+    /// Loads the values of a fault (and of the rest of its batch); a read that fails throws and
+    /// leaves the objects faults.
+    func fillFault(_ object: ManagedObject) throws(AmbarError) {
         let ids = object.faultBatch.map { Array($0.batch(containing: object.objectID)) } ?? [object.objectID]
         let wanted = ids.filter { state.registered[$0].map { !$0.hasData } ?? false }
-        do {
-            let states = try loadStates(wanted.isEmpty ? [object.objectID] : wanted)
-            for id in wanted {
-                guard let target = state.registered[id], !target.hasData, let found = states[id] else { continue }
-                target.apply(found)
-            }
-        } catch {
-            // A failed read is not a missing row: the object stays a fault (its values read as
-            // empty this time), the next access tries again, and the context's failure observers
-            // are told (typed properties cannot throw).
-            report(
-                ContextFailure(
-                    operation: "read a fault (it stays a fault; the next access reads it again)", object: object.objectID, property: nil, error: error))
-            return
+        let states = try loadStates(wanted.isEmpty ? [object.objectID] : wanted)
+        for id in wanted {
+            guard let target = state.registered[id], !target.hasData, let found = states[id] else { continue }
+            target.apply(found)
         }
         if !object.hasData {
             // The row is gone (deleted elsewhere): the object reads as empty, as Core Data's
@@ -113,26 +104,66 @@ extension ManagedObjectContext {
         }
     }
 
-    /// The destinations of a to-many relationship, loading and caching them on first use.
+    /// Loads the values of a fault for a call that cannot throw (a typed property's getter).
+    func fulfillFault(_ object: ManagedObject) {
+        do {
+            try fillFault(object)
+        } catch {
+            // A failed read is not a missing row: the object stays a fault (its values read as
+            // empty this time), the next access tries again, writes to it are refused, and the
+            // context's failure observers are told (typed properties cannot throw).
+            report(
+                ContextFailure(
+                    operation: "read a fault (it stays a fault; the next access reads it again)", object: object.objectID, property: nil, error: error))
+        }
+    }
+
+    /// The destinations of a to-many relationship, loading and caching them on first use; a
+    /// read that fails throws and caches nothing, so what depends on the set (delete rules,
+    /// count limits, ordered positions, changes to it) fails instead of acting on an empty set.
     ///
     /// The stored set is overlaid with this context's unsaved changes: objects whose to-one
     /// inverse was changed in memory, and deleted objects.
-    func loadToMany(_ object: ManagedObject, _ index: Int) -> Set<ManagedObjectID> {
+    func requireToMany(_ object: ManagedObject, _ index: Int) throws(AmbarError) -> Set<ManagedObjectID> {
         if let loaded = object.toMany[index] { return loaded }
-        object.fireFaultIfNeeded()
+        try object.fireFaultOrThrow()
         let relationship = object.layout.relationships[index]
         var baseOrder: [ManagedObjectID] = []
         if !object.objectID.isTemporaryID && object.lifecycle != .inserted {
-            do {
-                if let parent, let fromParent = parent.performAndWait({ parent.knownOrderedToMany(object.objectID, relationship.name) }) {
-                    baseOrder = fromParent
-                } else {
-                    baseOrder = try persistentStoreCoordinator.store.loadToMany(object.objectID, relationship)
-                }
-            } catch {
-                report(ContextFailure(operation: "load a to-many relationship", object: object.objectID, property: relationship.name, error: error))
+            if let parent,
+                let fromParent = try parent.performAndWait({ () throws(AmbarError) in try parent.knownOrderedToMany(object.objectID, relationship.name) })
+            {
+                baseOrder = fromParent
+            } else {
+                baseOrder = try persistentStoreCoordinator.store.loadToMany(object.objectID, relationship)
             }
         }
+        let (current, order) = overlay(object, relationship, on: baseOrder)
+        object.setLoadedToMany(current, base: Set(baseOrder), order: order, baseOrder: relationship.isOrdered ? baseOrder : nil, at: index)
+        return current
+    }
+
+    /// The destinations of a to-many relationship for a call that cannot throw (a typed
+    /// property's getter): when the read fails, the failure is reported, this context's own
+    /// unsaved additions are returned, and nothing is cached (the next use reads again).
+    func loadToMany(_ object: ManagedObject, _ index: Int) -> Set<ManagedObjectID> {
+        do {
+            return try requireToMany(object, index)
+        } catch {
+            let relationship = object.layout.relationships[index]
+            report(
+                ContextFailure(
+                    operation: "load a to-many relationship (not kept; the next use reads it again)", object: object.objectID,
+                    property: relationship.name, error: error))
+            return overlay(object, relationship, on: []).current
+        }
+    }
+
+    /// `baseOrder` (the stored destinations) with this context's unsaved changes applied, and
+    /// the resulting order for an ordered relationship.
+    private func overlay(
+        _ object: ManagedObject, _ relationship: ResolvedRelationship, on baseOrder: [ManagedObjectID]
+    ) -> (current: Set<ManagedObjectID>, order: [ManagedObjectID]?) {
         let base = Set(baseOrder)
         var current = base
         if case .inverseForeignKey = relationship.mapping, let inverse = relationship.description.inverse {
@@ -150,18 +181,22 @@ extension ManagedObjectContext {
             }
         }
         for deleted in state.deleted.values { current.remove(deleted.objectID) }
-        var order: [ManagedObjectID]?
-        if relationship.isOrdered {
-            // The stored order, without what this context removed, then what it added.
-            let added = current.subtracting(base).sorted(by: PredicateEvaluation.idPrecedes)
-            order = baseOrder.filter { current.contains($0) } + added
-        }
-        object.setLoadedToMany(current, base: base, order: order, baseOrder: relationship.isOrdered ? baseOrder : nil, at: index)
-        return current
+        guard relationship.isOrdered else { return (current, nil) }
+        // The stored order, without what this context removed, then what it added.
+        let added = current.subtracting(base).sorted(by: PredicateEvaluation.idPrecedes)
+        return (current, baseOrder.filter { current.contains($0) } + added)
     }
 
     /// The destinations of an ordered relationship in order (loading them on first use); for
-    /// an unordered one, in ID order.
+    /// an unordered one, in ID order. A read that fails throws (see ``requireToMany(_:_:)``).
+    func requireOrderedToMany(_ object: ManagedObject, _ index: Int) throws(AmbarError) -> [ManagedObjectID] {
+        let set = try requireToMany(object, index)
+        if let list = object.order[index] { return list }
+        return set.sorted(by: PredicateEvaluation.idPrecedes)
+    }
+
+    /// ``requireOrderedToMany(_:_:)`` for a call that cannot throw: a failed read is reported
+    /// and gives this context's unsaved additions.
     func loadOrderedToMany(_ object: ManagedObject, _ index: Int) -> [ManagedObjectID] {
         let set = loadToMany(object, index)
         if let list = object.order[index] { return list }
@@ -169,11 +204,11 @@ extension ManagedObjectContext {
     }
 
     /// An ordered to-many list this context (or an ancestor) has loaded, for a child.
-    func knownOrderedToMany(_ id: ManagedObjectID, _ relationship: String) -> [ManagedObjectID]? {
+    func knownOrderedToMany(_ id: ManagedObjectID, _ relationship: String) throws(AmbarError) -> [ManagedObjectID]? {
         if let object = state.registered[id], let i = object.layout.relationshipIndex[relationship] {
-            return loadOrderedToMany(object, i)
+            return try requireOrderedToMany(object, i)
         }
-        if let parent { return parent.performAndWait { parent.knownOrderedToMany(id, relationship) } }
+        if let parent { return try parent.performAndWait { () throws(AmbarError) in try parent.knownOrderedToMany(id, relationship) } }
         return nil
     }
 }

@@ -3,20 +3,20 @@ import Foundation
 extension ManagedObjectContext {
     // MARK: - Primitive mutations (no inverse handling)
 
-    private func primitiveSetToOne(_ object: ManagedObject, _ index: Int, _ id: ManagedObjectID?) {
-        object.fireFaultIfNeeded()
+    private func primitiveSetToOne(_ object: ManagedObject, _ index: Int, _ id: ManagedObjectID?) throws(AmbarError) {
+        try object.fireFaultOrThrow()
         guard object.setDestinationID(id, at: index) else { return }
         objectDidChange(object)
     }
 
-    private func primitiveAdd(_ object: ManagedObject, _ index: Int, _ id: ManagedObjectID) {
-        object.fireFaultIfNeeded()
+    private func primitiveAdd(_ object: ManagedObject, _ index: Int, _ id: ManagedObjectID) throws(AmbarError) {
+        try object.fireFaultOrThrow()
         object.addDestinationID(id, at: index)
         objectDidChange(object)
     }
 
-    private func primitiveRemove(_ object: ManagedObject, _ index: Int, _ id: ManagedObjectID) {
-        object.fireFaultIfNeeded()
+    private func primitiveRemove(_ object: ManagedObject, _ index: Int, _ id: ManagedObjectID) throws(AmbarError) {
+        try object.fireFaultOrThrow()
         object.removeDestinationID(id, at: index)
         objectDidChange(object)
     }
@@ -36,7 +36,7 @@ extension ManagedObjectContext {
     /// there if it is already in the relationship). The inverse is kept in step.
     func insertOrdered(_ object: ManagedObject, _ index: Int, _ destination: ManagedObject, at position: Int) throws(AmbarError) {
         try requireOrdered(object, index)
-        var list = loadOrderedToMany(object, index)
+        var list = try requireOrderedToMany(object, index)
         let withoutIt = list.filter { $0 != destination.objectID }
         guard position >= 0, position <= withoutIt.count else {
             throw .invalidFetchRequest(
@@ -45,20 +45,20 @@ extension ManagedObjectContext {
         try addToMany(object, index, destination)
         list = withoutIt
         list.insert(destination.objectID, at: position)
-        setOrder(object, index, list)
+        try setOrder(object, index, list)
     }
 
     /// Moves the destination at `from` to `to` in the ordered relationship at `index`.
     func moveOrdered(_ object: ManagedObject, _ index: Int, from: Int, to: Int) throws(AmbarError) {
         try requireOrdered(object, index)
-        var list = loadOrderedToMany(object, index)
+        var list = try requireOrderedToMany(object, index)
         guard list.indices.contains(from), list.indices.contains(to) else {
             throw .invalidFetchRequest(
                 "cannot move from \(from) to \(to) in '\(object.entityName).\(object.layout.relationships[index].name)', which holds \(list.count) objects")
         }
         let id = list.remove(at: from)
         list.insert(id, at: to)
-        setOrder(object, index, list)
+        try setOrder(object, index, list)
     }
 
     /// Replaces the destinations of the ordered relationship at `index` with `destinations`, in
@@ -71,15 +71,16 @@ extension ManagedObjectContext {
                 "an ordered relationship holds each object once; the list given to '\(object.entityName).\(object.layout.relationships[index].name)' repeats one"
             )
         }
-        let current = loadToMany(object, index)
+        let current = try requireToMany(object, index)
         for id in current where !wanted.contains(id) {
             if let old = registeredOrFault(for: id) { try removeFromToMany(object, index, old) }
         }
         for destination in destinations where !current.contains(destination.objectID) { try addToMany(object, index, destination) }
-        setOrder(object, index, wanted)
+        try setOrder(object, index, wanted)
     }
 
-    private func setOrder(_ object: ManagedObject, _ index: Int, _ list: [ManagedObjectID]) {
+    private func setOrder(_ object: ManagedObject, _ index: Int, _ list: [ManagedObjectID]) throws(AmbarError) {
+        try object.fireFaultOrThrow()
         guard object.setOrder(list, at: index) else { return }
         objectDidChange(object)
     }
@@ -106,71 +107,71 @@ extension ManagedObjectContext {
         let relationship = object.layout.relationships[index]
         if let destination, destination.lifecycle == .detached { try insert(destination) }
         if let destination { try checkDestination(destination, for: object, relationship) }
-        object.fireFaultIfNeeded()
+        try object.fireFaultOrThrow()
         let old = object.toOne[index]
         guard old != destination?.objectID else { return }
         if let old, let oldObject = state.registered[old], let inv = inverseIndex(relationship, on: oldObject) {
-            unlink(oldObject, inv, from: object.objectID)
+            try unlink(oldObject, inv, from: object.objectID)
         }
         if let destination, let inv = inverseIndex(relationship, on: destination) {
-            link(destination, inv, to: object)
+            try link(destination, inv, to: object)
         }
-        primitiveSetToOne(object, index, destination?.objectID)
+        try primitiveSetToOne(object, index, destination?.objectID)
     }
 
     func addToMany(_ object: ManagedObject, _ index: Int, _ destination: ManagedObject) throws(AmbarError) {
         let relationship = object.layout.relationships[index]
         if destination.lifecycle == .detached { try insert(destination) }
         try checkDestination(destination, for: object, relationship)
-        guard !loadToMany(object, index).contains(destination.objectID) else { return }
+        guard try !requireToMany(object, index).contains(destination.objectID) else { return }
         if let inv = inverseIndex(relationship, on: destination) {
-            link(destination, inv, to: object)
+            try link(destination, inv, to: object)
         }
-        primitiveAdd(object, index, destination.objectID)
+        try primitiveAdd(object, index, destination.objectID)
     }
 
     func removeFromToMany(_ object: ManagedObject, _ index: Int, _ destination: ManagedObject) throws(AmbarError) {
         let relationship = object.layout.relationships[index]
         try checkDestination(destination, for: object, relationship)
-        guard loadToMany(object, index).contains(destination.objectID) else { return }
+        guard try requireToMany(object, index).contains(destination.objectID) else { return }
         if let inv = inverseIndex(relationship, on: destination) {
-            unlink(destination, inv, from: object.objectID)
+            try unlink(destination, inv, from: object.objectID)
         }
-        primitiveRemove(object, index, destination.objectID)
+        try primitiveRemove(object, index, destination.objectID)
     }
 
     /// Makes `target`'s relationship at `index` include `source` (the inverse side of a change).
-    private func link(_ target: ManagedObject, _ index: Int, to source: ManagedObject) {
+    private func link(_ target: ManagedObject, _ index: Int, to source: ManagedObject) throws(AmbarError) {
         let relationship = target.layout.relationships[index]
         if relationship.isToMany {
-            if case .joinTable = relationship.mapping { _ = loadToMany(target, index) }
-            primitiveAdd(target, index, source.objectID)
+            if case .joinTable = relationship.mapping { _ = try requireToMany(target, index) }
+            try primitiveAdd(target, index, source.objectID)
             return
         }
-        target.fireFaultIfNeeded()
+        try target.fireFaultOrThrow()
         // A to-one inverse: whatever `target` pointed to before loses it.
         if let previous = target.toOne[index], previous != source.objectID,
             let previousObject = state.registered[previous],
             let forward = relationship.description.inverse.flatMap({ previousObject.layout.relationshipIndex[$0] })
         {
             if previousObject.layout.relationships[forward].isToMany {
-                primitiveRemove(previousObject, forward, target.objectID)
+                try primitiveRemove(previousObject, forward, target.objectID)
             } else if previousObject.toOne[forward] == target.objectID {
-                primitiveSetToOne(previousObject, forward, nil)
+                try primitiveSetToOne(previousObject, forward, nil)
             }
         }
-        primitiveSetToOne(target, index, source.objectID)
+        try primitiveSetToOne(target, index, source.objectID)
     }
 
     /// Removes `source` from `target`'s relationship at `index` (the inverse side of a change).
-    private func unlink(_ target: ManagedObject, _ index: Int, from source: ManagedObjectID) {
+    private func unlink(_ target: ManagedObject, _ index: Int, from source: ManagedObjectID) throws(AmbarError) {
         let relationship = target.layout.relationships[index]
         if relationship.isToMany {
-            if case .joinTable = relationship.mapping { _ = loadToMany(target, index) }
-            primitiveRemove(target, index, source)
+            if case .joinTable = relationship.mapping { _ = try requireToMany(target, index) }
+            try primitiveRemove(target, index, source)
         } else {
-            target.fireFaultIfNeeded()
-            if target.toOne[index] == source { primitiveSetToOne(target, index, nil) }
+            try target.fireFaultOrThrow()
+            if target.toOne[index] == source { try primitiveSetToOne(target, index, nil) }
         }
     }
 
@@ -179,35 +180,71 @@ extension ManagedObjectContext {
     /// Deletes `object`, applying its relationships' delete rules (nullify and cascade now; deny
     /// is checked at save). The deletion reaches the store at the next save.
     ///
+    /// Everything the rules reach is read first: when a read fails (the database server out of
+    /// reach, say), the call throws and nothing is deleted, rather than applying the rules to
+    /// relationships that only look empty.
+    ///
     /// - Throws: ``AmbarError/wrongQueue(context:operation:)`` or
-    ///   ``AmbarError/foreignObject(_:operation:)`` when the object is not this context's.
+    ///   ``AmbarError/foreignObject(_:operation:)`` when the object is not this context's; the
+    ///   store's error (``AmbarError/serverUnavailable(server:operation:reason:)``,
+    ///   ``AmbarError/storage(operation:code:message:)``) when a relationship the rules need
+    ///   cannot be read.
     public func delete(_ object: ManagedObject) throws(AmbarError) {
         try checkQueue("delete")
         guard object.managedObjectContext === self, object.lifecycle != .invalidated else {
             throw .foreignObject(object.objectID, operation: "delete")
         }
+        var reached = Set<ObjectIdentifier>()
+        try readForDeletion(object, &reached)
         var visited = Set<ObjectIdentifier>()
-        deleteApplyingRules(object, &visited)
+        try deleteApplyingRules(object, &visited)
     }
 
-    private func deleteApplyingRules(_ object: ManagedObject, _ visited: inout Set<ObjectIdentifier>) {
+    /// The destinations of `object`'s relationship under a delete rule (loaded, or read now).
+    private func ruleDestinations(_ object: ManagedObject, _ relationship: ResolvedRelationship) throws(AmbarError) -> [ManagedObject] {
+        if relationship.isToMany {
+            return try requireToMany(object, relationship.index).compactMap { registeredOrFault(for: $0) }
+        }
+        return object.toOne[relationship.index].flatMap { registeredOrFault(for: $0) }.map { [$0] } ?? []
+    }
+
+    /// Reads everything the delete rules from `object` will change (its values, the cascaded
+    /// objects, the inverses to nullify), so that applying them afterwards reads nothing.
+    private func readForDeletion(_ object: ManagedObject, _ reached: inout Set<ObjectIdentifier>) throws(AmbarError) {
+        guard object.lifecycle != .deleted, object.lifecycle != .invalidated,
+            reached.insert(ObjectIdentifier(object)).inserted
+        else { return }
+        try object.fireFaultOrThrow()
+        for relationship in object.layout.relationships where relationship.description.deleteRule != .deny {
+            switch relationship.description.deleteRule {
+            case .cascade:
+                for destination in try ruleDestinations(object, relationship) { try readForDeletion(destination, &reached) }
+            case .nullify:
+                for destination in try ruleDestinations(object, relationship) where destination.lifecycle != .deleted {
+                    guard let inv = inverseIndex(relationship, on: destination) else { continue }
+                    try destination.fireFaultOrThrow()
+                    let inverse = destination.layout.relationships[inv]
+                    if inverse.isToMany, case .joinTable = inverse.mapping { _ = try requireToMany(destination, inv) }
+                }
+            case .noAction, .deny:
+                break
+            }
+        }
+    }
+
+    private func deleteApplyingRules(_ object: ManagedObject, _ visited: inout Set<ObjectIdentifier>) throws(AmbarError) {
         guard object.lifecycle != .deleted, object.lifecycle != .invalidated,
             visited.insert(ObjectIdentifier(object)).inserted
         else { return }
-        object.fireFaultIfNeeded()
+        try object.fireFaultOrThrow()
         for relationship in object.layout.relationships where relationship.description.deleteRule != .deny {
-            let destinations: [ManagedObject]
-            if relationship.isToMany {
-                destinations = loadToMany(object, relationship.index).compactMap { registeredOrFault(for: $0) }
-            } else {
-                destinations = object.toOne[relationship.index].flatMap { registeredOrFault(for: $0) }.map { [$0] } ?? []
-            }
+            let destinations = try ruleDestinations(object, relationship)
             switch relationship.description.deleteRule {
             case .cascade:
-                for destination in destinations { deleteApplyingRules(destination, &visited) }
+                for destination in destinations { try deleteApplyingRules(destination, &visited) }
             case .nullify:
                 for destination in destinations where destination.lifecycle != .deleted {
-                    if let inv = inverseIndex(relationship, on: destination) { unlink(destination, inv, from: object.objectID) }
+                    if let inv = inverseIndex(relationship, on: destination) { try unlink(destination, inv, from: object.objectID) }
                 }
             case .noAction, .deny:
                 break

@@ -157,7 +157,7 @@ extension ManagedObjectContext {
             for relationship in object.layout.relationships where relationship.description.deleteRule == .deny {
                 let hasDestinations =
                     relationship.isToMany
-                    ? !loadToMany(object, relationship.index).filter { state.registered[$0]?.lifecycle != .deleted }.isEmpty
+                    ? try !requireToMany(object, relationship.index).filter { state.registered[$0]?.lifecycle != .deleted }.isEmpty
                     : object.toOne[relationship.index].map { state.registered[$0]?.lifecycle != .deleted } ?? false
                 if hasDestinations { throw .deleteDenied(object: object.objectID, relationship: relationship.name) }
             }
@@ -172,7 +172,7 @@ extension ManagedObjectContext {
         }
         for relationship in object.layout.relationships
         where relationship.isToMany && (relationship.description.minCount > 0 || relationship.description.maxCount > 0) {
-            let count = loadToMany(object, relationship.index).filter { state.registered[$0]?.lifecycle != .deleted }.count
+            let count = try requireToMany(object, relationship.index).filter { state.registered[$0]?.lifecycle != .deleted }.count
             let (low, high) = (relationship.description.minCount, relationship.description.maxCount)
             if count < low || (high > 0 && count > high) {
                 let limits = high > 0 ? "\(low)…\(high)" : "at least \(low)"
@@ -358,11 +358,11 @@ extension ManagedObjectContext {
         }
         for (incoming, attributes, relationships) in payload.updated {
             guard let object = registeredOrFault(for: incoming.id) else { continue }
-            object.fireFaultIfNeeded()
+            try object.fireFaultOrThrow()
             // A to-many relationship the child replaced is loaded here first, so its committed
             // set is the store's.
             for i in relationships where i < object.toOne.count && object.layout.relationships[i].isToMany {
-                if (incoming.toMany[safe: i] ?? nil) != nil && object.toMany[i] == nil { _ = loadToMany(object, i) }
+                if (incoming.toMany[safe: i] ?? nil) != nil && object.toMany[i] == nil { _ = try requireToMany(object, i) }
             }
             object.takeChanges(from: incoming, attributes: attributes, relationships: relationships)
             objectDidChange(object)
@@ -375,7 +375,7 @@ extension ManagedObjectContext {
                 invalidate(object)
                 continue
             }
-            object.fireFaultIfNeeded()
+            try object.fireFaultOrThrow()
             state.updated.removeValue(forKey: key)
             object.markDeleted()
             state.deleted[key] = object

@@ -52,18 +52,18 @@ enum PredicateEvaluation {
         case .relationship(let key, let target):
             let (holder, rel) = try resolveRelationship(key, on: object, toMany: false)
             guard let holder else { return target == nil }
-            holder.fireFaultIfNeeded()
+            try holder.fireFaultOrThrow()
             return holder.toOne[rel.index] == target
         case .any(let key, let sub):
             let (holder, rel) = try resolveRelationship(key, on: object, toMany: true)
             guard let holder else { return false }
-            for destination in holder.destinations(at: rel.index) where try evaluate(sub, on: destination) {
+            for destination in try holder.readDestinations(at: rel.index) where try evaluate(sub, on: destination) {
                 return true
             }
             return false
         case .count(let key, let op, let count):
             let (holder, rel) = try resolveRelationship(key, on: object, toMany: true)
-            let n = holder.map { $0.destinationIDs(at: rel.index).count } ?? 0
+            let n = try holder.map { h throws(AmbarError) in try h.readDestinationIDs(at: rel.index).count } ?? 0
             return compare(.integer(Int64(n)), op, .integer(Int64(count)), .integer64, [])
         case .aggregate(let key, let function, let attributeName, let op, let value):
             let (holder, rel) = try resolveRelationship(key, on: object, toMany: true)
@@ -72,7 +72,7 @@ enum PredicateEvaluation {
             }
             let (attribute, param) = try aggregateOperand(function, attributeName, value, destinationLayout, key: key)
             var values: [AttributeValue] = []
-            for destination in holder?.destinations(at: rel.index) ?? [] {
+            for destination in try holder?.readDestinations(at: rel.index) ?? [] {
                 values.append(try destination.value(forKey: attributeName))
             }
             let result = function.apply(to: values)
@@ -123,7 +123,7 @@ enum PredicateEvaluation {
                 throw .invalidPredicate("'\(name)' in key path '\(path)' is not a to-one relationship of '\(layout.name)'")
             }
             let destinationName = layout.relationships[i].description.destination
-            current = current?.destination(at: i)
+            current = try current?.readDestination(at: i)
             guard let next = current?.layout ?? object.managedObjectContext?.layoutIfKnown(destinationName) else {
                 return (nil, last)
             }
@@ -147,7 +147,7 @@ enum PredicateEvaluation {
             }
             throw .unknownProperty(entity: holder.layout.name, property: name)
         }
-        return (holder.layout.attributes[i], holder.attribute(at: i))
+        return (holder.layout.attributes[i], try holder.readAttribute(at: i))
     }
 
     private static func attributeDescription(_ path: String, from layout: EntityLayout, context: ManagedObjectContext?) throws(AmbarError)

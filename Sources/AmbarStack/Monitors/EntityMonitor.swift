@@ -1,5 +1,3 @@
-import Logging
-
 /// Reports the changes to one entity's objects in a context: local edits, saves merged from other
 /// contexts, and — with SharedStoreIPC — saves of other processes merged into the main context
 /// (Ambar's `EntityMonitor`).
@@ -23,9 +21,17 @@ public final class EntityMonitor<T: ManagedObject> {
     public let context: ManagedObjectContext
     /// The filter on inserted and updated objects.
     public let predicate: ObjectPredicate?
+    /// Called on the context's queue when a changed object could not be checked: it could not be
+    /// read (the store's server out of reach) or the predicate could not be evaluated on it. The
+    /// object is left out of that report; the failure is also posted to the context's failure
+    /// observers (``ManagedObjectContext/observeFailures(_:)``).
+    ///
+    /// ```swift
+    /// monitor.onError = { error in logger.error("a change could not be checked: \(error)") }
+    /// ```
+    public var onError: ((AmbarError) -> Void)?
     private let callback: Callback
     private var observation: ContextObservation?
-    private static var logger: Logger { Logger(label: "ambar.stack.monitor") }
 
     /// Monitors `T` (and its sub-entities) in `context`.
     public init(context: ManagedObjectContext, predicate: ObjectPredicate? = nil, callback: @escaping Callback) {
@@ -45,23 +51,39 @@ public final class EntityMonitor<T: ManagedObject> {
         context.layoutIfKnown(id.entityName)?.isKind(of: T.entityName) ?? false
     }
 
-    private func matches(_ object: T) -> Bool {
+    /// Whether `object` passes the predicate; nil (reported) when that cannot be known.
+    private func matches(_ object: T) -> Bool? {
         guard let predicate else { return true }
         do throws(AmbarError) {
             return try PredicateEvaluation.evaluate(predicate, on: object)
         } catch {
-            // A predicate that cannot be evaluated (e.g. an unknown key) matches nothing; say so.
-            Self.logger.error("the monitor's predicate cannot be evaluated; it matches nothing: \(error)")
-            return false
+            fail(object.objectID, "evaluate the monitor's predicate on a changed object (left out of this report)", error)
+            return nil
         }
+    }
+
+    private func fail(_ id: ManagedObjectID, _ operation: String, _ error: AmbarError) {
+        context.report(ContextFailure(operation: operation, object: id, property: nil, error: error))
+        onError?(error)
     }
 
     private func handle(_ note: ObjectsDidChangeNotification) {
         let gone = note.deleted.union(note.invalidated)
         var inserted = Set<T>()
         for id in note.inserted.subtracting(gone) where isMonitored(id) {
-            guard let object = (context.registeredObject(for: id) ?? (try? context.object(with: id))) as? T, matches(object) else { continue }
-            inserted.insert(object)
+            let object: ManagedObject
+            if let registered = context.registeredObject(for: id) {
+                object = registered
+            } else {
+                do throws(AmbarError) {
+                    object = try context.object(with: id)
+                } catch {
+                    fail(id, "read an inserted object for the monitor (left out of this report)", error)
+                    continue
+                }
+            }
+            guard let typed = object as? T, matches(typed) == true else { continue }
+            inserted.insert(typed)
         }
         var updated = Set<T>()
         let changedIDs =
@@ -69,7 +91,7 @@ public final class EntityMonitor<T: ManagedObject> {
             ? Set(context.registeredObjects.map(\.objectID))
             : note.updated.union(note.refreshed)
         for id in changedIDs.subtracting(gone).subtracting(note.inserted) where isMonitored(id) {
-            guard let object = context.registeredObject(for: id) as? T, !object.isDeleted, matches(object) else { continue }
+            guard let object = context.registeredObject(for: id) as? T, !object.isDeleted, matches(object) == true else { continue }
             updated.insert(object)
         }
         let deleted = gone.filter(isMonitored)

@@ -3,12 +3,14 @@ extension ManagedObject {
 
     /// The value of the attribute named `key`.
     ///
-    /// - Throws: ``AmbarError/unknownProperty(entity:property:)`` when the entity has no such attribute.
+    /// - Throws: ``AmbarError/unknownProperty(entity:property:)`` when the entity has no such
+    ///   attribute; the store's error when the object is a fault that cannot be read now (it
+    ///   stays a fault).
     public func value(forKey key: String) throws(AmbarError) -> AttributeValue {
         guard let i = layout.attributeSlot(key) else {
             throw .unknownProperty(entity: layout.name, property: key)
         }
-        return attribute(at: i)
+        return try readAttribute(at: i)
     }
 
     /// Sets the attribute named `key`.
@@ -30,7 +32,7 @@ extension ManagedObject {
     /// The destination of the to-one relationship named `key`.
     public func object(forKey key: String) throws(AmbarError) -> ManagedObject? {
         let rel = try relationship(key, toMany: false)
-        return destination(at: rel.index)
+        return try readDestination(at: rel.index)
     }
 
     /// Sets the to-one relationship named `key`, keeping its inverse in step.
@@ -42,7 +44,7 @@ extension ManagedObject {
     /// The destinations of the to-many relationship named `key`.
     public func objects(forKey key: String) throws(AmbarError) -> Set<ManagedObject> {
         let rel = try relationship(key, toMany: true)
-        return destinations(at: rel.index)
+        return try readDestinations(at: rel.index)
     }
 
     /// Adds `object` to the to-many relationship named `key`, keeping its inverse in step.

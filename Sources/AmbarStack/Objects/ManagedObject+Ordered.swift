@@ -13,7 +13,7 @@ extension ManagedObject {
     public func orderedObjects(forKey key: String) throws(AmbarError) -> [ManagedObject] {
         let relationship = try orderedRelationship(key)
         guard let context = managedObjectContext else { return detached?.toMany[relationship.index] ?? [] }
-        return context.loadOrderedToMany(self, relationship.index).compactMap { context.registeredOrFault(for: $0) }
+        return try context.requireOrderedToMany(self, relationship.index).compactMap { context.registeredOrFault(for: $0) }
     }
 
     /// Inserts `object` at `position` of the ordered relationship named `key` (moving it there

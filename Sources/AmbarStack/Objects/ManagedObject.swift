@@ -210,7 +210,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         guard context.isOnQueue else {
             throw .wrongQueue(context: context.displayName, operation: "setting \(layout.name).\(description.name)")
         }
-        if faultFlag { fireFaultIfNeeded() }
+        if faultFlag { try fireFaultOrThrow() }
         if values[i] == coerced { return }
         values[i] = coerced
         changedAttributes.insert(i)
@@ -232,6 +232,35 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     func destinationIDs(at i: Int) -> Set<ManagedObjectID> {
         guard let context = managedObjectContext else { return [] }
         return context.loadToMany(self, i)
+    }
+
+    // Reads for operations that can throw (predicates evaluated in memory): a fault or a to-many
+    // relationship that cannot be read throws instead of reading as empty.
+
+    /// The attribute at `i`; a fault that cannot be filled throws.
+    func readAttribute(at i: Int) throws(AmbarError) -> AttributeValue {
+        try fireFaultOrThrow()
+        return values[i]
+    }
+
+    /// The destination of the to-one relationship at `i`; a fault that cannot be filled throws.
+    func readDestination(at i: Int) throws(AmbarError) -> ManagedObject? {
+        try fireFaultOrThrow()
+        guard let id = toOne[i], let context = managedObjectContext else { return detached?.toOne[i] }
+        return context.registeredOrFault(for: id)
+    }
+
+    /// The destinations of the to-many relationship at `i`; a set that cannot be read throws.
+    func readDestinations(at i: Int) throws(AmbarError) -> Set<ManagedObject> {
+        guard let context = managedObjectContext else { return Set(detached?.toMany[i] ?? []) }
+        return Set(try context.requireToMany(self, i).compactMap { context.registeredOrFault(for: $0) })
+    }
+
+    /// The IDs of the destinations of the to-many relationship at `i`; a set that cannot be
+    /// read throws.
+    func readDestinationIDs(at i: Int) throws(AmbarError) -> Set<ManagedObjectID> {
+        guard let context = managedObjectContext else { return [] }
+        return try context.requireToMany(self, i)
     }
 
     func setDestination(_ object: ManagedObject?, at i: Int) throws(AmbarError) {
@@ -286,6 +315,15 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             }
             faultFlag = !hasData
         }
+    }
+
+    /// Fills the fault for an operation that changes the object or depends on its values: a
+    /// read that fails throws (the object stays a fault) instead of leaving it empty.
+    func fireFaultOrThrow() throws(AmbarError) {
+        guard faultFlag, let context = managedObjectContext else { return }
+        context.checkQueue(for: self)
+        if !hasData { try context.fillFault(self) }
+        faultFlag = !hasData
     }
 
     // MARK: - State changes

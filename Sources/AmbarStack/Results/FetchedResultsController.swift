@@ -230,9 +230,31 @@ public final class FetchedResultsController<T: ManagedObject> {
             }
         }
         var matching: [T] = []
+        var undecided: [(T, AmbarError)] = []
         for object in candidates {
-            let matches = (try? fetchRequest.predicate.map { p throws(AmbarError) in try PredicateEvaluation.evaluate(p, on: object) } ?? true) ?? false
-            if matches { matching.append(object) }
+            do {
+                if try fetchRequest.predicate.map({ p throws(AmbarError) in try PredicateEvaluation.evaluate(p, on: object) }) ?? true {
+                    matching.append(object)
+                }
+            } catch {
+                undecided.append((object, error))
+            }
+        }
+        unloadedInserts.subtract(candidates.map(\.objectID))
+        if let (first, error) = undecided.first {
+            // Not knowing is not "no match": each object keeps its place (shown or not) and the
+            // observer is told. When what failed was a read, the objects are evaluated again
+            // with the next change and on their own with backoff.
+            let shown = Set(fetchedObjects.map(\.objectID))
+            matching += undecided.map(\.0).filter { shown.contains($0.objectID) }
+            let retried = undecided.filter { $0.1.isTransient }.map(\.0.objectID)
+            unloadedInserts.formUnion(retried)
+            fail(
+                ContextFailure(
+                    operation:
+                        "evaluate the predicate on \(undecided.count) changed object(s) (each keeps its place\(retried.isEmpty ? "" : "; evaluated again once it can be read"))",
+                    object: first.objectID, property: nil, error: error))
+            if !retried.isEmpty { scheduleRetry() }
         }
         if sectionNameKeyPath == nil {
             return applyUnsectioned(changed: changed, gone: gone, matching: matching)
