@@ -128,6 +128,7 @@ final class HubConnection: Sendable {
                 let client = try await SyncClient.connect(
                     socketPath: configuration.resolvedSocketPath, hello: hello, group: group,
                     maximumFrameSize: configuration.maximumFrameSize, welcomeTimeout: configuration.welcomeTimeout,
+                    trustedHub: hubTrust(),
                     onFrame: { [weak self] frame in self?.onFrame(frame) },
                     onClose: { [weak self] in self?.connectionClosed() })
                 let stopped = state.withLock { s -> Bool in
@@ -146,6 +147,8 @@ final class HubConnection: Sendable {
                 return
             } catch SyncClient.ConnectError.refused(let code, let message) {
                 trouble("the hub refused this process (\(code)): \(message); following the ledger and retrying with backoff", level: .error)
+            } catch SyncClient.ConnectError.untrustedHub(let reason) {
+                trouble("refusing the hub: \(reason); following the ledger and retrying with backoff", level: .error)
             } catch SyncClient.ConnectError.noWelcome(let after) {
                 trouble("the hub accepted the connection but did not answer within \(after); following the ledger and retrying with backoff", level: .warning)
             } catch is CancellationError {
@@ -181,6 +184,17 @@ final class HubConnection: Sendable {
         Self.logger.debug("hub connection lost; reconnecting")
         onDisconnected()
         startConnecting()
+    }
+
+    /// Whose hub this process accepts: root, its own user, and the owner and group of the store
+    /// file (for a store on a database server, of the socket's directory) — whom the hub admits.
+    private func hubTrust() -> HubTrust {
+        let source = storeFile ?? URL(fileURLWithPath: configuration.resolvedSocketPath).deletingLastPathComponent()
+        do {
+            return try HubTrust(ownerOf: source)
+        } catch {
+            return .currentUser
+        }
     }
 
     /// Takes the hub lock without waiting; on success serves the hub in this process.

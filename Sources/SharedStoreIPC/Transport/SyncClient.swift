@@ -15,6 +15,10 @@ public final class SyncClient: Sendable {
         /// The hub accepted the connection but did not answer `hello` in time (it may be frozen
         /// or overloaded); the connection was closed.
         case noWelcome(after: Duration)
+        /// The process listening on the socket is not one this client trusts as the hub (see
+        /// ``HubTrust``): nothing was sent to it and the connection was closed. The text says
+        /// whose process it is and what to do.
+        case untrustedHub(String)
     }
 
     private let channel: any Channel
@@ -57,6 +61,8 @@ public final class SyncClient: Sendable {
     ///   - welcomeTimeout: how long to wait for `welcome` after connecting.
     ///   - maximumSendBacklogBytes: the most bytes queued for a hub that does not read; past it
     ///     ``send(_:)`` sends nothing and returns `false`.
+    ///   - trustedHub: whose process is accepted as the hub, checked from the socket's peer
+    ///     credentials before `hello` is sent; by default root and this process's user.
     ///   - onFrame: called, on the connection's event loop, with each frame after the handshake.
     ///   - onClose: called once when the connection ends.
     /// - Throws: a socket error when nothing listens at the path, ``ConnectError``, or
@@ -66,6 +72,7 @@ public final class SyncClient: Sendable {
         maximumFrameSize: Int = WireFormat.defaultMaximumFrameSize,
         welcomeTimeout: Duration = .seconds(2),
         maximumSendBacklogBytes: Int = defaultMaximumSendBacklogBytes,
+        trustedHub: HubTrust = .currentUser,
         onFrame: @escaping @Sendable (Frame) -> Void, onClose: @escaping @Sendable () -> Void
     ) async throws -> SyncClient {
         try Task.checkCancellation()
@@ -82,8 +89,8 @@ public final class SyncClient: Sendable {
                         try channel.pipeline.syncOperations.addHandlers([
                             ByteToMessageHandler(FrameDecoderHandler(maximumFrameSize: maximumFrameSize)),
                             ClientHandler(
-                                hello: hello, maximumFrameSize: maximumFrameSize, welcome: welcomePromise, catchUp: catchUp, onFrame: onFrame,
-                                onClose: onClose),
+                                hello: hello, trust: trustedHub, maximumFrameSize: maximumFrameSize, welcome: welcomePromise, catchUp: catchUp,
+                                onFrame: onFrame, onClose: onClose),
                         ])
                     }
                 }
@@ -191,6 +198,7 @@ final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = ReceivedFrame
     typealias OutboundOut = ByteBuffer
     private let hello: Frame.Hello
+    private let trust: HubTrust
     private let maximumFrameSize: Int
     private var welcome: EventLoopPromise<Frame.Welcome>?
     private let catchUp: CatchUpDoorbell
@@ -198,11 +206,12 @@ final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
     private let onClose: @Sendable () -> Void
 
     init(
-        hello: Frame.Hello, maximumFrameSize: Int, welcome: EventLoopPromise<Frame.Welcome>, catchUp: CatchUpDoorbell,
+        hello: Frame.Hello, trust: HubTrust, maximumFrameSize: Int, welcome: EventLoopPromise<Frame.Welcome>, catchUp: CatchUpDoorbell,
         onFrame: @escaping @Sendable (Frame) -> Void, onClose: @escaping @Sendable () -> Void
     ) {
         self.catchUp = catchUp
         self.hello = hello
+        self.trust = trust
         self.maximumFrameSize = maximumFrameSize
         self.welcome = welcome
         self.onFrame = onFrame
@@ -220,6 +229,24 @@ final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
     }
 
     func channelActive(context: ChannelHandlerContext) {
+        // Who listens is checked before anything is sent: a socket another user planted gets
+        // neither the hello nor any did-save.
+        let credentials =
+            try? context.pipeline.syncOperations.withUnsafeTransportIfAvailable(of: NIOBSDSocket.Handle.self) { fd in
+                PeerCredentials.of(fd)
+            } ?? nil
+        let refusal: String? =
+            if let credentials {
+                trust.admits(credentials) ? nil : trust.refusal(of: credentials)
+            } else {
+                "the credentials of the process listening on the hub's socket cannot be read; nothing was sent to it"
+            }
+        if let refusal {
+            welcome?.fail(SyncClient.ConnectError.untrustedHub(refusal))
+            welcome = nil
+            context.close(promise: nil)
+            return
+        }
         send(context, .hello(hello))
         context.fireChannelActive()
     }

@@ -1,3 +1,4 @@
+import AmbarStack
 import Foundation
 import Logging
 import NIOCore
@@ -62,14 +63,40 @@ public final class SyncHub: Sendable {
     let configuration: Configuration
     private let group: MultiThreadedEventLoopGroup
     private let channel: any Channel
-    private let state: HubState
+    let state: HubState
     static let logger = Logger(label: "ambar.sync.hub")
 
-    private init(configuration: Configuration, group: MultiThreadedEventLoopGroup, channel: any Channel, state: HubState) {
+    /// Binds the socket path again (after its file was removed).
+    let rebind: @Sendable () -> EventLoopFuture<any Channel>
+
+    private init(
+        configuration: Configuration, group: MultiThreadedEventLoopGroup, channel: any Channel, state: HubState,
+        rebind: @escaping @Sendable () -> EventLoopFuture<any Channel>
+    ) {
         self.configuration = configuration
         self.group = group
         self.channel = channel
         self.state = state
+        self.rebind = rebind
+    }
+
+    /// The server bootstrap of the hub's listener (each bind makes one).
+    private static func makeBootstrap(group: MultiThreadedEventLoopGroup, configuration: Configuration, state: HubState) -> ServerBootstrap {
+        ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .childChannelOption(
+                .writeBufferWaterMark,
+                value: .init(
+                    low: configuration.maximumBacklogBytes / 2, high: configuration.maximumBacklogBytes)
+            )
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandlers([
+                        ByteToMessageHandler(FrameDecoderHandler(maximumFrameSize: configuration.maximumFrameSize)),
+                        HubConnectionHandler(state: state),
+                    ])
+                }
+            }
     }
 
     /// Binds the socket (replacing a stale socket file) — or adopts
@@ -78,26 +105,12 @@ public final class SyncHub: Sendable {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let state = HubState(configuration: configuration, eventLoop: group.next())
         do {
-            let bootstrap = ServerBootstrap(group: group)
-                .serverChannelOption(.backlog, value: 256)
-                .childChannelOption(
-                    .writeBufferWaterMark,
-                    value: .init(
-                        low: configuration.maximumBacklogBytes / 2, high: configuration.maximumBacklogBytes)
-                )
-                .childChannelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandlers([
-                            ByteToMessageHandler(FrameDecoderHandler(maximumFrameSize: configuration.maximumFrameSize)),
-                            HubConnectionHandler(state: state),
-                        ])
-                    }
-                }
+            let bootstrap = makeBootstrap(group: group, configuration: configuration, state: state)
             let channel: any Channel
             if let inherited = configuration.inheritedSocket {
                 channel = try await bootstrap.withBoundSocket(inherited).get()
             } else {
-                channel = try await bootstrap.bind(unixDomainSocketPath: configuration.socketPath, cleanupExistingSocketFile: true).get()
+                channel = try await bootstrap.withBoundSocket(UnixListeningSocket.bind(path: configuration.socketPath, backlog: 256)).get()
                 // Group members must be able to connect: a socket they cannot open would make
                 // every other process poll, silently.
                 if chmod(configuration.socketPath, 0o660) != 0 {
@@ -112,7 +125,22 @@ public final class SyncHub: Sendable {
                     "socket": "\(configuration.socketPath)", "store": "\(configuration.storeUUID)",
                     "activated": "\(configuration.inheritedSocket != nil)",
                 ])
-            return SyncHub(configuration: configuration, group: group, channel: channel, state: state)
+            let hub = SyncHub(
+                configuration: configuration, group: group, channel: channel, state: state,
+                rebind: {
+                    do {
+                        let fd = try UnixListeningSocket.bind(path: configuration.socketPath, backlog: 256)
+                        return makeBootstrap(group: group, configuration: configuration, state: state).withBoundSocket(fd)
+                    } catch {
+                        return state.eventLoop.makeFailedFuture(error)
+                    }
+                })
+            try await state.eventLoop.submit {
+                state.listener = channel
+                if configuration.inheritedSocket == nil { state.socketFile = FileIdentity(path: configuration.socketPath) }
+            }.get()
+            hub.watchSocketFile()
+            return hub
         } catch {
             try? await group.shutdownGracefully()
             throw error
@@ -133,7 +161,17 @@ public final class SyncHub: Sendable {
 
     /// Stops serving and closes every connection.
     public func stop() async {
-        try? await channel.close()
+        let state = self.state
+        let path = configuration.socketPath
+        let listener = try? await state.eventLoop.submit { () -> (any Channel)? in
+            state.stopped = true
+            return state.listener
+        }.get()
+        try? await (listener ?? channel).close()
+        if listener != nil, listener !== channel { try? await channel.close() }
+        // The socket file goes with the hub — unless it is no longer this hub's.
+        let ours = try? await state.eventLoop.submit { state.socketFile != nil && FileIdentity(path: path) == state.socketFile }.get()
+        if ours == true { unlink(path) }
         try? await group.shutdownGracefully()
     }
 
@@ -223,6 +261,16 @@ final class HubState: @unchecked Sendable {
     var newestToken: Int64 = 0
     /// Frames not relayed because their receiver was behind, since the hub started.
     var droppedFrames = 0
+    /// The listening channel now (another one after the socket file was re-created).
+    var listener: (any Channel)?
+    /// The socket file the hub bound, as (device, inode); nil for an inherited socket.
+    var socketFile: FileIdentity?
+    /// Another socket took the hub's path: this hub no longer accepts.
+    var displaced = false
+    /// The hub was stopped.
+    var stopped = false
+    /// Why the socket file could not be made again, as last logged (logged when it changes).
+    var socketFileTrouble: String?
 
     init(configuration: SyncHub.Configuration, eventLoop: any EventLoop) {
         self.configuration = configuration

@@ -51,13 +51,22 @@ struct StatusCommand: AsyncParsableCommand {
             try DescriptorBudget.require(8, for: "asking the hub for its peers")  // an event loop stops the process on EMFILE
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
             let answer = Locked<[Frame.PeerEntry]?>(nil)
-            if let client = try? await SyncClient.connect(
-                socketPath: socketPath,
-                hello: .init(storeUUID: uuid, processID: getpid(), instanceID: ProcessInstance.id, processName: "sync-agent status", cursor: head),
-                group: group,
-                onFrame: { frame in if case .peers(let entries) = frame { answer.withLock { $0 = entries } } },
-                onClose: {})
-            {
+            let trustSource = server == nil ? file : URL(fileURLWithPath: socketPath).deletingLastPathComponent()
+            let client: SyncClient?
+            do {
+                client = try await SyncClient.connect(
+                    socketPath: socketPath,
+                    hello: .init(storeUUID: uuid, processID: getpid(), instanceID: ProcessInstance.id, processName: "sync-agent status", cursor: head),
+                    group: group, trustedHub: (try? HubTrust(ownerOf: trustSource)) ?? .currentUser,
+                    onFrame: { frame in if case .peers(let entries) = frame { answer.withLock { $0 = entries } } },
+                    onClose: {})
+            } catch SyncClient.ConnectError.untrustedHub(let reason) {
+                hub.refused = reason
+                client = nil
+            } catch {
+                client = nil  // nothing listens, or no answer: not reachable
+            }
+            if let client {
                 try client.send(.peersRequest)
                 for _ in 0..<200 where answer.withLock({ $0 == nil }) { try? await Task.sleep(for: .milliseconds(10)) }
                 let peers = (answer.withLock { $0 } ?? []).filter { $0.processID != getpid() }.map { peer in

@@ -44,9 +44,12 @@ struct StatusReport: Encodable {
         var pid: Int?
         var peerCount: Int?
         var peers: [Peer]?
+        /// Why the process listening on the socket was not accepted as the hub (another user's
+        /// socket, say); absent when none was refused.
+        var refused: String?
 
         enum CodingKeys: String, CodingKey {
-            case socket, reachable, pid, peers
+            case socket, reachable, pid, peers, refused
             case peerCount = "peer_count"
         }
     }
@@ -147,6 +150,8 @@ struct StatusReport: Encodable {
                 lines.append(
                     "peer       pid \(peer.pid) \(peer.name): last token \(peer.lastToken), ledger cursor \(peer.ledgerCursor.map(String.init) ?? "-")")
             }
+        } else if let refused = hub.refused {
+            lines.append("hub        \(hub.socket): refused: \(refused)")
         } else {
             lines.append("hub        \(hub.socket): not reachable (processes poll the ledger)")
         }

@@ -1,0 +1,68 @@
+import AmbarStack
+import Foundation
+import NIOCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension SyncHub {
+    /// How often the hub checks that its socket path still names its listener.
+    static let socketFileCheckInterval: TimeAmount = .seconds(1)
+
+    /// Checks, every second, that the socket path still names this hub's listener. A socket file
+    /// removed while the hub runs (an operator's `rm`, a cleanup of the directory) is bound again
+    /// at once — processes started later find the hub instead of polling the ledger until this
+    /// process ends. When the path names another socket (a hub another process started meanwhile),
+    /// this one hands over: it stops accepting and closes its connections, which reconnect there.
+    func watchSocketFile() {
+        guard configuration.inheritedSocket == nil else { return }
+        let state = self.state
+        state.eventLoop.scheduleRepeatedAsyncTask(initialDelay: Self.socketFileCheckInterval, delay: Self.socketFileCheckInterval) {
+            [weak self] (task: RepeatedTask) -> EventLoopFuture<Void> in
+            guard let self, !state.displaced, !state.stopped else {
+                task.cancel()
+                return state.eventLoop.makeSucceededVoidFuture()
+            }
+            return self.checkSocketFile(state)
+        }
+    }
+
+    /// One check (on the hub's event loop); see ``watchSocketFile()``.
+    private func checkSocketFile(_ state: HubState) -> EventLoopFuture<Void> {
+        let path = configuration.socketPath
+        let now = FileIdentity(path: path)
+        guard now != state.socketFile else { return state.eventLoop.makeSucceededVoidFuture() }
+        guard now == nil else {
+            Self.logger.error(
+                "the hub's socket path now names another socket (another hub started after this one's was removed?); handing over: this hub stops accepting and its processes reconnect there",
+                metadata: ["socket": "\(path)"])
+            state.displaced = true
+            state.listener?.close(promise: nil)
+            for peer in state.peers.values { peer.channel.close(promise: nil) }
+            return state.eventLoop.makeSucceededVoidFuture()
+        }
+        @Sendable func trouble(_ message: String) {
+            guard state.socketFileTrouble != message else { return }
+            state.socketFileTrouble = message
+            Self.logger.error("\(message) (tried again every second)", metadata: ["socket": "\(path)"])
+        }
+        do {
+            try FileManager.default.createDirectory(
+                at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
+        } catch {
+            trouble("the hub's socket file was removed and its directory cannot be made again: \(error)")
+            return state.eventLoop.makeSucceededVoidFuture()
+        }
+        return rebind().hop(to: state.eventLoop).map { channel in
+            _ = chmod(path, 0o660)
+            state.listener?.close(promise: nil)  // bound by the hub itself: closing it removes no file
+            state.listener = channel
+            state.socketFile = FileIdentity(path: path)
+            state.socketFileTrouble = nil
+            Self.logger.warning("the hub's socket file was removed while it ran; bound it again", metadata: ["socket": "\(path)"])
+        }.recover { error in
+            trouble("the hub's socket file was removed and could not be bound again: \(error)")
+        }
+    }
+}
