@@ -11,7 +11,8 @@ struct SyncAgentCommand: AsyncParsableCommand {
         abstract: "Keeps several processes' object graphs in sync around one shared Ambar store.",
         subcommands: [
             DemoCommand.self, InitCommand.self, ImportCommand.self, RunCommand.self, WatchCommand.self, StatusCommand.self,
-            HistoryCommand.self, ConsumersCommand.self, FetchCommand.self, ServeCommand.self, HubCommand.self, BackupCommand.self, DemoImporterCommand.self,
+            HistoryCommand.self, ConsumersCommand.self, FetchCommand.self, ServeCommand.self, HubCommand.self, BackupCommand.self, RestoreCommand.self,
+            DemoImporterCommand.self,
             DemoViewerCommand.self,
         ])
 }

@@ -67,6 +67,10 @@ public enum AmbarError: Error, Sendable, Equatable {
     case saveRefused(context: String, reason: String)
     /// The store was deleted; the stack cannot save any more.
     case storeDeleted
+    /// The file at the store's path is no longer the store this process opened: it was replaced
+    /// (a backup restored with `mv`, `sync-agent restore`) or removed. Nothing was written; open
+    /// the store again (a service: exit non-zero and let the service manager restart it).
+    case storeReplaced(path: String)
     /// The stack's setup has not finished (or failed); its contexts are not usable yet.
     case stackNotReady
     /// The ledger no longer holds the changes after this token: they were purged. Refresh fully,
@@ -166,6 +170,9 @@ extension AmbarError: CustomStringConvertible, LocalizedError {
             return "Context '\(context)' does not save: \(reason). Its changes are kept in memory."
         case .storeDeleted:
             return "The store was deleted; this stack can no longer save. Create a new stack."
+        case .storeReplaced(let path):
+            return
+                "The file at \(path) is no longer the store this process opened (it was replaced or removed, e.g. by a restore); nothing was written to it. Open the store again: restart the process."
         case .stackNotReady:
             return "The stack is not ready yet. Wait for its completion, `try await stack.load()`, or check `isReady` before using its contexts."
         case .historyExpired(let after, let purgedThrough):

@@ -75,8 +75,13 @@ protocol PersistentStore: AnyObject, Sendable {
 
     /// The database server's state, for a store on a server (`nil` for a file).
     func serverStatus() throws(AmbarError) -> StoreServerStatus?
+
+    /// Throws ``AmbarError/storeReplaced(path:)`` when the store at its location is no longer
+    /// the one this value opened (a file replaced or removed); a no-op where that cannot happen.
+    func verifyIdentity() throws(AmbarError)
 }
 
 extension PersistentStore {
     func serverStatus() throws(AmbarError) -> StoreServerStatus? { nil }
+    func verifyIdentity() throws(AmbarError) {}
 }

@@ -285,6 +285,27 @@ public final class PersistentStoreCoordinator: Sendable {
         return try store.serverStatus()
     }
 
+    /// Checks that the file at the store's path is still the store this coordinator opened.
+    ///
+    /// A store file replaced under a running process (a backup restored with `mv`, the file
+    /// removed and made again) would otherwise go on receiving writes no one will ever read:
+    /// every write checks this itself (and throws ``AmbarError/storeReplaced(path:)``, writing
+    /// nothing); call it where a process must know before it acts on the store's say-so — after
+    /// a save, before deleting what the save replaces. Sharing (SharedStoreIPC) checks it at every
+    /// ledger check and stops. A no-op for a store on a database server.
+    ///
+    /// ```swift
+    /// try context.save()
+    /// try coordinator.verifyStoreIdentity()   // the save is in the store at the path
+    /// try FileManager.default.removeItem(at: inputFile)
+    /// ```
+    ///
+    /// - Throws: ``AmbarError/storeReplaced(path:)`` when it is not.
+    public func verifyStoreIdentity() throws(AmbarError) {
+        try checkUsable()
+        try store.verifyIdentity()
+    }
+
     /// The managed-object ID for a URI of this store.
     ///
     /// - Throws: ``AmbarError/invalidObjectID(_:)`` when the URI is malformed, names another store

@@ -1,3 +1,4 @@
+import AmbarStack
 import ServiceLifecycle
 
 /// Sharing as a swift-service-lifecycle `Service`: in a `ServiceGroup`, it shares until the
@@ -12,12 +13,26 @@ import ServiceLifecycle
 ///
 /// Services shut down in the reverse of their order in the group: list sharing first, so that the
 /// consumers and servers that use it stop before it does.
+///
+/// When sharing ends for good (the store file replaced; see ``SharedStoreSync/failure``), `run()`
+/// throws that error: the group shuts down and the process can exit non-zero, for the service
+/// manager to restart it on the store now at the path.
 extension SharedStoreSync: Service {
-    /// Shares until graceful shutdown or cancellation, then stops sharing.
+    /// Shares until graceful shutdown or cancellation, then stops sharing; throws
+    /// ``AmbarError/storeReplaced(path:)`` when the store file was replaced meanwhile.
     public func run() async throws {
-        // Returns at graceful shutdown; throws CancellationError when cancelled instead. Either
-        // way sharing stops.
-        try? await gracefulShutdown()
+        let failure = await withTaskGroup(of: AmbarError?.self) { group in
+            // Returns at graceful shutdown, or on cancellation.
+            group.addTask {
+                try? await gracefulShutdown()
+                return nil
+            }
+            group.addTask { await self.waitForFailure() }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
         await stop()
+        if let failure { throw failure }
     }
 }

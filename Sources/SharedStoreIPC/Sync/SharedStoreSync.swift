@@ -47,6 +47,7 @@ public final class SharedStoreSync: Sendable {
     private let lastLedgerCheck = Locked<ContinuousClock.Instant?>(nil)
     private let checks = Locked(0)
     private let clock = ContinuousClock()
+    private let ending = SharingFailure()
 
     /// A dispatch timer, which is thread-safe but not marked `Sendable`.
     private final class TimerBox: @unchecked Sendable {
@@ -185,6 +186,40 @@ public final class SharedStoreSync: Sendable {
         await connection.stop()
         queue.sync { follower.stop() }
         events.finishStreams()
+        ending.finish()
+    }
+
+    // MARK: - Ending for good
+
+    /// Why sharing ended for good, if it did: ``AmbarError/storeReplaced(path:)`` once the file
+    /// at the store's path is no longer the store this process opened (a backup restored with
+    /// `mv` or `sync-agent restore`, the file removed). Sharing then stops merging and serving
+    /// the hub (the new store's processes take it over), and every write of this stack throws
+    /// the same error: open the store again — for a service, exit non-zero so that the service
+    /// manager restarts it (run as a `Service`, sharing does so by throwing from `run()`).
+    public var failure: AmbarError? { ending.error }
+
+    /// Waits until sharing ends for good and returns why (see ``failure``); nil when sharing is
+    /// stopped first (``stop()``) or the waiting task is cancelled.
+    ///
+    /// ```swift
+    /// if let failure = await sync.waitForFailure() {
+    ///     logger.critical("\(failure)")
+    ///     exit(1)   // systemd restarts the service, which opens the store now at the path
+    /// }
+    /// ```
+    public func waitForFailure() async -> AmbarError? { await ending.wait() }
+
+    /// Ends sharing for good with `error` (once): no more merges, no more hub.
+    private func end(_ error: AmbarError) {
+        guard ending.fail(error) else { return }
+        Self.logger.critical("\(error) Sharing stopped: nothing more is merged or announced.")
+        timer.withLock {
+            $0?.timer.cancel()
+            $0 = nil
+        }
+        let connection = self.connection
+        Task { await connection.stop() }  // the hub goes, for the new store's processes
     }
 
     // MARK: - Observing
@@ -275,6 +310,13 @@ public final class SharedStoreSync: Sendable {
     /// ledger read (each tick while no hub answers, every ``SharingConfiguration/ledgerCheckInterval``
     /// while connected); and the foreign-write watchdog.
     private func tick() {
+        guard ending.error == nil else { return }
+        do {
+            try coordinator.verifyStoreIdentity()
+        } catch {
+            if case .storeReplaced = error { return end(error) }
+            // Not a verdict on the file: the ledger check below reports what cannot be read.
+        }
         if connection.servesHub { maintenance.runDue() }
         follower.recordPosition(force: false)
         let now = clock.now

@@ -64,29 +64,40 @@ struct HubCommand: AsyncParsableCommand {
         }
         defer { upkeep.cancel() }
         try await AgentService.run(logger: logger) {
-            await Supervision.serveUntilShutdown(
-                logger: logger,
-                status: {
-                    let peers = await hub.peers().count
-                    let history =
-                        (try? coordinator.historySummary()).map { "head token \($0.headToken), \($0.transactions) in the ledger" } ?? "ledger unreadable"
-                    let listening = doorbell.map { ", server doorbell \($0.state)" } ?? ""
-                    return "serving \(peers) peer\(peers == 1 ? "" : "s"), \(history)\(listening)"
-                },
-                afterReady: {
-                    // Keep-alives come from the loop that serves the peers: if it hangs, they stop.
-                    if let interval = Watchdog.keepAliveInterval {
-                        logger.info("watchdog armed", metadata: ["interval": "\(interval)"])
-                        hub.onEventLoop(every: interval) { ServiceNotifier.notify(.watchdog) }
-                    }
-                },
-                reload: {
-                    let reloaded = try settings.reload()
-                    try maintenance.setRetention(reloaded.retention)
-                    await hub.setMaximumPeers(reloaded.maximumPeers)
-                })
+            var failure: (any Error)?
+            do {
+                // Until graceful shutdown, or until the store file is replaced: the hub then
+                // exits non-zero, and the new store's processes elect a hub of their own.
+                try await until({ await storeReplacement(of: coordinator) }) {
+                    await Supervision.serveUntilShutdown(
+                        logger: logger,
+                        status: {
+                            let peers = await hub.peers().count
+                            let history =
+                                (try? coordinator.historySummary()).map { "head token \($0.headToken), \($0.transactions) in the ledger" }
+                                ?? "ledger unreadable"
+                            let listening = doorbell.map { ", server doorbell \($0.state)" } ?? ""
+                            return "serving \(peers) peer\(peers == 1 ? "" : "s"), \(history)\(listening)"
+                        },
+                        afterReady: {
+                            // Keep-alives come from the loop that serves the peers: if it hangs, they stop.
+                            if let interval = Watchdog.keepAliveInterval {
+                                logger.info("watchdog armed", metadata: ["interval": "\(interval)"])
+                                hub.onEventLoop(every: interval) { ServiceNotifier.notify(.watchdog) }
+                            }
+                        },
+                        reload: {
+                            let reloaded = try settings.reload()
+                            try maintenance.setRetention(reloaded.retention)
+                            await hub.setMaximumPeers(reloaded.maximumPeers)
+                        })
+                }
+            } catch {
+                failure = error
+            }
             await doorbell?.stop()
             await hub.stop()
+            if let failure { throw failure }
         }
     }
 }

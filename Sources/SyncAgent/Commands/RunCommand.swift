@@ -72,23 +72,33 @@ struct RunCommand: AsyncParsableCommand {
             pollInterval: Double(pollInterval) / 1000, limits: settings.value.inboxLimits, logger: logger)
         let coordinator = try stack.mainCoordinator
         try await AgentService.run(logger: logger) {
-            await Supervision.serveUntilShutdown(
-                logger: logger,
-                status: {
-                    let c = worker.counters
-                    let head = (try? coordinator.currentHistoryToken()).map(String.init) ?? "?"
-                    let base = "\(c.files) files imported (\(c.objects) objects), \(c.failed) failed, \(c.waiting) waiting; head token \(head)"
-                    return c.retrying.map { "\(base); \($0)" } ?? base
-                },
-                afterReady: { worker.start() },
-                reload: {
-                    let reloaded = try settings.reload()
-                    try sync.setRetention(reloaded.retention)
-                    worker.setLimits(reloaded.inboxLimits)
-                })
+            var failure: (any Error)?
+            do {
+                // Until graceful shutdown, or until the store file is replaced (exit non-zero:
+                // files not yet in the store at the path stay in the inbox).
+                try await untilSharingFails(sync) {
+                    await Supervision.serveUntilShutdown(
+                        logger: logger,
+                        status: {
+                            let c = worker.counters
+                            let head = (try? coordinator.currentHistoryToken()).map(String.init) ?? "?"
+                            let base = "\(c.files) files imported (\(c.objects) objects), \(c.failed) failed, \(c.waiting) waiting; head token \(head)"
+                            return c.retrying.map { "\(base); \($0)" } ?? base
+                        },
+                        afterReady: { worker.start() },
+                        reload: {
+                            let reloaded = try settings.reload()
+                            try sync.setRetention(reloaded.retention)
+                            worker.setLimits(reloaded.inboxLimits)
+                        })
+                }
+            } catch {
+                failure = error
+            }
             await worker.stop()
             merges.cancel()
             await sync.stop()
+            if let failure { throw failure }
         }
     }
 }

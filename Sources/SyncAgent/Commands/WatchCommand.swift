@@ -54,10 +54,13 @@ struct WatchCommand: AsyncParsableCommand {
             if consumer != nil { configuration.readsChangedRowsAhead = false }  // its main context shows nothing
             let sync = try await SharedStoreSync.start(stack: stack, configuration: configuration)
             do {
-                if let consumer {
-                    try await print(try makeConsumer(consumer, sync: sync), asJSON: json)
-                } else {
-                    await printMerges(sync)
+                // Until graceful shutdown, or until the store file is replaced (exit non-zero).
+                try await untilSharingFails(sync) {
+                    if let consumer {
+                        try await print(try makeConsumer(consumer, sync: sync), asJSON: json)
+                    } else {
+                        await printMerges(sync)
+                    }
                 }
             } catch {
                 await sync.stop()

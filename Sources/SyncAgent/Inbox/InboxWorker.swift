@@ -156,6 +156,7 @@ final class InboxWorker: Sendable {
             let key = try Inbox.idempotencyKey(for: file, agent: name)
             if let token = try stack.writerCoordinator.savedToken(forIdempotencyKey: key) {
                 logger.notice("already imported; moving it to processed", metadata: ["file": "\(fileName)", "token": "\(token)"])
+                try stack.writerCoordinator.verifyStoreIdentity()  // the receipt is in the store at the path
                 try inbox.markProcessed(file)
                 return
             }
@@ -186,6 +187,9 @@ final class InboxWorker: Sendable {
                 return
             }
             FaultInjection.point("after-commit")
+            // Moved only once its transaction is in the store at the path: a store file replaced
+            // meanwhile (a restore) keeps the file in the inbox, for the restarted agent to import.
+            try stack.writerCoordinator.verifyStoreIdentity()
             try inbox.markProcessed(file)
             succeeded(file)
             counterStorage.withLock {
@@ -202,6 +206,7 @@ final class InboxWorker: Sendable {
             // Another instance imported the same file between our check and our save.
             logger.notice("already imported; moving it to processed", metadata: ["file": "\(fileName)", "token": "\(token)"])
             do {
+                try stack.writerCoordinator.verifyStoreIdentity()
                 try inbox.markProcessed(file)
                 succeeded(file)
             } catch {

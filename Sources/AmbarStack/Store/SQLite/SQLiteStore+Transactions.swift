@@ -11,7 +11,12 @@ extension SQLiteStore {
     func write<T>(_ operation: String, _ body: (Database) throws -> T) throws(AmbarError) -> T {
         do {
             return try writer.writeWithoutTransaction { db in
-                try Self.immediateTransaction(db, path: location, operation: operation) { try body(db) }
+                try Self.immediateTransaction(db, path: location, operation: operation) {
+                    // Checked holding the write lock: a restore takes it on the old file before
+                    // putting the new one in place, so nothing is written to a replaced file.
+                    try verifyIdentity()
+                    return try body(db)
+                }
             }
         } catch {
             throw SQLiteValues.wrap(error, operation)

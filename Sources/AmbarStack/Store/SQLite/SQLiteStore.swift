@@ -21,6 +21,9 @@ final class SQLiteStore: PersistentStore {
     let entityNames: [Int64: String]
     /// How to read a row of each root table.
     let rowSpecs: [String: RowSpec]
+    /// The store file opened (nil in memory): a write finds whether the file at the path is
+    /// still this one.
+    let fileIdentity: FileIdentity?
     static let logger = Logger(label: "ambar.stack.sqlite")
 
     /// The INSERT statement of one entity, built once.
@@ -37,6 +40,7 @@ final class SQLiteStore: PersistentStore {
         self.location = location
         self.model = model
         self.identifier = uuid
+        self.fileIdentity = FileIdentity(path: location)
         self.entityIDs = entityIDs
         var names: [Int64: String] = [:]
         for (name, id) in entityIDs { names[id] = name }
@@ -58,6 +62,13 @@ final class SQLiteStore: PersistentStore {
                 entityID: entityID, toOne: toOne)
         }
         self.insertPlans = plans
+    }
+
+    /// Throws ``AmbarError/storeReplaced(path:)`` when the file at the store's path is no longer
+    /// the one this store opened (replaced or removed).
+    func verifyIdentity() throws(AmbarError) {
+        guard let fileIdentity, FileIdentity(path: location) != fileIdentity else { return }
+        throw .storeReplaced(path: location)
     }
 
     func close() {
