@@ -81,9 +81,19 @@ public final class SyncHub: Sendable {
     }
 
     /// The server bootstrap of the hub's listener (each bind makes one).
-    private static func makeBootstrap(group: MultiThreadedEventLoopGroup, configuration: Configuration, state: HubState) -> ServerBootstrap {
+    private static func makeBootstrap(
+        group: MultiThreadedEventLoopGroup, configuration: Configuration, state: HubState, listening descriptor: Int32
+    ) -> ServerBootstrap {
         ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
+            // At the descriptor limit, accepting fails at once for as long as connections wait:
+            // they are refused through a reserve descriptor instead of retried in a loop.
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        DescriptorShortageHandler(listeningDescriptor: descriptor, maximumFrameSize: configuration.maximumFrameSize))
+                }
+            }
             .childChannelOption(
                 .writeBufferWaterMark,
                 value: .init(
@@ -105,12 +115,13 @@ public final class SyncHub: Sendable {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let state = HubState(configuration: configuration, eventLoop: group.next())
         do {
-            let bootstrap = makeBootstrap(group: group, configuration: configuration, state: state)
             let channel: any Channel
             if let inherited = configuration.inheritedSocket {
-                channel = try await bootstrap.withBoundSocket(inherited).get()
+                channel = try await makeBootstrap(group: group, configuration: configuration, state: state, listening: inherited)
+                    .withBoundSocket(inherited).get()
             } else {
-                channel = try await bootstrap.withBoundSocket(UnixListeningSocket.bind(path: configuration.socketPath, backlog: 256)).get()
+                let fd = try UnixListeningSocket.bind(path: configuration.socketPath, backlog: 256)
+                channel = try await makeBootstrap(group: group, configuration: configuration, state: state, listening: fd).withBoundSocket(fd).get()
                 // Group members must be able to connect: a socket they cannot open would make
                 // every other process poll, silently.
                 if chmod(configuration.socketPath, 0o660) != 0 {
@@ -130,7 +141,7 @@ public final class SyncHub: Sendable {
                 rebind: {
                     do {
                         let fd = try UnixListeningSocket.bind(path: configuration.socketPath, backlog: 256)
-                        return makeBootstrap(group: group, configuration: configuration, state: state).withBoundSocket(fd)
+                        return makeBootstrap(group: group, configuration: configuration, state: state, listening: fd).withBoundSocket(fd)
                     } catch {
                         return state.eventLoop.makeFailedFuture(error)
                     }

@@ -18,7 +18,7 @@ final class PlantedHubTests: AgentTestCase {
         os.chmod(path, 0o777)
         server.listen(64)
         with open(record, "a") as f:
-            f.write("ready\n")
+            f.write("ready %d\n" % os.getpid())
         def serve(conn):
             total = 0
             conn.settimeout(30)
@@ -50,13 +50,22 @@ final class PlantedHubTests: AgentTestCase {
         let script = open.appendingPathComponent("listener.py")
         try Self.listener.write(to: script, atomically: true, encoding: .utf8)
         chmod(script.path, 0o644)
-        let planted = try startAgent(
-            [], executable: URL(fileURLWithPath: "/usr/sbin/runuser"),
-            arguments: ["-u", "nobody", "--", "/usr/bin/python3", script.path, socketPath, record.path])
+        // (SpawnedProcess, not Foundation's Process: runuser closes the descriptor Process
+        // watches its children through.)
+        let planted = try SpawnedProcess("/usr/sbin/runuser", ["-u", "nobody", "--", "/usr/bin/python3", script.path, socketPath, record.path])
         XCTAssertTrue(
             eventually { ((try? String(contentsOf: record, encoding: .utf8)) ?? "").contains("ready") || !planted.isRunning },
             "the planted listener runs as nobody")
         XCTAssertTrue(planted.isRunning)
+        let listenerPID = try XCTUnwrap(
+            ((try? String(contentsOf: record, encoding: .utf8)) ?? "").split(separator: "\n").first { $0.hasPrefix("ready ") }.flatMap {
+                Int32($0.dropFirst("ready ".count))
+            })
+        defer {
+            kill(listenerPID, SIGKILL)
+            kill(planted.processIdentifier, SIGKILL)
+            _ = planted.waitForExit(timeout: 10)
+        }
 
         let status = try agent(["status", "--json", "--directory", directory.url.path, "--socket", socketPath])
         XCTAssertEqual(status.status, 0, status.error)
@@ -86,7 +95,8 @@ final class PlantedHubTests: AgentTestCase {
         kill(watch.processIdentifier, SIGTERM)
         watch.waitUntilExit()
 
-        kill(planted.processIdentifier, SIGTERM)
+        kill(listenerPID, SIGTERM)
+        XCTAssertNotNil(planted.waitForExit(timeout: 10), "the listener stopped")
         let received = ((try? String(contentsOf: record, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.hasPrefix("bytes ") }
         XCTAssertFalse(received.isEmpty, "processes did connect to the planted socket")
         XCTAssertEqual(Set(received), ["bytes 0"], "and sent it nothing")
