@@ -37,7 +37,8 @@ final class PostgresChangeListener: ServerListening {
         while !Task.isCancelled {
             do {
                 // (The wrapper closes the connection when it goes: it lives as long as the listening.)
-                let wrapper = try PostgresServerConnection.connect(url, listening: true)
+                // Connected without holding a thread: stop() ends the wait at once.
+                let wrapper = try await PostgresServerConnection.connectCancellably(url, listening: true)
                 defer { wrapper.close() }
                 try await listen(on: wrapper.connection)
             } catch is CancellationError {

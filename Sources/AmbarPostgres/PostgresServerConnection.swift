@@ -47,6 +47,41 @@ final class PostgresServerConnection: SQLServerConnection, Sendable {
         return PostgresServerConnection(connection: connection, location: url.description, statementTimeout: url.statementTimeout)
     }
 
+    /// ``connect(_:listening:)`` for a task: waiting for the server does not hold a thread, and
+    /// cancelling the task stops the wait at once (a connection that completes later is closed).
+    static func connectCancellably(_ url: PostgresURL, listening: Bool = false) async throws -> PostgresServerConnection {
+        var configuration: PostgresConnection.Configuration
+        if let directory = url.socketDirectory {
+            configuration = .init(unixSocketPath: "\(directory)/.s.PGSQL.\(url.port)", username: url.user, password: url.password, database: url.database)
+        } else {
+            configuration = .init(host: url.host, port: url.port, username: url.user, password: url.password, database: url.database, tls: try tls(url))
+        }
+        configuration.options.connectTimeout = .milliseconds(Int64(url.connectTimeout * 1000))
+        configuration.options.additionalStartupParameters = [("application_name", (url.applicationName ?? "ambar") + (listening ? "-listen" : ""))]
+        let future: EventLoopFuture<PostgresConnection> = PostgresConnection.connect(
+            on: eventLoopGroup.next(), configuration: configuration, id: nextID(), logger: logger)
+        let waiting = CancellableWait<PostgresConnection>()
+        future.whenComplete { result in
+            // Too late for a waiter that gave up: the connection is closed, not leaked.
+            if !waiting.finish(result.mapError { $0 }), case .success(let connection) = result { let _: EventLoopFuture<Void> = connection.close() }
+        }
+        let deadline = Task {
+            try? await Task.sleep(for: .seconds(url.connectTimeout + 1))
+            _ = waiting.finish(.failure(SQLServerError(message: "no answer within \(Int(url.connectTimeout)) s (connect_timeout)", connectionLost: true)))
+        }
+        defer { deadline.cancel() }
+        do {
+            let connection = try await waiting.value()
+            return PostgresServerConnection(connection: connection, location: url.description, statementTimeout: url.statementTimeout)
+        } catch let error as SQLServerError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw map(error, location: url.description)
+        }
+    }
+
     private static let ids = Atomic<Int>(0)
     private static func nextID() -> Int { ids.add(1, ordering: .relaxed).newValue }
 

@@ -165,6 +165,8 @@ struct ServeCommand: AsyncParsableCommand {
         let systemd = SystemdNotifyService(
             readiness: { for await _ in listening.stream { break } },
             status: { "serving \(address)\(scheme)\(token == nil ? "" : " (bearer token required)"); ledger at \(sync.mergedThrough)" })
+        let deadline = ShutdownDeadline(logger: logger)
+        defer { withExtendedLifetime(deadline) {} }
         let group = ServiceGroup(services: [sync, server, systemd], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
     }

@@ -5,7 +5,7 @@ import ServiceLifecycle
 import UnixSignals
 
 /// A long-running command as one swift-service-lifecycle service: SIGTERM and SIGINT shut it down
-/// gracefully, and the process exits 0 once `body` returns.
+/// gracefully, and the process exits 0 once `body` returns — or once ``ShutdownDeadline`` passes.
 struct AgentService: Service {
     let body: @Sendable () async throws -> Void
 
@@ -13,6 +13,8 @@ struct AgentService: Service {
 
     /// Runs `body` in a service group until it returns after a graceful shutdown.
     static func run(logger: Logger, _ body: @escaping @Sendable () async throws -> Void) async throws {
+        let deadline = ShutdownDeadline(logger: logger)
+        defer { withExtendedLifetime(deadline) {} }
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [.init(service: AgentService(body: body))],
