@@ -29,6 +29,11 @@ public final class RawPeer: @unchecked Sendable {
         }
     }
 
+    /// Wraps a connected socket (one ``RawListener`` accepted); takes ownership of it.
+    public init(descriptor: Int32) {
+        fd = descriptor
+    }
+
     /// Writes all of `bytes`.
     public func write(_ bytes: [UInt8]) throws {
         var offset = 0
