@@ -13,11 +13,12 @@ struct DepartmentsInTwoContexts {
     let memory: ManagedObjectContext
 
     /// `count` departments of up to four employees, drawn from `seed`, plus one employee with no
-    /// department; stores in `directory`.
-    init(count: Int, seed: UInt64, directory: TemporaryDirectory) throws {
+    /// department; saved in `saved` (the run's backend: PostgreSQL in its pass), the in-memory
+    /// side's empty store in `directory`.
+    init(count: Int, seed: UInt64, directory: TemporaryDirectory, saved savedStore: StoreDescription) throws {
         let model = try TestModel.make()
         var rng = SeededRandom(seed: seed)
-        let saved = try PersistentStoreCoordinator(model: model, store: .sqlite(directory.file("sql.sqlite")))
+        let saved = try PersistentStoreCoordinator(model: model, store: savedStore)
         let empty = try PersistentStoreCoordinator(model: model, store: .sqlite(directory.file("memory.sqlite")))
         sql = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: saved)
         memory = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: empty)

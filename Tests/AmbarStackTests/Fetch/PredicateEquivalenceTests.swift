@@ -155,7 +155,7 @@ final class PredicateEquivalenceTests: StoreTestCase {
 
     func testKeyPathsAnyAndCountAgree() throws {
         let directory = try TemporaryDirectory()
-        let data = try DepartmentsInTwoContexts(count: 6, seed: 7, directory: directory)
+        let data = try DepartmentsInTwoContexts(count: 6, seed: 7, directory: directory, saved: try store("departments.sqlite"))
         let (sql, memory) = (data.sql, data.memory)
         let departmentPredicates: [ObjectPredicate] = [
             ToManyKey("employees").any(Key<Double>("salary") > 50),

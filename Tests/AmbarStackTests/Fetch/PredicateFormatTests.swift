@@ -204,7 +204,7 @@ final class PredicateFormatTests: XCTestCase {
 
     func testQuantifiersAggregatesAndKeyPathsAgreeInSQLAndMemory() throws {
         let directory = try TemporaryDirectory()
-        let data = try DepartmentsInTwoContexts(count: 8, seed: 11, directory: directory)
+        let data = try DepartmentsInTwoContexts(count: 8, seed: 11, directory: directory, saved: .sqlite(directory.file("sql.sqlite")))
         let (sql, memory, plan) = (data.sql, data.memory, data.plan)
         let departmentFormats = [
             "ANY employees.salary > 50", "SOME employees.salary > 50", "ALL employees.salary > 50", "NONE employees.salary > 50",

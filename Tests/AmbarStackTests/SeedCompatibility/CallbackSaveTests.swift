@@ -35,7 +35,16 @@ final class CallbackSaveTests: XCTestCase {
             if count == 1 { first.fulfill() }
         }
         wait(for: [first], timeout: 10)
-        RunLoop.main.run(until: Date().addingTimeInterval(0.2))  // a second callback would arrive by now
+        // A second callback would come from the chain's queues: each is drained (a block run on it
+        // after everything queued before), then the main queue, where the callbacks run.
+        var link: ManagedObjectContext? = context
+        while let current = link {
+            current.performAndWait {}
+            link = current.parent
+        }
+        let drained = expectation(description: "main queue drained")
+        DispatchQueue.main.async { drained.fulfill() }
+        wait(for: [drained], timeout: 10)
         return calls.withLock { $0 }
     }
 

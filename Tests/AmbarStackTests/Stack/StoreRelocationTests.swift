@@ -51,11 +51,9 @@ final class StoreRelocationTests: XCTestCase {
         var results: [Result<Void, AmbarError>] = []
         let stack = DataStack(model: .model(try itemModel()), storeURL: new, relocatingFrom: old) { results.append($0) }
         do { try await stack.load() } catch { XCTFail("setup failed: \(error)") }
-        // Give a second (wrong) completion every chance to arrive.
-        for _ in 0..<20 {
-            await Task.yield()
-            try await Task.sleep(nanoseconds: 5_000_000)
-        }
+        // A second (wrong) completion would be queued on the main queue, where completions run:
+        // a block queued after it has run once it did.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in DispatchQueue.main.async { done.resume() } }
         return (stack, results)
     }
 

@@ -28,6 +28,7 @@ final class MergeBacklogTests: SharedStoreTestCase {
             try await Task.sleep(nanoseconds: 50_000_000)
             waited += 1
         }
+        XCTAssertTrue(sync.isConnected, "connected to the hub before the burst")
 
         try writer.post("burst 300 b")
         let reply = try writer.receive(timeout: 60)  // the main queue is not served meanwhile

@@ -15,7 +15,13 @@ final class HubHostingTests: SharedStoreTestCase {
         configuration.mayServeHub = false
         configuration.pollInterval = 0.05
         let sync = try await SharedStoreSync.start(stack: stack, configuration: configuration)
-        try await Task.sleep(nanoseconds: 500_000_000)
+        // Ten polls without a hub (each one a moment where this process could have taken it).
+        var waited = 0
+        while sync.ledgerChecks < 10 && waited < 400 {
+            try await Task.sleep(nanoseconds: 50_000_000)
+            waited += 1
+        }
+        XCTAssertGreaterThanOrEqual(sync.ledgerChecks, 10, "it polled the ledger, finding no hub")
         XCTAssertFalse(sync.servesHub, "no process served the hub, and this one may not")
         XCTAssertFalse(sync.isConnected)
         XCTAssertFalse(FileManager.default.fileExists(atPath: directory.url.appendingPathComponent(".ambar/sync.sock").path))
@@ -25,7 +31,7 @@ final class HubHostingTests: SharedStoreTestCase {
         let writer = try Peer("writer", directory: directory)
         defer { writer.kill() }
         XCTAssertTrue(try writer.await("status", timeout: 20) { $0.contains("hub=true") }.contains("hub=true"), writer.log)
-        var waited = 0
+        waited = 0
         while !sync.isConnected && waited < 400 {
             try await Task.sleep(nanoseconds: 50_000_000)
             waited += 1

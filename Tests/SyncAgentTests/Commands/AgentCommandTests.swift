@@ -90,7 +90,7 @@ final class AgentCommandTests: AgentTestCase {
             }
         }
         let socket = directory.url.appendingPathComponent(".ambar/sync.sock").path
-        for _ in 0..<500 where !FileManager.default.fileExists(atPath: socket) { usleep(10_000) }
+        XCTAssertTrue(eventually { FileManager.default.fileExists(atPath: socket) }, "watch serves the hub")
         let writer = try Peer("writer", directory: directory, store: store)
         defer { writer.kill() }
         var committed: [Int] = []
