@@ -429,7 +429,8 @@ final class DataStackTests: ModelTestCase {
     }
 
     /// A fault whose read fails (here: the store was closed) stays a fault instead of becoming an
-    /// empty object, so nothing mistakes a read error for a deleted row.
+    /// empty object, so nothing mistakes a read error for a deleted row; the throwing accessor says
+    /// why.
     func testAFailedReadLeavesTheFaultInPlace() throws {
         let stack = try openStack()
         let importer = try stack.importerContext()
@@ -442,8 +443,8 @@ final class DataStackTests: ModelTestCase {
         let reader = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: try stack.writerCoordinator)
         let fault = try reader.performAndWait { try reader.object(with: id) }
         try stack.deleteStore()
-        reader.performAndWait {
-            XCTAssertEqual(try? fault.value(forKey: "name"), .null, "nothing could be read")
+        try reader.performAndWait {
+            XCTAssertThrowsError(try fault.value(forKey: "name"), "nothing could be read") { XCTAssertNotNil($0 as? AmbarError, "a typed error: \($0)") }
             XCTAssertTrue(fault.isFault, "still a fault: the next access reads again")
         }
     }

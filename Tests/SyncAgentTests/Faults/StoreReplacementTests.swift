@@ -32,6 +32,14 @@ final class StoreReplacementTests: AgentTestCase {
         return try result.output.split(separator: "\n").compactMap { try json($0)["uid"] as? String }.sorted()
     }
 
+    /// Whether process `pid` shares the store: it serves the hub or is one of its peers.
+    private func isSharing(_ pid: Int32) -> Bool {
+        guard let status = try? agent(["status", "--json", "--directory", directory.url.path]), let report = try? json(status.output),
+            let hub = report["hub"] as? [String: Any]
+        else { return false }
+        return hub["pid"] as? Int == Int(pid) || ((hub["peers"] as? [[String: Any]]) ?? []).contains { $0["pid"] as? Int == Int(pid) }
+    }
+
     /// Waits for `process` to exit; returns its status (nil if it did not within `timeout`).
     private func exitStatus(_ process: Process, timeout: TimeInterval = 20) -> Int32? {
         guard eventually(timeout: timeout, { !process.isRunning }) else { return nil }
@@ -57,8 +65,10 @@ final class StoreReplacementTests: AgentTestCase {
 
         let runLog = directory.url.appendingPathComponent("run.log")
         let run = try startAgent(runArguments(), log: runLog)
+        XCTAssertTrue(eventually { ((try? String(contentsOf: runLog, encoding: .utf8)) ?? "").contains("ready") }, "run is up on the store")
         let watchLog = directory.url.appendingPathComponent("watch.log")
         let watch = try startAgent(["watch", "--directory", directory.url.path], log: watchLog)
+        XCTAssertTrue(eventually { isSharing(run.processIdentifier) && isSharing(watch.processIdentifier) }, "run and watch share the store")
         try drop("one.ndjson", #"{"uid":"one","value":1}"#)
         XCTAssertTrue(eventually { files(in: processed) == ["one.ndjson"] }, "the runner works")
 
@@ -97,7 +107,9 @@ final class StoreReplacementTests: AgentTestCase {
         XCTAssertEqual(try agent(["backup", "--directory", directory.url.path, "--to", backup.path]).status, 0)
         try importItem("lost")
         XCTAssertTrue(eventually { consumed() == 2 })
-        let run = try startAgent(runArguments())
+        let runLog = directory.url.appendingPathComponent("run.log")
+        let run = try startAgent(runArguments(), log: runLog)
+        XCTAssertTrue(eventually { ((try? String(contentsOf: runLog, encoding: .utf8)) ?? "").contains("ready") }, "run is up on the store")
 
         let other = directory.url.appendingPathComponent("other")
         try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
@@ -107,8 +119,9 @@ final class StoreReplacementTests: AgentTestCase {
         XCTAssertEqual(report["still_open_by"] as? [Int], [], "every process let go of the replaced store: \(report)")
         let kept = try XCTUnwrap(report["kept_aside"] as? String)
         XCTAssertTrue(FileManager.default.fileExists(atPath: kept), "the replaced store is kept aside")
-        XCTAssertEqual(exitStatus(run, timeout: 5).map { $0 != 0 }, true, "run exited non-zero")
-        XCTAssertEqual(exitStatus(consumer, timeout: 5).map { $0 != 0 }, true, "the consumer exited non-zero")
+        XCTAssertEqual(
+            exitStatus(run, timeout: 15).map { $0 != 0 }, true, "run exited non-zero: \((try? String(contentsOf: runLog, encoding: .utf8)) ?? "")")
+        XCTAssertEqual(exitStatus(consumer, timeout: 15).map { $0 != 0 }, true, "the consumer exited non-zero")
         XCTAssertEqual(try uids(), ["kept"])
 
         // Another store's backup is refused, and nothing changes.
