@@ -75,6 +75,22 @@ final class HistoryRetentionTests: StoreTestCase {
         XCTAssertNil(try coordinator.historyCursor(consumer: "viewer-pid-17"))
     }
 
+    /// A merge position recorded by a process whose clock was a year ahead, which then crashed:
+    /// it ages by the purging process's clock from the first purge that sees it, and goes after
+    /// its lease — it does not hold history back for a year.
+    func testAPositionFromAClockAheadAgesByThePurgersClock() throws {
+        try save(6)
+        let retention = HistoryRetention(history: 60, consumerLease: 86_400, processLease: 120)
+        try coordinator.setHistoryCursor(consumer: "skewed-pid-9", token: 2, lease: retention.effectiveProcessLease)
+        try rawExecute("UPDATE ambar_cursors SET last_seen = last_seen + 31536000 WHERE consumer = 'skewed-pid-9'")
+        XCTAssertEqual(try coordinator.purgeHistory(retention).transactionsRemoved, 0, "now: nothing is old (this purge marks the head)")
+        let within = try coordinator.purgeHistory(retention, now: Date().addingTimeInterval(90))
+        XCTAssertEqual(within.purgedThrough, 2, "within its lease (by this clock) it holds history back")
+        let past = try coordinator.purgeHistory(retention, now: Date().addingTimeInterval(180))
+        XCTAssertEqual(past.cursorsRemoved, 1, "past its lease by this clock it goes, although its own clock said a year ahead")
+        XCTAssertEqual(past.purgedThrough, 6)
+    }
+
     func testReceiptsExpireAfterTheirOwnRetention() throws {
         try save(1, key: "inbox/file-1")
         XCTAssertNotNil(try coordinator.savedToken(forIdempotencyKey: "inbox/file-1"))

@@ -42,6 +42,17 @@ class StoreTestCase: ModelTestCase {
         coordinator = try PersistentStoreCoordinator(model: model, store: try store())
     }
 
+    /// Changes the store `name` with a plain client of its backend (GRDB, or psql), past any
+    /// Ambar code: for states only another program (or another clock) would leave.
+    func rawExecute(_ sql: String, store name: String = "store.sqlite") throws {
+        switch backend {
+        case .sqlite:
+            try DatabaseQueue(path: directory.file(name).path).write { db in try db.execute(sql: sql) }
+        case .postgres:
+            _ = try rawRows(sql, store: name)
+        }
+    }
+
     /// Runs `sql` on the store `name` with a plain client of its backend (GRDB, or psql) and
     /// returns each row's columns joined by `|`: what is really stored, past any Ambar code.
     func rawRows(_ sql: String, store name: String = "store.sqlite") throws -> [String] {

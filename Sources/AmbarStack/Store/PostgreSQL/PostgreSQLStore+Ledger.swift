@@ -185,6 +185,9 @@ extension PostgreSQLStore {
     func purgeHistory(_ retention: HistoryRetention, now: Date) throws(AmbarError) -> HistoryPurge {
         try write("purge history") { connection in
             let time = now.timeIntervalSince1970
+            // A position recorded by a clock ahead of this one counts as seen now (see the SQLite
+            // store): it ages by this clock.
+            _ = try connection.query("UPDATE ambar_cursors SET last_seen = $1 WHERE last_seen > $1", [.real(time)])
             // Sharing processes' merge positions go when their lease ran out; durable consumers'
             // stay, but hold history back only within the consumer lease.
             let cursorsRemoved = try connection.query(

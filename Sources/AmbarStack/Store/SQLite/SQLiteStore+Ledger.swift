@@ -141,6 +141,10 @@ extension SQLiteStore {
     func purgeHistory(_ retention: HistoryRetention, now: Date) throws(AmbarError) -> HistoryPurge {
         try write("purge history") { db in
             let time = now.timeIntervalSince1970
+            // A position recorded by a clock ahead of this one counts as seen now: it then ages by
+            // this clock, instead of holding history back for as long as that clock is ahead (a
+            // crashed process whose clock was a year ahead would stop purging for a year).
+            try db.execute(sql: "UPDATE ambar_cursors SET last_seen = ? WHERE last_seen > ?", arguments: [time, time])
             // Sharing processes' merge positions go when their lease ran out; durable consumers'
             // stay, but hold history back only within the consumer lease.
             try db.execute(
