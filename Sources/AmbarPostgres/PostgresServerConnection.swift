@@ -34,14 +34,7 @@ final class PostgresServerConnection: SQLServerConnection, Sendable {
     /// The server shows the URL's `application_name` ("ambar" by default) in
     /// `pg_stat_activity.application_name`, with "-listen" appended for a doorbell's connection.
     static func connect(_ url: PostgresURL, listening: Bool = false) throws(SQLServerError) -> PostgresServerConnection {
-        var configuration: PostgresConnection.Configuration
-        if let directory = url.socketDirectory {
-            configuration = .init(unixSocketPath: "\(directory)/.s.PGSQL.\(url.port)", username: url.user, password: url.password, database: url.database)
-        } else {
-            configuration = .init(host: url.host, port: url.port, username: url.user, password: url.password, database: url.database, tls: try tls(url))
-        }
-        configuration.options.connectTimeout = .milliseconds(Int64(url.connectTimeout * 1000))
-        configuration.options.additionalStartupParameters = [("application_name", (url.applicationName ?? "ambar") + (listening ? "-listen" : ""))]
+        let configuration = try configuration(url, listening: listening)
         let future = PostgresConnection.connect(on: eventLoopGroup.next(), configuration: configuration, id: nextID(), logger: logger)
         let connection = try wait(future, timeout: url.connectTimeout + 1, location: url.description) {}
         return PostgresServerConnection(connection: connection, location: url.description, statementTimeout: url.statementTimeout)
@@ -50,14 +43,7 @@ final class PostgresServerConnection: SQLServerConnection, Sendable {
     /// ``connect(_:listening:)`` for a task: waiting for the server does not hold a thread, and
     /// cancelling the task stops the wait at once (a connection that completes later is closed).
     static func connectCancellably(_ url: PostgresURL, listening: Bool = false) async throws -> PostgresServerConnection {
-        var configuration: PostgresConnection.Configuration
-        if let directory = url.socketDirectory {
-            configuration = .init(unixSocketPath: "\(directory)/.s.PGSQL.\(url.port)", username: url.user, password: url.password, database: url.database)
-        } else {
-            configuration = .init(host: url.host, port: url.port, username: url.user, password: url.password, database: url.database, tls: try tls(url))
-        }
-        configuration.options.connectTimeout = .milliseconds(Int64(url.connectTimeout * 1000))
-        configuration.options.additionalStartupParameters = [("application_name", (url.applicationName ?? "ambar") + (listening ? "-listen" : ""))]
+        let configuration = try configuration(url, listening: listening)
         let future: EventLoopFuture<PostgresConnection> = PostgresConnection.connect(
             on: eventLoopGroup.next(), configuration: configuration, id: nextID(), logger: logger)
         let waiting = CancellableWait<PostgresConnection>()
@@ -80,6 +66,20 @@ final class PostgresServerConnection: SQLServerConnection, Sendable {
         } catch {
             throw map(error, location: url.description)
         }
+    }
+
+    /// postgres-nio's settings for `url`: the socket or host, TLS, the connect timeout and the
+    /// `application_name`.
+    private static func configuration(_ url: PostgresURL, listening: Bool) throws(SQLServerError) -> PostgresConnection.Configuration {
+        var configuration: PostgresConnection.Configuration
+        if let directory = url.socketDirectory {
+            configuration = .init(unixSocketPath: "\(directory)/.s.PGSQL.\(url.port)", username: url.user, password: url.password, database: url.database)
+        } else {
+            configuration = .init(host: url.host, port: url.port, username: url.user, password: url.password, database: url.database, tls: try tls(url))
+        }
+        configuration.options.connectTimeout = .milliseconds(Int64(url.connectTimeout * 1000))
+        configuration.options.additionalStartupParameters = [("application_name", (url.applicationName ?? "ambar") + (listening ? "-listen" : ""))]
+        return configuration
     }
 
     private static let ids = Atomic<Int>(0)

@@ -58,15 +58,8 @@ enum SQLiteStoreRelocation {
         try removeStoreFiles(temporary)
         do {
             try fileManager.createDirectory(at: new.deletingLastPathComponent(), withIntermediateDirectories: true)
-            var configuration = Configuration()
-            configuration.busyMode = .timeout(10)  // read-write: a hot journal is recovered first
-            let source = try DatabaseQueue(path: old.path, configuration: configuration)
-            let destination = try DatabaseQueue(path: temporary.path)
-            try source.backup(to: destination)
-            let problems = try destination.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
-            try destination.close()
-            try source.close()
-            guard problems == ["ok"] else {
+            let problems = try SQLiteFileCopy.copy(old, to: temporary, readOnly: false)  // read-write: a hot journal is recovered first
+            guard problems.isEmpty else {
                 throw AmbarError.storeDamaged(path: old.path, reason: "the copy failed its integrity check: \(problems.prefix(3).joined(separator: "; "))")
             }
         } catch {

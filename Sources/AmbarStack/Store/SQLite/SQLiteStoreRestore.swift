@@ -45,16 +45,8 @@ enum SQLiteStoreRestore {
     ) throws(AmbarError) -> StoreRestoreReport {
         // 1. The copy, checked.
         do {
-            var readOnly = Configuration()
-            readOnly.readonly = true
-            readOnly.busyMode = .timeout(10)
-            let source = try DatabaseQueue(path: backup.path, configuration: readOnly)
-            let destination = try DatabaseQueue(path: copy.path)
-            try source.backup(to: destination)
-            let problems = try destination.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
-            try destination.close()
-            try source.close()
-            guard problems == ["ok"] else {
+            let problems = try SQLiteFileCopy.copy(backup, to: copy, readOnly: true)
+            guard problems.isEmpty else {
                 throw AmbarError.storeDamaged(path: backup.path, reason: "the backup fails its integrity check: \(problems.prefix(3).joined(separator: "; "))")
             }
         } catch let error as AmbarError {

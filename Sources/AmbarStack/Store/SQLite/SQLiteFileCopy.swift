@@ -1,0 +1,22 @@
+import Foundation
+import GRDB
+
+/// A whole SQLite database copied into a new file with SQLite's backup API — one read snapshot,
+/// so writers elsewhere cannot make it inconsistent — and checked.
+enum SQLiteFileCopy {
+    /// Copies `source` into `destination` and returns the copy's `integrity_check` problems
+    /// (empty when it is sound). `readOnly` opens the source read-only; read-write recovers a hot
+    /// journal first.
+    static func copy(_ source: URL, to destination: URL, readOnly: Bool) throws -> [String] {
+        var configuration = Configuration()
+        configuration.readonly = readOnly
+        configuration.busyMode = .timeout(10)
+        let from = try DatabaseQueue(path: source.path, configuration: configuration)
+        let to = try DatabaseQueue(path: destination.path)
+        try from.backup(to: to)
+        let problems = try to.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
+        try to.close()
+        try from.close()
+        return problems == ["ok"] ? [] : problems
+    }
+}
