@@ -21,6 +21,12 @@ struct ChaosLoop {
     var hubFreezeFor: TimeInterval = 0
     /// Files for a `sync-agent run` agent, some dropped while the write lock is held.
     var inbox: InboxDriver?
+    /// `sync-agent watch` processes under a low descriptor limit.
+    var descriptorProbe: DescriptorLimitProbe?
+    /// A writer whose clock is a year ahead.
+    var skewedWriter: SkewedClockWriter?
+    /// A backup taken half-way, restored after the checks.
+    var restoreDrill: RestoreDrill?
     private(set) var timeline = ChaosTimeline()
     private var started: Int64 = 0
     private var stopped: Int64 = 0
@@ -53,6 +59,8 @@ struct ChaosLoop {
         var frozen: (slot: WorkerSlot, wasHub: Bool)?
         var nextSample = Date()
         var kills = 0
+        let backupAt = Date().addingTimeInterval(seconds / 2)
+        var backedUp = false
         while Date() < end {
             Thread.sleep(forTimeInterval: 0.02)
             restartCrashed()
@@ -80,6 +88,12 @@ struct ChaosLoop {
                 nextFreeze = Date().addingTimeInterval(freezeEvery)
             }
             inbox?.tick()
+            descriptorProbe?.tick()
+            skewedWriter?.tick()
+            if !backedUp, let drill = restoreDrill, Date() >= backupAt {
+                drill.takeBackup()  // online, while the chaos goes on around it
+                backedUp = true
+            }
             if Date() >= nextKill {
                 kills += 1
                 kill(preferringHub: kills % 3 == 0, sparing: frozen?.slot)

@@ -23,7 +23,12 @@ struct ChaosRunCommand: ParsableCommand {
             every handshake deadline) every 25 s, every other worker in a PID namespace of its own \
             where the machine allows it, and a sync-agent run agent fed a file every 10 s, every \
             other one while another SQLite client holds the write lock for 11 s (no file may end in \
-            failed/). Observers must never report a transaction the ledger does not hold.
+            failed/), a writer whose clock is a year ahead (faketime: imports, and watchers SIGKILLed \
+            that leave their positions behind; purging must go on), and every \
+            8 s a sync-agent watch under a low limit on open files (it runs, or ends with a clear \
+            error; never a crash), and a backup taken in the middle that sync-agent restore puts back \
+            after the checks, under two watchers (they must stop, the store must be the backup). \
+            Observers must never report a transaction the ledger does not hold.
             """)
 
     @Option(help: "How long the load and the chaos last, in seconds.") var seconds = 60
@@ -45,12 +50,16 @@ struct ChaosRunCommand: ParsableCommand {
     @Option(help: "Seconds between two files for a sync-agent run agent (0: no agent); every other one is dropped while the write lock is held.")
     var inboxEvery = 0.0
     @Option(help: "How long the write lock is held around an inbox drop, in seconds (past the agent's 10 s busy timeout).") var lockFor = 11.0
+    @Flag(help: "A writer with its clock a year ahead (faketime): sync-agent imports, and watchers SIGKILLed.") var skewedClock = false
+    @Option(help: "Seconds between two sync-agent watch processes under a low descriptor limit (0: none).") var descriptorProbeEvery = 0.0
+    @Flag(help: "A backup in the middle of the run, restored with sync-agent restore under two watchers after the checks.") var restoreDrill = false
 
     /// The options, with --month's values where it is given.
     private var profile: Profile {
         var p = Profile(
             historyRetention: historyRetention, consumerLease: consumerLease, hostilePeer: hostilePeer,
-            hubFreezeEvery: hubFreezeEvery, hubFreezeFor: hubFreezeFor, pidNamespaces: pidNamespaces, inboxEvery: inboxEvery)
+            hubFreezeEvery: hubFreezeEvery, hubFreezeFor: hubFreezeFor, pidNamespaces: pidNamespaces, inboxEvery: inboxEvery,
+            skewedClock: skewedClock, descriptorProbeEvery: descriptorProbeEvery, restoreDrill: restoreDrill)
         if month {
             p.historyRetention = p.historyRetention ?? 3
             p.consumerLease = p.consumerLease ?? 30
@@ -58,6 +67,9 @@ struct ChaosRunCommand: ParsableCommand {
             p.hubFreezeEvery = p.hubFreezeEvery > 0 ? p.hubFreezeEvery : 25
             p.pidNamespaces = true
             p.inboxEvery = p.inboxEvery > 0 ? p.inboxEvery : 10
+            p.skewedClock = true
+            p.descriptorProbeEvery = p.descriptorProbeEvery > 0 ? p.descriptorProbeEvery : 8
+            p.restoreDrill = true
         }
         if p.pidNamespaces && !Self.pidNamespacesWork() {
             FileHandle.standardError.write(
@@ -104,8 +116,21 @@ struct ChaosRunCommand: ParsableCommand {
             try inbox.start(executableDirectory: URL(fileURLWithPath: executable).deletingLastPathComponent())
             soak.inbox = inbox
         }
+        if profile.descriptorProbeEvery > 0 {
+            soak.descriptorProbe = try DescriptorLimitProbe(
+                root: root, every: profile.descriptorProbeEvery, executableDirectory: URL(fileURLWithPath: executable).deletingLastPathComponent())
+        }
+        if profile.skewedClock {
+            soak.skewedWriter = try SkewedClockWriter(
+                root: root, keys: keys, every: 6, executableDirectory: URL(fileURLWithPath: executable).deletingLastPathComponent())
+        }
+        if profile.restoreDrill {
+            soak.restoreDrill = try RestoreDrill(root: root, executableDirectory: URL(fileURLWithPath: executable).deletingLastPathComponent())
+        }
         hostile?.start()
         soak.run(seconds: Double(seconds))
+        soak.descriptorProbe?.stop()
+        soak.skewedWriter?.stop()
         let forged = hostile?.stop()
         let inboxOutcome = soak.inbox?.finish(timeout: 90)
         soak.recordLockHolds(soak.inbox?.lockIntervals ?? [])
@@ -122,6 +147,19 @@ struct ChaosRunCommand: ParsableCommand {
             if !inboxOutcome.waiting.isEmpty { report.problems.append("inbox files never imported: \(inboxOutcome.waiting.joined(separator: ", "))") }
         }
         report.forgedSent = forged
+        if let drill = soak.restoreDrill {
+            drill.restoreUnderWatchers()
+            report.problems += drill.problems
+            report.restore = drill.outcome ?? "no backup was taken"
+        }
+        if let skewed = soak.skewedWriter {
+            report.skewedClock = (imports: skewed.imports, killedWatchers: skewed.killedWatchers, refusedWhileLocked: skewed.refusedWhileLocked)
+            report.problems += skewed.problems
+        }
+        if let probe = soak.descriptorProbe {
+            report.descriptorProbes = probe.outcomes
+            report.problems += probe.problems
+        }
         SoakSummary(
             report: report, timeline: soak.timeline, slots: slots, processes: processes, seconds: seconds,
             killEvery: killEvery, freezeEvery: freezeEvery, freezeFor: freezeFor, keys: keys, profile: profile
@@ -149,7 +187,7 @@ struct ChaosRunCommand: ParsableCommand {
     /// Whether `unshare --pid --fork` works here.
     static func pidNamespacesWork() -> Bool {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"),
-            let probe = try? SpawnedProcess("/usr/bin/unshare", ["--pid", "--fork", "--kill-child", "/bin/true"])
+            let probe = try? SpawnedProcess("/usr/bin/unshare", ["--pid", "--fork", "--mount-proc", "--kill-child", "/bin/true"])
         else { return false }
         return probe.waitForExit(timeout: 10) == 0
     }
@@ -173,7 +211,7 @@ struct ChaosRunCommand: ParsableCommand {
             return WorkerSlot(name: name, role: role, isSentinel: sentinel, inPIDNamespace: namespaced) { events in
                 if namespaced {
                     return try SpawnedProcess(
-                        "/usr/bin/unshare", ["--pid", "--fork", "--kill-child", executable] + arguments + ["--events", events], log: log)
+                        "/usr/bin/unshare", ["--pid", "--fork", "--mount-proc", "--kill-child", executable] + arguments + ["--events", events], log: log)
                 }
                 return try SpawnedProcess(executable, arguments + ["--events", events], log: log)
             }
@@ -190,6 +228,9 @@ struct Profile {
     var hubFreezeFor: Double
     var pidNamespaces: Bool
     var inboxEvery: Double
+    var skewedClock: Bool
+    var descriptorProbeEvery: Double
+    var restoreDrill: Bool
     var pidNamespacesUnavailable = false
 
     /// `--history-retention` and `--consumer-lease`, as workers and `sync-agent run` take them:

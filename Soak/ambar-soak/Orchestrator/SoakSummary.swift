@@ -87,6 +87,22 @@ struct SoakSummary {
                     profile.pidNamespacesUnavailable
                         ? "not available here: every worker in this one" : "\(namespaced.joined(separator: ", ")) each in one of its own"))
         }
+        if let skewed = r.skewedClock {
+            lines.append(
+                row(
+                    "skewed clock",
+                    "a writer \(SkewedClockWriter.skew) (faketime): \(skewed.imports) imports (\(skewed.refusedWhileLocked) refused while another client held the write lock), \(skewed.killedWatchers) watchers SIGKILLed with their positions left behind; ledger levelled off: \(yes(r.levelledOff))"
+                ))
+        }
+        if let probes = r.descriptorProbes {
+            let counts = probes.isEmpty ? "none ended yet" : probes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            lines.append(
+                row(
+                    "descriptor limit",
+                    "sync-agent watch under 8 to 40 open files: \(counts); killed by a signal: \(r.problems.contains { $0.contains("killed by signal") } ? "yes" : "never")"
+                ))
+        }
+        if let restore = r.restore { lines.append(row("restore", restore)) }
         if let inbox = r.inbox {
             lines.append(row("inbox", "\(inbox.dropped) files dropped (\(inbox.lockHolds) while the write lock was held), \(inbox.processed) imported"))
         }

@@ -45,6 +45,12 @@ struct SoakVerification {
         var crashes = 0
         var unclean: [String] = []
         var problems: [String] = []
+        /// What the `watch` processes under a low descriptor limit did, by outcome.
+        var descriptorProbes: [String: Int]?
+        /// What the restore drill found.
+        var restore: String?
+        /// How many imports and killed watchers ran with the clock a year ahead.
+        var skewedClock: (imports: Int, killedWatchers: Int, refusedWhileLocked: Int)?
 
         var converged: Bool {
             digestsAgree && integrity.isEmpty && exactlyOnce && memoryBounded && levelledOff && crashes == 0 && unclean.isEmpty && problems.isEmpty

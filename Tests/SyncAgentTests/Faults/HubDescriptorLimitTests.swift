@@ -22,13 +22,13 @@ final class HubDescriptorLimitTests: AgentTestCase {
         try initStore()
         let socket = directory.url.appendingPathComponent(".ambar/sync.sock").path
         let log = directory.url.appendingPathComponent("hub.log")
-        // Through a wrapper that closes every inherited descriptor but 0-2, under a limit of 40.
+        // Through a wrapper that closes every inherited descriptor but 0-2, under a limit of 64.
         // (SpawnedProcess, not Foundation's Process: the wrapper closes the descriptor Process
         // watches its children through.)
         let hub = try SpawnedProcess(
             "/usr/bin/python3",
             [
-                "-c", "import os, sys; os.closerange(3, 65536); os.execv(sys.argv[1], sys.argv[1:])", "/usr/bin/prlimit", "--nofile=40:40",
+                "-c", "import os, sys; os.closerange(3, 65536); os.execv(sys.argv[1], sys.argv[1:])", "/usr/bin/prlimit", "--nofile=64:64",
                 agentBinary.path, "hub", "--directory", directory.url.path,
             ], log: log)
         defer {
