@@ -23,7 +23,7 @@ final class PIDNamespaceTests: AgentTestCase {
         let watch = try startAgent(
             [], executable: URL(fileURLWithPath: unshare),
             arguments: [
-                "--pid", "--fork", "--kill-child", agentBinary.path, "watch", "--directory", directory.url.path, "--json",
+                "--pid", "--fork", "--mount-proc", "--kill-child", agentBinary.path, "watch", "--directory", directory.url.path, "--json",
             ], output: output)
         XCTAssertTrue(eventually { FileManager.default.fileExists(atPath: socket) }, "the watcher serves the hub")
 
@@ -32,7 +32,7 @@ final class PIDNamespaceTests: AgentTestCase {
         let imported = try ProcessRunner.run(
             URL(fileURLWithPath: unshare),
             [
-                "--pid", "--fork", "--kill-child", agentBinary.path, "import", "--directory", directory.url.path,
+                "--pid", "--fork", "--mount-proc", "--kill-child", agentBinary.path, "import", "--directory", directory.url.path,
                 "--entity", "Item", "--key", "uid", "--json", file.path,
             ], timeout: 60)
         XCTAssertEqual(imported.status, 0, imported.error)
