@@ -19,7 +19,7 @@ import ServiceLifecycle
 /// manager to restart it on the store now at the path.
 extension SharedStoreSync: Service {
     /// Shares until graceful shutdown or cancellation, then stops sharing; throws
-    /// ``AmbarError/storeReplaced(path:)`` when the store file was replaced meanwhile.
+    /// `AmbarError.storeReplaced(path:)` when the store file was replaced meanwhile.
     public func run() async throws {
         let failure = await withTaskGroup(of: AmbarError?.self) { group in
             // Returns at graceful shutdown, or on cancellation.

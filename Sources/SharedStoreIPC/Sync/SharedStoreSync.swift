@@ -191,7 +191,7 @@ public final class SharedStoreSync: Sendable {
 
     // MARK: - Ending for good
 
-    /// Why sharing ended for good, if it did: ``AmbarError/storeReplaced(path:)`` once the file
+    /// Why sharing ended for good, if it did: `AmbarError.storeReplaced(path:)` once the file
     /// at the store's path is no longer the store this process opened (a backup restored with
     /// `mv` or `sync-agent restore`, the file removed). Sharing then stops merging and serving
     /// the hub (the new store's processes take it over), and every write of this stack throws
