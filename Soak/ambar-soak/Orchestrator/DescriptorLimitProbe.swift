@@ -18,10 +18,7 @@ final class DescriptorLimitProbe {
     init(root: URL, every: TimeInterval, executableDirectory: URL) throws {
         self.root = root
         self.every = every
-        agentPath = executableDirectory.appendingPathComponent("sync-agent").path
-        guard FileManager.default.isExecutableFile(atPath: agentPath) else {
-            throw SoakFailure("no sync-agent beside ambar-soak (\(agentPath)); build it: swift build --product sync-agent")
-        }
+        agentPath = try SyncAgentBinary.path(in: executableDirectory)
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit") else {
             throw SoakFailure("no /usr/bin/prlimit (util-linux): scripts/install-deps --tests installs it")
         }

@@ -40,10 +40,7 @@ final class InboxDriver {
 
     /// Starts the agent (`sync-agent` beside this executable).
     func start(executableDirectory: URL) throws {
-        let agentPath = executableDirectory.appendingPathComponent("sync-agent").path
-        guard FileManager.default.isExecutableFile(atPath: agentPath) else {
-            throw SoakFailure("no sync-agent beside ambar-soak (\(agentPath)); build it: swift build --product sync-agent")
-        }
+        let agentPath = try SyncAgentBinary.path(in: executableDirectory)
         agent = try SpawnedProcess(
             agentPath,
             [

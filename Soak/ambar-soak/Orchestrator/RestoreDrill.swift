@@ -18,10 +18,7 @@ final class RestoreDrill {
 
     init(root: URL, executableDirectory: URL) throws {
         self.root = root
-        agentPath = executableDirectory.appendingPathComponent("sync-agent").path
-        guard FileManager.default.isExecutableFile(atPath: agentPath) else {
-            throw SoakFailure("no sync-agent beside ambar-soak (\(agentPath)); build it: swift build --product sync-agent")
-        }
+        agentPath = try SyncAgentBinary.path(in: executableDirectory)
     }
 
     /// Takes the backup (called once, in the middle of the chaos).

@@ -26,10 +26,7 @@ final class SkewedClockWriter {
         self.root = root
         self.keys = keys
         self.every = every
-        agentPath = executableDirectory.appendingPathComponent("sync-agent").path
-        guard FileManager.default.isExecutableFile(atPath: agentPath) else {
-            throw SoakFailure("no sync-agent beside ambar-soak (\(agentPath)); build it: swift build --product sync-agent")
-        }
+        agentPath = try SyncAgentBinary.path(in: executableDirectory)
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/faketime") else {
             throw SoakFailure("no /usr/bin/faketime: scripts/install-deps --tests installs it")
         }

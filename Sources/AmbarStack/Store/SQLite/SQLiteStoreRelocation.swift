@@ -111,16 +111,8 @@ enum SQLiteStoreRelocation {
 
     /// The `store_uuid` in a store's metadata; `nil` when the file is not an Ambar store.
     private static func storeUUID(_ file: URL) throws(AmbarError) -> String? {
-        var configuration = Configuration()
-        configuration.readonly = true
-        configuration.busyMode = .timeout(10)
         do {
-            let queue = try DatabaseQueue(path: file.path, configuration: configuration)
-            defer { try? queue.close() }
-            return try queue.read { db in
-                guard try db.tableExists("ambar_metadata") else { return nil }
-                return try String.fetchOne(db, sql: "SELECT value FROM ambar_metadata WHERE key = 'store_uuid'")
-            }
+            return try SQLiteFileCopy.storeUUID(of: file)
         } catch {
             throw .storeCannotOpen(path: file.path, reason: "cannot read it to compare stores before relocating: \(error)")
         }

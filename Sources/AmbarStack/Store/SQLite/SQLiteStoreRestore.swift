@@ -29,7 +29,7 @@ enum SQLiteStoreRestore {
         guard fileManager.fileExists(atPath: store.path) else {
             throw .storeCannotOpen(path: store.path, reason: "no store to replace there; to start from the backup, copy it to that path")
         }
-        let storeUUID = try metadata(store, "store_uuid")
+        let storeUUID = try uuid(of: store)
         let copy = store.deletingLastPathComponent().appendingPathComponent(".\(store.lastPathComponent).restoring-\(getpid())")
         try removeFiles(copy)
         do {
@@ -54,7 +54,7 @@ enum SQLiteStoreRestore {
         } catch {
             throw .storeCannotOpen(path: backup.path, reason: "cannot read it as an SQLite database: \(error)")
         }
-        guard let backupUUID = try metadata(copy, "store_uuid") else {
+        guard let backupUUID = try uuid(of: copy) else {
             throw .storeCannotOpen(path: backup.path, reason: "it is an SQLite database but not an Ambar store (no store UUID)")
         }
         if let storeUUID, backupUUID != storeUUID, !allowingAnotherStore {
@@ -164,18 +164,10 @@ enum SQLiteStoreRestore {
         }
     }
 
-    /// A value of a store's `ambar_metadata`; nil when the file is not an Ambar store.
-    private static func metadata(_ file: URL, _ key: String) throws(AmbarError) -> String? {
-        var configuration = Configuration()
-        configuration.readonly = true
-        configuration.busyMode = .timeout(10)
+    /// The store UUID in a file's metadata; nil when the file is not an Ambar store.
+    private static func uuid(of file: URL) throws(AmbarError) -> String? {
         do {
-            let queue = try DatabaseQueue(path: file.path, configuration: configuration)
-            defer { try? queue.close() }
-            return try queue.read { db in
-                guard try db.tableExists("ambar_metadata") else { return nil }
-                return try String.fetchOne(db, sql: "SELECT value FROM ambar_metadata WHERE key = ?", arguments: [key])
-            }
+            return try SQLiteFileCopy.storeUUID(of: file)
         } catch {
             throw .storeCannotOpen(path: file.path, reason: "cannot read it: \(error)")
         }
