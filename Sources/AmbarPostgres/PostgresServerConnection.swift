@@ -52,7 +52,8 @@ final class PostgresServerConnection: SQLServerConnection, Sendable {
             if !waiting.finish(result.mapError { $0 }), case .success(let connection) = result { let _: EventLoopFuture<Void> = connection.close() }
         }
         let deadline = Task {
-            try? await Task.sleep(for: .seconds(url.connectTimeout + 1))
+            // Cancelled once the wait ended: then nothing is reported.
+            do { try await Task.sleep(for: .seconds(url.connectTimeout + 1)) } catch { return }
             _ = waiting.finish(.failure(SQLServerError(message: "no answer within \(Int(url.connectTimeout)) s (connect_timeout)", connectionLost: true)))
         }
         defer { deadline.cancel() }
