@@ -36,7 +36,10 @@ final class ShutdownDeadline: @unchecked Sendable {
                     logger.warning(
                         "graceful shutdown did not finish within \(Int(seconds)) s (a database server or hub that does not answer?); exiting without waiting. Nothing is lost: the ledger holds every commit"
                     )
-                    exit(0)
+                    // _exit, not exit: exit's handlers would run under threads still at work (and
+                    // can crash there); what was written is flushed first.
+                    fflush(nil)
+                    _exit(0)
                 }
                 thread.start()
             }
