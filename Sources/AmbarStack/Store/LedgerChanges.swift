@@ -1,7 +1,7 @@
 import Foundation
 
-/// The objects one ledger transaction changed, gathered from its change rows (one per entity and
-/// kind, the primary keys packed) as either backend reads them.
+/// The objects one ledger transaction changed, gathered from its `changes` value
+/// (``LedgerChangeEncoding``) as either backend reads them.
 struct LedgerChanges {
     private(set) var inserted = Set<ManagedObjectID>()
     private(set) var updated = Set<ManagedObjectID>()
@@ -13,20 +13,19 @@ struct LedgerChanges {
     /// Changes of the store `store` (its identifier, for the object IDs).
     init(store: String) { self.store = store }
 
-    /// Adds one change row: `kind` (a ``LedgerEntry/Kind`` raw value; an unknown kind is skipped)
-    /// of the objects of `entity` with the primary keys `packed`; `attributes`, comma-separated,
-    /// names the properties an update changed.
-    mutating func add(entity: String, kind: Int, attributes: String?, packed: Data) {
-        let names = attributes?.split(separator: ",").map(String.init) ?? []
-        for pk in SQLiteStore.unpack(packed) {
-            let id = ManagedObjectID(entityName: entity, storeIdentifier: store, primaryKey: pk)
-            switch LedgerEntry.Kind(rawValue: kind) {
-            case .insert: inserted.insert(id)
-            case .update:
-                updated.insert(id)
-                updatedProperties[id] = names
-            case .delete: deleted.insert(id)
-            case nil: break
+    /// Adds the changes of one ledger transaction, as ``LedgerChangeEncoding`` wrote them;
+    /// `location` names the store in the error when they cannot be read.
+    mutating func add(encoded data: Data, location: String) throws(AmbarError) {
+        try LedgerChangeEncoding.decode(data, location: location) { entity, kind, names, keys in
+            for pk in keys {
+                let id = ManagedObjectID(entityName: entity, storeIdentifier: store, primaryKey: pk)
+                switch kind {
+                case .insert: inserted.insert(id)
+                case .update:
+                    updated.insert(id)
+                    updatedProperties[id] = names
+                case .delete: deleted.insert(id)
+                }
             }
         }
     }

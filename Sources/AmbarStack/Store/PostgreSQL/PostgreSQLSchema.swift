@@ -11,8 +11,7 @@ enum PostgreSQLSchema {
     static let preparationLock: Int64 = 0x416D_6261_7200  // "Ambar\0"
 
     static let ambarTables = [
-        "ambar_metadata", "ambar_entities", "ambar_ledger_head", "ambar_transactions", "ambar_changes", "ambar_cursors", "ambar_receipts",
-        "ambar_ledger_marks",
+        "ambar_metadata", "ambar_entities", "ambar_ledger_head", "ambar_transactions", "ambar_cursors", "ambar_receipts", "ambar_ledger_marks",
     ]
 
     /// The store's UUID and entity numbers when it is already prepared for `model` (read without
@@ -24,7 +23,7 @@ enum PostgreSQLSchema {
             ).rows.compactMap { PostgreSQLValues.text($0[0]) })
         guard ambarTables.allSatisfy(tables.contains), model.resolved.roots.allSatisfy(tables.contains) else { return nil }
         let metadata = try self.metadata(connection)
-        guard metadata["model_hash"] == model.versionHash, let uuid = metadata["store_uuid"] else { return nil }
+        guard metadata["model_hash"] == model.versionHash, metadata["schema_version"] == ledgerLayout, let uuid = metadata["store_uuid"] else { return nil }
         let ids = try entityIDs(connection)
         guard model.entities.allSatisfy({ ids[$0.name] != nil }) else { return nil }
         return (uuid, ids)
@@ -59,12 +58,7 @@ enum PostgreSQLSchema {
             """
             CREATE TABLE IF NOT EXISTS ambar_transactions (
                 token bigint PRIMARY KEY, timestamp double precision NOT NULL, author text,
-                pid bigint NOT NULL, context_name text, instance bigint)
-            """,
-            """
-            CREATE TABLE IF NOT EXISTS ambar_changes (
-                token bigint NOT NULL, position integer NOT NULL, entity text NOT NULL, kind integer NOT NULL,
-                attributes text, pks bytea NOT NULL, PRIMARY KEY (token, position))
+                pid bigint NOT NULL, context_name text, instance bigint, changes bytea)
             """,
             "CREATE TABLE IF NOT EXISTS ambar_cursors (consumer text PRIMARY KEY, token bigint NOT NULL, last_seen double precision NOT NULL, lease double precision)",
             "CREATE TABLE IF NOT EXISTS ambar_receipts (key text PRIMARY KEY, token bigint NOT NULL, saved double precision NOT NULL)",
@@ -81,6 +75,7 @@ enum PostgreSQLSchema {
         if !cursorColumns.contains("lease") {
             _ = try connection.query("ALTER TABLE ambar_cursors ADD COLUMN lease double precision", [])
         }
+        try upgradeLedgerLayout(connection, location: location)
         let existingHash = try metadata(connection)["model_hash"]
         if let existingHash, existingHash != model.versionHash {
             try migrate(connection, storeHash: existingHash, to: model)
@@ -89,7 +84,7 @@ enum PostgreSQLSchema {
             let modelJSON = String(decoding: try JSONEncoder().encode(model), as: UTF8.self)
             for (key, value) in [
                 ("store_uuid", UUID().uuidString), ("model_hash", model.versionHash), ("model", modelJSON),
-                ("schema_version", String(SQLiteSchema.schemaVersion)), ("created_at", ISO8601DateFormatter().string(from: Date())),
+                ("schema_version", ledgerLayout), ("created_at", ISO8601DateFormatter().string(from: Date())),
             ] {
                 _ = try connection.query(
                     "INSERT INTO ambar_metadata (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -174,6 +169,10 @@ enum PostgreSQLSchema {
     /// The SQL expression that marks the current transaction as Ambar's own: the store's
     /// triggers report every other write to its tables as a write made outside Ambar.
     static let markAsAmbarWrite = "set_config('ambar.writer', 'on', true)"
+
+    /// The statement that marks a whole session as Ambar's, run once on each connection of a
+    /// store's pool: its saves then need no statement of their own for it.
+    static let markSessionAsAmbars = "SELECT set_config('ambar.writer', 'on', false)"
 
     /// Statement-level triggers on every table of the model: a write in a transaction that is not
     /// Ambar's sends `a1 foreign` on the store's channel (delivered at commit), so the processes

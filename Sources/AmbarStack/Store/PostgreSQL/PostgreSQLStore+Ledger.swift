@@ -1,7 +1,7 @@
 import Foundation
 
-/// The change ledger in PostgreSQL: the SQLite store's tables (`ambar_transactions`,
-/// `ambar_changes`, `ambar_cursors`, `ambar_receipts`) and `ambar_ledger_head`.
+/// The change ledger in PostgreSQL: the SQLite store's tables (`ambar_transactions` with each
+/// transaction's changes in one value, `ambar_cursors`, `ambar_receipts`) and `ambar_ledger_head`.
 ///
 /// Tokens are commit-ordered: a saving transaction takes the next token by updating the one row
 /// of `ambar_ledger_head` as its last write, and that row stays locked until it commits. A
@@ -9,64 +9,73 @@ import Foundation
 /// 7 has always committed (or rolled back, leaving 7 unused) before token 8 can exist. A follower
 /// that reads past 8 has never skipped 7.
 extension PostgreSQLStore {
-    /// Writes `entry` inside the current transaction and returns its token.
+    /// Writes `entry` inside the current transaction and returns its token: one statement takes
+    /// the token, appends the transaction with its changes, rings the doorbell and reads the
+    /// store's model hash. A hash other than this store's model throws
+    /// ``AmbarError/storeMigrated(storeHash:modelHash:)`` (the save rolls back): checked here, in
+    /// the save's last statement, rather than in a statement of its own before the writes — the
+    /// outcome is the same, since the transaction is all or nothing.
     func writeLedger(_ connection: any SQLServerConnection, _ entry: LedgerEntry) throws -> Int64? {
-        guard !entry.isEmpty else { return nil }
-        let token = try nextToken(connection)
-        _ = try connection.query(
-            "INSERT INTO ambar_transactions (token, timestamp, author, pid, context_name, instance) VALUES ($1, $2, $3, $4, $5, $6)",
-            [
-                .integer(token), .real(Date().timeIntervalSince1970), entry.author.map { .text($0) } ?? .null, .integer(Int64(getpid())),
-                entry.contextName.map { .text($0) } ?? .null, .integer(ProcessInstance.storedID),
-            ])
-        let groups = entry.groups.sorted { ($0.key.entity, $0.key.kind.rawValue) < ($1.key.entity, $1.key.kind.rawValue) }
-        var tuples: [String] = []
-        var parameters: [SQLServerValue] = [.integer(token)]
-        for (position, (group, pks)) in groups.enumerated() {
-            let n = parameters.count
-            tuples.append("($1, \(position), $\(n + 1), $\(n + 2), $\(n + 3), $\(n + 4))")
-            parameters += [
-                .text(group.entity), .integer(Int64(group.kind.rawValue)), group.properties.map { .text($0) } ?? .null, .blob(SQLiteStore.pack(pks)),
-            ]
+        guard !entry.isEmpty else {
+            try checkModelIsCurrent(connection)
+            return nil
         }
-        _ = try connection.query(
-            "INSERT INTO ambar_changes (token, position, entity, kind, attributes, pks) VALUES \(tuples.joined(separator: ", "))", parameters)
-        try notify(connection, token: token, entry)
+        return try appendToLedger(connection, author: entry.author, contextName: entry.contextName, entry: entry)
+    }
+
+    /// Appends a transaction (`entry`'s changes, or none for a marker), in one statement; see
+    /// ``writeLedger(_:_:)``.
+    private func appendToLedger(_ connection: any SQLServerConnection, author: String?, contextName: String?, entry: LedgerEntry?) throws -> Int64 {
+        let notice = StoreChangeNotice(token: 0, instanceID: ProcessInstance.id, processID: getpid(), changes: entry.map(Self.noticeKeys))
+        let row = try connection.query(
+            """
+            WITH head AS (UPDATE ambar_ledger_head SET token = token + 1 WHERE id = 1 RETURNING token),
+            entry AS (
+                INSERT INTO ambar_transactions (token, timestamp, author, pid, context_name, instance, changes)
+                SELECT token, $1::double precision, $2::text, $3::bigint, $4::text, $5::bigint, $6::bytea FROM head RETURNING token)
+            SELECT entry.token, pg_notify($7::text, 'a1 ' || entry.token || $8::text),
+                (SELECT value FROM ambar_metadata WHERE key = 'model_hash')
+            FROM entry
+            """,
+            [
+                .real(Date().timeIntervalSince1970), author.map { .text($0) } ?? .null, .integer(Int64(getpid())),
+                contextName.map { .text($0) } ?? .null, .integer(ProcessInstance.storedID),
+                entry.map { .blob(LedgerChangeEncoding.encode($0.groups)) } ?? .null, .text(changeChannel), .text(notice.payloadAfterToken),
+            ]
+        ).rows.first
+        guard let row, let token = PostgreSQLValues.integer(row[0]) else {
+            throw AmbarError.storeCannotOpen(path: location, reason: "ambar_ledger_head has no row: the store's tables were changed outside Ambar")
+        }
+        if let hash = PostgreSQLValues.text(row[2]), hash != model.versionHash {
+            throw AmbarError.storeMigrated(storeHash: hash, modelHash: model.versionHash)
+        }
         return token
     }
 
-    /// Rings the store's doorbell inside the saving transaction: PostgreSQL delivers it at
-    /// commit, in commit order, and drops it on rollback.
-    private func notify(_ connection: any SQLServerConnection, token: Int64, _ entry: LedgerEntry?) throws {
-        var changes: [String: StoreChangeNotice.EntityKeys]? = nil
-        if let entry {
-            var keys: [String: StoreChangeNotice.EntityKeys] = [:]
-            for (group, pks) in entry.groups {
-                switch group.kind {
-                case .insert: keys[group.entity, default: .init()].inserted += pks
-                case .update: keys[group.entity, default: .init()].updated += pks
-                case .delete: keys[group.entity, default: .init()].deleted += pks
-                }
-            }
-            changes = keys
+    /// Throws ``AmbarError/storeMigrated(storeHash:modelHash:)`` when another process migrated the
+    /// store since this one opened it.
+    func checkModelIsCurrent(_ connection: any SQLServerConnection) throws {
+        let hash = try connection.query("SELECT value FROM ambar_metadata WHERE key = 'model_hash'", []).rows.first.flatMap { PostgreSQLValues.text($0[0]) }
+        if let hash, hash != model.versionHash {
+            throw AmbarError.storeMigrated(storeHash: hash, modelHash: model.versionHash)
         }
-        let notice = StoreChangeNotice(token: token, instanceID: ProcessInstance.id, processID: getpid(), changes: changes)
-        _ = try connection.query("SELECT pg_notify($1, $2)", [.text(changeChannel), .text(notice.payload)])
+    }
+
+    /// A save's changed keys by entity, for its notice.
+    private static func noticeKeys(_ entry: LedgerEntry) -> [String: StoreChangeNotice.EntityKeys] {
+        var keys: [String: StoreChangeNotice.EntityKeys] = [:]
+        for (group, pks) in entry.groups {
+            switch group.kind {
+            case .insert: keys[group.entity, default: .init()].inserted += pks
+            case .update: keys[group.entity, default: .init()].updated += pks
+            case .delete: keys[group.entity, default: .init()].deleted += pks
+            }
+        }
+        return keys
     }
 
     /// The store's notification channel.
     var changeChannel: String { StoreChangeNotice.channel(storeIdentifier: identifier) }
-
-    /// Takes the next token; the row lock is held until the transaction ends.
-    private func nextToken(_ connection: any SQLServerConnection) throws -> Int64 {
-        guard
-            let token = try connection.query("UPDATE ambar_ledger_head SET token = token + 1 WHERE id = 1 RETURNING token", []).rows.first
-                .flatMap({ PostgreSQLValues.integer($0[0]) })
-        else {
-            throw AmbarError.storeCannotOpen(path: location, reason: "ambar_ledger_head has no row: the store's tables were changed outside Ambar")
-        }
-        return token
-    }
 
     func savedToken(forIdempotencyKey key: String) throws(AmbarError) -> Int64? {
         try read("read an idempotency receipt", "SELECT token FROM ambar_receipts WHERE key = $1", [.text(key)]).first.flatMap {
@@ -76,12 +85,7 @@ extension PostgreSQLStore {
 
     func recordMarker(contextName: String) throws(AmbarError) -> Int64 {
         try write("record ledger marker") { connection in
-            let token = try nextToken(connection)
-            _ = try connection.query(
-                "INSERT INTO ambar_transactions (token, timestamp, author, pid, context_name, instance) VALUES ($1, $2, NULL, $3, $4, $5)",
-                [.integer(token), .real(Date().timeIntervalSince1970), .integer(Int64(getpid())), .text(contextName), .integer(ProcessInstance.storedID)])
-            try notify(connection, token: token, nil)
-            return token
+            try appendToLedger(connection, author: nil, contextName: contextName, entry: nil)
         }
     }
 
@@ -96,46 +100,37 @@ extension PostgreSQLStore {
             } ?? "0") ?? 0
     }
 
+    /// One statement, so one snapshot and one round trip: the purge point beside the transactions
+    /// after `token` (none: one row of NULLs after the purge point).
     func history(after token: Int64, limit: Int?) throws(AmbarError) -> [HistoryTransaction] {
-        let result: Result<[HistoryTransaction], AmbarError> = try pool.withConnection("read history") { connection in
-            try Self.transaction(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
-                let purged = try Self.purgedThrough(connection)
-                if token < purged { return .failure(.historyExpired(after: token, purgedThrough: purged)) }
-                let rows = try connection.query(
-                    """
-                    SELECT token, timestamp, author, pid, context_name, instance FROM ambar_transactions
-                    WHERE token > $1 ORDER BY token LIMIT \(limit.map { String(max(0, $0)) } ?? "ALL")
-                    """, [.integer(token)]
-                ).rows
-                guard let first = rows.first.flatMap({ PostgreSQLValues.integer($0[0]) }), let last = rows.last.flatMap({ PostgreSQLValues.integer($0[0]) })
-                else { return .success([]) }
-                var changes: [Int64: [[SQLServerValue]]] = [:]
-                for change in try connection.query(
-                    "SELECT token, entity, kind, attributes, pks FROM ambar_changes WHERE token BETWEEN $1 AND $2 ORDER BY token, position",
-                    [.integer(first), .integer(last)]
-                ).rows {
-                    if let t = PostgreSQLValues.integer(change[0]) { changes[t, default: []].append(change) }
-                }
-                return .success(
-                    rows.compactMap { row -> HistoryTransaction? in
-                        guard let t = PostgreSQLValues.integer(row[0]) else { return nil }
-                        var gathered = LedgerChanges(store: identifier)
-                        for change in changes[t] ?? [] {
-                            guard let entity = PostgreSQLValues.text(change[1]), let kind = PostgreSQLValues.integer(change[2]),
-                                case .blob(let packed) = change[4]
-                            else { continue }
-                            gathered.add(entity: entity, kind: Int(kind), attributes: PostgreSQLValues.text(change[3]), packed: packed)
-                        }
-                        return HistoryTransaction(
-                            token: t, timestamp: Date(timeIntervalSince1970: PostgreSQLValues.real(row[1]) ?? 0), author: PostgreSQLValues.text(row[2]),
-                            processID: Int32(truncatingIfNeeded: PostgreSQLValues.integer(row[3]) ?? 0),
-                            instanceID: PostgreSQLValues.integer(row[5]).map { UInt64(bitPattern: $0) }, contextName: PostgreSQLValues.text(row[4]),
-                            inserted: gathered.inserted, updated: gathered.updated, deleted: gathered.deleted,
-                            updatedProperties: gathered.updatedProperties)
-                    })
-            }
+        let rows = try read(
+            "read history",
+            """
+            SELECT m.value, t.token, t.timestamp, t.author, t.pid, t.context_name, t.instance, t.changes
+            FROM (SELECT value FROM ambar_metadata WHERE key = 'history_purged_through') AS m
+            LEFT JOIN LATERAL (
+                SELECT token, timestamp, author, pid, context_name, instance, changes FROM ambar_transactions
+                WHERE token > $1 ORDER BY token LIMIT \(limit.map { String(max(0, $0)) } ?? "ALL")
+            ) AS t ON true
+            ORDER BY t.token
+            """, [.integer(token)])
+        let purged = rows.first.flatMap { PostgreSQLValues.text($0[0]) }.flatMap { Int64($0) } ?? 0
+        if token < purged { throw .historyExpired(after: token, purgedThrough: purged) }
+        var result: [HistoryTransaction] = []
+        result.reserveCapacity(rows.count)
+        for row in rows {
+            guard let t = PostgreSQLValues.integer(row[1]) else { continue }
+            var gathered = LedgerChanges(store: identifier)
+            if case .blob(let changes) = row[7] { try gathered.add(encoded: changes, location: location) }
+            result.append(
+                HistoryTransaction(
+                    token: t, timestamp: Date(timeIntervalSince1970: PostgreSQLValues.real(row[2]) ?? 0), author: PostgreSQLValues.text(row[3]),
+                    processID: Int32(truncatingIfNeeded: PostgreSQLValues.integer(row[4]) ?? 0),
+                    instanceID: PostgreSQLValues.integer(row[6]).map { UInt64(bitPattern: $0) }, contextName: PostgreSQLValues.text(row[5]),
+                    inserted: gathered.inserted, updated: gathered.updated, deleted: gathered.deleted,
+                    updatedProperties: gathered.updatedProperties))
         }
-        return try result.get()
+        return result
     }
 
     func setHistoryCursor(_ consumer: String, token: Int64, lease: TimeInterval?) throws(AmbarError) {
@@ -162,7 +157,6 @@ extension PostgreSQLStore {
 
     /// Removes the ledger through `limit` and records it; inside the caller's transaction.
     private static func purge(_ connection: any SQLServerConnection, through limit: Int64) throws -> Int {
-        _ = try connection.query("DELETE FROM ambar_changes WHERE token <= $1", [.integer(limit)])
         let removed = try connection.query("DELETE FROM ambar_transactions WHERE token <= $1", [.integer(limit)]).affectedRows
         _ = try connection.query("UPDATE ambar_metadata SET value = $1 WHERE key = 'history_purged_through'", [.text(String(limit))])
         return removed

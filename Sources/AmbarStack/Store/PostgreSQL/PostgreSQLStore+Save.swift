@@ -28,14 +28,11 @@ struct PostgreSQLSaveTransaction: SaveTransaction {
     var storeIdentifier: String { store.identifier }
     var entityIDs: [String: Int64] { store.entityIDs }
 
-    /// Also marks the transaction as Ambar's (its writes are not reported as foreign).
-    func checkModelIsCurrent() throws {
-        let hash = try connection.query("SELECT value, \(PostgreSQLSchema.markAsAmbarWrite) FROM ambar_metadata WHERE key = 'model_hash'", []).rows.first
-            .flatMap { PostgreSQLValues.text($0[0]) }
-        if let hash, hash != store.model.versionHash {
-            throw AmbarError.storeMigrated(storeHash: hash, modelHash: store.model.versionHash)
-        }
-    }
+    /// Nothing here: the ledger's statement, the save's last, checks the model
+    /// (``PostgreSQLStore/writeLedger(_:_:)``), which spares a round trip; a store migrated
+    /// meanwhile still rolls the whole save back. (Ambar's connections mark their sessions as
+    /// Ambar's when they open, so the save's writes are not reported as foreign.)
+    func checkModelIsCurrent() throws {}
 
     /// A savepoint costs two round trips, a lookup of holders one per 500 keys: the attempt pays
     /// from a thousand inserts.
@@ -49,9 +46,12 @@ struct PostgreSQLSaveTransaction: SaveTransaction {
         try connection.query("SELECT token FROM ambar_receipts WHERE key = $1", [.text(key)]).rows.first.flatMap { PostgreSQLValues.integer($0[0]) }
     }
 
+    /// From the store's reserve, refilled from the sequence when it runs dry.
     func allocate(root: String, count: Int) throws -> [Int64] {
-        try connection.query("SELECT nextval('\(PostgreSQLSchema.sequence(of: root))') FROM generate_series(1, $1)", [.integer(Int64(count))])
-            .rows.compactMap { PostgreSQLValues.integer($0[0]) }
+        try store.keyReserve.keys(root: root, count: count) { n in
+            try connection.query("SELECT nextval('\(PostgreSQLSchema.sequence(of: root))') FROM generate_series(1, $1)", [.integer(Int64(n))])
+                .rows.compactMap { PostgreSQLValues.integer($0[0]) }
+        }
     }
 
     func rows(_ rootLayout: EntityLayout, columns: [String], matching keys: [[StoredScalar]]) throws -> [StoreRow] {

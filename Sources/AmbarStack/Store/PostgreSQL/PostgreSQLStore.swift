@@ -17,6 +17,8 @@ final class PostgreSQLStore: PersistentStore {
     let entityIDs: [String: Int64]
     let entityNames: [Int64: String]
     let rowSpecs: [String: RowSpec]
+    /// Primary keys taken from the sequences ahead of the saves that use them.
+    let keyReserve = PrimaryKeyReserve()
     /// The PostgreSQL type of each column, by root table.
     let columnTypes: [String: [String: String]]
     static let logger = Logger(label: "ambar.stack.postgres")
@@ -27,7 +29,7 @@ final class PostgreSQLStore: PersistentStore {
     ///   be reached or refuses the credentials; ``AmbarError/storeCannotOpen(path:reason:)`` when the
     ///   database does not hold text as UTF-8; the model errors of ``SQLiteStore``.
     static func open(_ connector: any SQLServerConnector, model: ManagedObjectModel) throws(AmbarError) -> PostgreSQLStore {
-        let pool = ServerConnectionPool(connector: connector)
+        let pool = ServerConnectionPool(connector: connector, sessionSetup: PostgreSQLSchema.markSessionAsAmbars)
         let location = connector.displayLocation
         do {
             let prepared = try pool.withConnection("opening the store") { connection -> (uuid: String, entityIDs: [String: Int64]) in
@@ -48,7 +50,7 @@ final class PostgreSQLStore: PersistentStore {
 
     /// Reads the model kept in the store's metadata.
     static func storedModel(_ connector: any SQLServerConnector) throws(AmbarError) -> ManagedObjectModel {
-        let pool = ServerConnectionPool(connector: connector)
+        let pool = ServerConnectionPool(connector: connector, sessionSetup: PostgreSQLSchema.markSessionAsAmbars)
         defer { pool.close() }
         let json: String? = try pool.withConnection("reading the store's model") { connection in
             let exists = try connection.query("SELECT to_regclass('ambar_metadata') IS NOT NULL", []).rows.first?.first

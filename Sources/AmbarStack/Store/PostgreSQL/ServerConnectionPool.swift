@@ -26,13 +26,16 @@ private final class CountingConnection: SQLServerConnection, @unchecked Sendable
 /// new one.
 final class ServerConnectionPool: Sendable {
     let connector: any SQLServerConnector
+    /// A statement run once on each new connection before it is used (session settings).
+    let sessionSetup: String?
     private let idle = Locked<[any SQLServerConnection]>([])
     private let isClosed = Atomic<Bool>(false)
     /// Idle connections kept at most; more are closed when returned.
     static let idleLimit = 8
 
-    init(connector: any SQLServerConnector) {
+    init(connector: any SQLServerConnector, sessionSetup: String? = nil) {
         self.connector = connector
+        self.sessionSetup = sessionSetup
     }
 
     var location: String { connector.displayLocation }
@@ -60,6 +63,7 @@ final class ServerConnectionPool: Sendable {
             }
             let connection = try connector.connect()
             defer { giveBack(connection) }
+            if let sessionSetup { _ = try connection.query(sessionSetup, []) }
             return try body(connection)
         } catch {
             throw Self.map(error, operation: operation, location: location)

@@ -41,15 +41,21 @@ package struct StoreChangeNotice: Sendable, Equatable {
     }
 
     /// The text sent: with the keys when they fit in ``maximumPayload``, else the token alone.
-    package var payload: String {
-        let head = "a1 \(token) \(String(instanceID, radix: 16)) \(processID)"
+    package var payload: String { "a1 \(token)" + payloadAfterToken }
+
+    /// The payload's text after `a1 <token>` (beginning with a space), which a save sends with the
+    /// token the server assigns: `'a1 ' || token || payloadAfterToken` in SQL.
+    package var payloadAfterToken: String {
+        // A token takes at most 19 digits: the size check counts them all.
+        let limit = Self.maximumPayload - 22
+        let head = " \(String(instanceID, radix: 16)) \(processID)"
         guard let changes else { return head }
         var text = head
         for entity in changes.keys.sorted() {
             guard let keys = changes[entity] else { continue }
             func list(_ pks: [Int64]) -> String { pks.map(String.init).joined(separator: ",") }
             text += " \(entity):\(list(keys.inserted))/\(list(keys.updated))/\(list(keys.deleted))"
-            if text.utf8.count > Self.maximumPayload { return head }
+            if text.utf8.count > limit { return head }
         }
         return text
     }

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 /// The renaming step of a lightweight migration: tables, columns and join tables renamed in
@@ -69,11 +70,11 @@ extension SQLiteSchema {
         for table in outcome.touchedTables { try dropIndexes(db, on: table) }
 
         try renameEntities(db, renaming)
-        try renameLedgerAttributes(db, stored: stored, renaming)
+        try renameLedgerEntries(db, stored: stored, renaming)
         return outcome
     }
 
-    /// Entity numbers, primary-key allocators and ledger entries under the new entity names.
+    /// Entity numbers and primary-key allocators under the new entity names.
     private static func renameEntities(_ db: Database, _ renaming: ModelRenaming) throws {
         guard !renaming.entities.isEmpty else { return }
         for (table, column) in [("ambar_entities", "name"), ("ambar_primarykeys", "root")] {
@@ -84,31 +85,26 @@ extension SQLiteSchema {
                 try db.execute(sql: "UPDATE \(table) SET \(column) = ? WHERE \(column) = ?", arguments: [new, "ambar_renaming_\(old)"])
             }
         }
-        let cases = renaming.entities.map { _ in "WHEN ? THEN ?" }.joined(separator: " ")
-        var arguments: [any DatabaseValueConvertible] = renaming.entities.flatMap { [$0.key, $0.value] as [any DatabaseValueConvertible] }
-        arguments += renaming.entities.keys.map { $0 as any DatabaseValueConvertible }
-        let placeholders = renaming.entities.map { _ in "?" }.joined(separator: ", ")
-        try db.execute(
-            sql: "UPDATE ambar_changes SET entity = CASE entity \(cases) END WHERE entity IN (\(placeholders))",
-            arguments: StatementArguments(arguments))
     }
 
-    /// The changed-attribute lists of ledger updates under the new property names, so a consumer
-    /// catching up after the migration reads names its model knows.
-    private static func renameLedgerAttributes(_ db: Database, stored: ManagedObjectModel, _ renaming: ModelRenaming) throws {
+    /// The ledger's entries under the new entity and property names, so a consumer catching up
+    /// after the migration reads names its model knows.
+    private static func renameLedgerEntries(_ db: Database, stored: ManagedObjectModel, _ renaming: ModelRenaming) throws {
+        var propertyMaps: [String: [String: String]] = [:]
         for (name, layout) in stored.resolved.entities {
             var map: [String: String] = [:]
             for entity in [name] + layout.ancestors { map.merge(renaming.properties[entity] ?? [:]) { a, _ in a } }
-            guard !map.isEmpty else { continue }
-            let rows = try Row.fetchAll(
-                db, sql: "SELECT rowid, attributes FROM ambar_changes WHERE entity = ? AND attributes IS NOT NULL",
-                arguments: [renaming.entityName(name)])
-            for row in rows {
-                let names: String = row["attributes"]
-                let rewritten = names.split(separator: ",").map { map[String($0)] ?? String($0) }.joined(separator: ",")
-                guard rewritten != names else { continue }
-                try db.execute(sql: "UPDATE ambar_changes SET attributes = ? WHERE rowid = ?", arguments: [rewritten, row["rowid"] as Int64])
-            }
+            if !map.isEmpty { propertyMaps[name] = map }  // by the name the ledger holds: the old one
+        }
+        guard !renaming.entities.isEmpty || !propertyMaps.isEmpty else { return }
+        let update = try db.cachedStatement(sql: "UPDATE ambar_transactions SET changes = ? WHERE token = ?")
+        let rows = try Row.fetchAll(db, sql: "SELECT token, changes FROM ambar_transactions WHERE changes IS NOT NULL")
+        for row in rows {
+            let changes: Data = row["changes"]
+            let rewritten = try LedgerChangeEncoding.renaming(
+                changes, location: db.description, entity: renaming.entityName,
+                properties: { entity, names in names.map { propertyMaps[entity]?[$0] ?? $0 } })
+            if rewritten != changes { try update.execute(arguments: [rewritten, row["token"] as Int64]) }
         }
     }
 

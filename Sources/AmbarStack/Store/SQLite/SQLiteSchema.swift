@@ -6,11 +6,11 @@ import GRDB
 /// Layout: one table per root entity (sub-entities share it, told apart by `Z_ENT`), with `Z_PK`
 /// (primary key), `Z_ENT` (entity number) and `Z_OPT` (row version, for optimistic locking); a
 /// join table per many-to-many relationship; and the `ambar_*` tables: metadata, entity numbers,
-/// the primary-key allocator, and the change ledger (transactions, their changes, consumers'
-/// positions, and the marks by which purging tells the ledger's age).
+/// the primary-key allocator, and the change ledger (one row per transaction with its changes,
+/// consumers' positions, and the marks by which purging tells the ledger's age).
 enum SQLiteSchema {
     /// The layout version of the tables this code writes.
-    static let schemaVersion = 1
+    static let schemaVersion = 2
 
     /// Creates whatever is missing and returns the store's metadata. Runs inside an IMMEDIATE
     /// transaction, so concurrent openers in other processes serialize here.
@@ -22,10 +22,7 @@ enum SQLiteSchema {
                 CREATE TABLE IF NOT EXISTS ambar_primarykeys (root TEXT PRIMARY KEY NOT NULL, max_pk INTEGER NOT NULL);
                 CREATE TABLE IF NOT EXISTS ambar_transactions (
                     token INTEGER PRIMARY KEY AUTOINCREMENT, timestamp REAL NOT NULL, author TEXT,
-                    pid INTEGER NOT NULL, context_name TEXT, instance INTEGER);
-                CREATE TABLE IF NOT EXISTS ambar_changes (
-                    token INTEGER NOT NULL, entity TEXT NOT NULL, kind INTEGER NOT NULL, attributes TEXT, pks BLOB NOT NULL);
-                CREATE INDEX IF NOT EXISTS ambar_changes_token ON ambar_changes (token);
+                    pid INTEGER NOT NULL, context_name TEXT, instance INTEGER, changes BLOB);
                 CREATE TABLE IF NOT EXISTS ambar_cursors (consumer TEXT PRIMARY KEY NOT NULL, token INTEGER NOT NULL, last_seen REAL NOT NULL, lease REAL);
                 CREATE TABLE IF NOT EXISTS ambar_receipts (key TEXT PRIMARY KEY NOT NULL, token INTEGER NOT NULL, saved REAL NOT NULL);
                 CREATE TABLE IF NOT EXISTS ambar_ledger_marks (at REAL NOT NULL, head INTEGER NOT NULL);
@@ -42,6 +39,7 @@ enum SQLiteSchema {
         if !(try cursorColumns(db)).contains("lease") {
             try db.execute(sql: "ALTER TABLE ambar_cursors ADD COLUMN lease REAL")
         }
+        try upgradeLedgerLayout(db)
         let existingHash = try String.fetchOne(db, sql: "SELECT value FROM ambar_metadata WHERE key = 'model_hash'")
         if let existingHash, existingHash != model.versionHash {
             try migrate(db, storeHash: existingHash, to: model)
@@ -122,17 +120,17 @@ enum SQLiteSchema {
     /// current store while another client holds the write lock for a long time.
     static func alreadyPrepared(_ db: Database, model: ManagedObjectModel) throws -> (uuid: String, entityIDs: [String: Int64])? {
         for table in [
-            "ambar_metadata", "ambar_entities", "ambar_primarykeys", "ambar_transactions", "ambar_changes", "ambar_cursors", "ambar_receipts",
-            "ambar_ledger_marks",
+            "ambar_metadata", "ambar_entities", "ambar_primarykeys", "ambar_transactions", "ambar_cursors", "ambar_receipts", "ambar_ledger_marks",
         ] {
             guard try db.tableExists(table) else { return nil }
         }
+        guard try ledgerLayoutIsCurrent(db) else { return nil }
         let metadata = Dictionary(
             try Row.fetchAll(db, sql: "SELECT key, value FROM ambar_metadata").map { ($0["key"] as String, $0["value"] as String) },
             uniquingKeysWith: { a, _ in a })
         guard metadata["model_hash"] == model.versionHash, metadata["history_purged_through"] != nil, let uuid = metadata["store_uuid"] else { return nil }
         let ledgerColumns = Set(try Row.fetchAll(db, sql: "PRAGMA table_info(ambar_transactions)").map { $0["name"] as String })
-        guard ledgerColumns.contains("instance"), try cursorColumns(db).contains("lease") else { return nil }
+        guard ledgerColumns.contains("instance"), ledgerColumns.contains("changes"), try cursorColumns(db).contains("lease") else { return nil }
         var ids: [String: Int64] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT name, id FROM ambar_entities") { ids[row[0]] = row[1] }
         guard model.entities.allSatisfy({ ids[$0.name] != nil }) else { return nil }

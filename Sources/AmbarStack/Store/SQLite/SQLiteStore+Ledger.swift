@@ -1,21 +1,20 @@
 import Foundation
 import GRDB
 
-/// The change ledger in SQLite: `ambar_transactions` (one row per committed save), `ambar_changes`
-/// (per transaction, one row per entity, kind and set of changed properties, with the primary
-/// keys packed as little-endian 64-bit integers) and `ambar_cursors` (durable consumers' and sharing processes' positions).
+/// The change ledger in SQLite: `ambar_transactions` (one row per committed save, its changes in
+/// one value, ``LedgerChangeEncoding``) and `ambar_cursors` (durable consumers' and sharing
+/// processes' positions).
 extension SQLiteStore {
     /// Writes `entry` inside the current transaction and returns its token.
     func writeLedger(_ db: Database, _ entry: LedgerEntry) throws -> Int64? {
         guard !entry.isEmpty else { return nil }
-        try db.cachedStatement(sql: "INSERT INTO ambar_transactions (timestamp, author, pid, context_name, instance) VALUES (?, ?, ?, ?, ?)").execute(
-            arguments: [Date().timeIntervalSince1970, entry.author, Int64(getpid()), entry.contextName, ProcessInstance.storedID])
-        let token = db.lastInsertedRowID
-        let statement = try db.cachedStatement(sql: "INSERT INTO ambar_changes (token, entity, kind, attributes, pks) VALUES (?, ?, ?, ?, ?)")
-        for (group, pks) in entry.groups.sorted(by: { ($0.key.entity, $0.key.kind.rawValue) < ($1.key.entity, $1.key.kind.rawValue) }) {
-            try statement.execute(arguments: [token, group.entity, group.kind.rawValue, group.properties, Self.pack(pks)])
-        }
-        return token
+        try db.cachedStatement(sql: "INSERT INTO ambar_transactions (timestamp, author, pid, context_name, instance, changes) VALUES (?, ?, ?, ?, ?, ?)")
+            .execute(
+                arguments: [
+                    Date().timeIntervalSince1970, entry.author, Int64(getpid()), entry.contextName, ProcessInstance.storedID,
+                    LedgerChangeEncoding.encode(entry.groups),
+                ])
+        return db.lastInsertedRowID
     }
 
     func savedToken(forIdempotencyKey key: String) throws(AmbarError) -> Int64? {
@@ -31,27 +30,6 @@ extension SQLiteStore {
                 arguments: [Date().timeIntervalSince1970, Int64(getpid()), contextName, ProcessInstance.storedID])
             return db.lastInsertedRowID
         }
-    }
-
-    static func pack(_ pks: [Int64]) -> Data {
-        var data = Data(capacity: pks.count * 8)
-        for pk in pks {
-            withUnsafeBytes(of: pk.littleEndian) { data.append(contentsOf: $0) }
-        }
-        return data
-    }
-
-    static func unpack(_ data: Data) -> [Int64] {
-        var result: [Int64] = []
-        result.reserveCapacity(data.count / 8)
-        data.withUnsafeBytes { raw in
-            var offset = 0
-            while offset + 8 <= raw.count {
-                result.append(Int64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: Int64.self)))
-                offset += 8
-            }
-        }
-        return result
     }
 
     func currentHistoryToken() throws(AmbarError) -> Int64 {
@@ -71,24 +49,14 @@ extension SQLiteStore {
             let rows = try Row.fetchAll(
                 db.cachedStatement(
                     sql: """
-                        SELECT token, timestamp, author, pid, context_name, instance FROM ambar_transactions
+                        SELECT token, timestamp, author, pid, context_name, instance, changes FROM ambar_transactions
                         WHERE token > ? ORDER BY token LIMIT ?
                         """), arguments: [token, limit ?? -1])
-            guard let first = rows.first, let last = rows.last else { return .success([]) }
-            var changes: [Int64: [Row]] = [:]
-            for change in try Row.fetchAll(
-                db.cachedStatement(sql: "SELECT token, entity, kind, attributes, pks FROM ambar_changes WHERE token BETWEEN ? AND ? ORDER BY rowid"),
-                arguments: [first["token"] as Int64, last["token"] as Int64])
-            {
-                changes[change["token"], default: []].append(change)
-            }
             return .success(
-                rows.map { row in
+                try rows.map { row in
                     let t: Int64 = row["token"]
                     var gathered = LedgerChanges(store: identifier)
-                    for change in changes[t] ?? [] {
-                        gathered.add(entity: change["entity"], kind: change["kind"], attributes: change["attributes"], packed: change["pks"])
-                    }
+                    if let changes: Data = row["changes"] { try gathered.add(encoded: changes, location: location) }
                     return HistoryTransaction(
                         token: t, timestamp: Date(timeIntervalSince1970: row["timestamp"]), author: row["author"],
                         processID: Int32(truncatingIfNeeded: row["pid"] as Int64),
@@ -131,7 +99,6 @@ extension SQLiteStore {
             let limit = min(token, oldestLive ?? token)
             let purged = try purgedThrough(db)
             guard limit > purged else { return purged }
-            try db.execute(sql: "DELETE FROM ambar_changes WHERE token <= ?", arguments: [limit])
             try db.execute(sql: "DELETE FROM ambar_transactions WHERE token <= ?", arguments: [limit])
             try db.execute(sql: "UPDATE ambar_metadata SET value = ? WHERE key = 'history_purged_through'", arguments: [String(limit)])
             return limit
@@ -173,7 +140,6 @@ extension SQLiteStore {
             }
             var removed = 0
             if limit > purged {
-                try db.execute(sql: "DELETE FROM ambar_changes WHERE token <= ?", arguments: [limit])
                 try db.execute(sql: "DELETE FROM ambar_transactions WHERE token <= ?", arguments: [limit])
                 removed = db.changesCount
                 try db.execute(sql: "UPDATE ambar_metadata SET value = ? WHERE key = 'history_purged_through'", arguments: [String(limit)])

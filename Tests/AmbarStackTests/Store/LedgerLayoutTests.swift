@@ -1,0 +1,166 @@
+import Foundation
+import XCTest
+
+@testable import AmbarStack
+
+/// The ledger's layout 2: one row per transaction with its changes in one value. Stores of
+/// layout 1 (a row per entity and kind in `ambar_changes`) are upgraded in place with their
+/// history intact, an older Ambar is refused by the upgraded store instead of reading
+/// transactions without changes, and a value that cannot be read is an error, never an empty
+/// transaction.
+final class LedgerLayoutTests: StoreTestCase {
+    override class var runsOnPostgreSQL: Bool { true }
+
+    func testTheEncodingKeepsEveryKindEntityPropertyAndKey() throws {
+        let groups: [LedgerGroup: [Int64]] = [
+            LedgerGroup(entity: "Employee", kind: .insert, properties: nil): [1, 2, 3, 4, 1_000_000, 5],
+            LedgerGroup(entity: "Employee", kind: .update, properties: "name,salary"): [Int64.max, 7],
+            LedgerGroup(entity: "Employee", kind: .update, properties: "email"): [8],
+            LedgerGroup(entity: "Département", kind: .delete, properties: nil): [9, 2],
+        ]
+        var decoded: [LedgerGroup: [Int64]] = [:]
+        try LedgerChangeEncoding.decode(LedgerChangeEncoding.encode(groups), location: "test") { entity, kind, names, keys in
+            decoded[LedgerGroup(entity: entity, kind: kind, properties: kind == .update ? names.joined(separator: ",") : nil)] = keys
+        }
+        XCTAssertEqual(decoded, groups)
+        let sequential = LedgerChangeEncoding.encode([LedgerGroup(entity: "E", kind: .insert, properties: nil): Array(1...5_000)])
+        XCTAssertLessThan(sequential.count, 5_100, "consecutive keys take a byte each")
+    }
+
+    func testAValueThatCannotBeReadIsADamagedStoreNotAnEmptyTransaction() throws {
+        _ = try seed("A")
+        let location = "test"
+        for (bytes, reason) in [([UInt8]([2, 0]), "layout version 2"), ([1, 0, 5, 0x45], "ends inside a name"), ([1, 9], "unknown kind")] {
+            XCTAssertThrowsError(try LedgerChangeEncoding.decode(Data(bytes), location: location) { _, _, _, _ in }) { error in
+                guard case .storeDamaged(_, let message) = error as? AmbarError else { return XCTFail("\(error)") }
+                XCTAssertTrue(message.contains(reason), message)
+            }
+        }
+        // In the store, written by another program: reading the history says so.
+        try rawExecute(
+            backend == .sqlite
+                ? "UPDATE ambar_transactions SET changes = x'0109' WHERE token = 1" : "UPDATE ambar_transactions SET changes = '\\x0109'::bytea WHERE token = 1"
+        )
+        assertThrows({ try coordinator.history(after: 0) }) {
+            if case .storeDamaged = $0 { return true }
+            return false
+        }
+    }
+
+    func testALayout1StoreIsUpgradedInPlaceWithItsHistory() throws {
+        let a = try seed("A")
+        let context = privateContext("editor")
+        try context.performAndWait {
+            let employee = try XCTUnwrap(context.existingObject(with: a) as? Employee)
+            employee.salary = 10
+            employee.name = "A2"
+            let b = try context.insert(Employee.self)
+            b.name = "B"
+            try context.save()
+            try context.delete(employee)
+            try context.save()
+        }
+        let before = try coordinator.history(after: 0)
+        XCTAssertEqual(before.count, 3)
+        coordinator = nil
+
+        try downgradeToLayout1(before)
+        XCTAssertEqual(try rawRows("SELECT count(*) FROM ambar_changes"), ["4"], "the layout-1 store holds a row per entity and kind")
+
+        coordinator = try PersistentStoreCoordinator(model: model, store: try store())
+        XCTAssertEqual(try coordinator.history(after: 0), before, "every transaction keeps its changes")
+        XCTAssertEqual(try rawRows("SELECT value FROM ambar_metadata WHERE key = 'schema_version'"), ["2"])
+        // New saves append one row each, and read back.
+        let c = try seed("C")
+        XCTAssertEqual(try coordinator.history(after: before.last!.token).first?.inserted, [c])
+
+        // An Ambar of layout 1 is refused: it cannot read or write the change rows it expects.
+        XCTAssertThrowsError(try rawRows("SELECT token, entity, kind, attributes, pks FROM ambar_changes")) { error in
+            XCTAssertTrue("\(error)".contains(backend == .sqlite ? "ambar_ledger_layout_2_needs_a_newer_ambar" : "ledger layout 2"), "\(error)")
+        }
+        XCTAssertThrowsError(try rawExecute("INSERT INTO ambar_changes (token, entity, kind, attributes, pks) VALUES (9, 'Employee', 0, NULL, NULL)"))
+        if backend == .sqlite {
+            // What its opening runs: the index on a view fails, so it cannot even open the store.
+            XCTAssertThrowsError(try rawExecute("CREATE INDEX IF NOT EXISTS ambar_changes_token ON ambar_changes (token)")) { error in
+                XCTAssertTrue("\(error)".contains("views may not be indexed"), "\(error)")
+            }
+        }
+    }
+
+    func testTwoCoordinatorsSavingInTurnNeverShareAKey() throws {
+        let other = try PersistentStoreCoordinator(model: model, store: try store())
+        var ids: [ManagedObjectID] = []
+        for round in 0..<40 {
+            ids.append(try seed("N\(round)", on: round.isMultiple(of: 2) ? coordinator : other))
+        }
+        XCTAssertEqual(Set(ids.compactMap(\.primaryKey)).count, 40)
+        XCTAssertEqual(try rawRows("SELECT count(*) FROM \"Employee\""), ["40"])
+    }
+
+    // MARK: Helpers
+
+    private func seed(_ name: String, on coordinator: PersistentStoreCoordinator? = nil) throws -> ManagedObjectID {
+        let context = privateContext("seed", on: coordinator)
+        return try context.performAndWait {
+            let e = try context.insert(Employee.self)
+            e.name = name
+            try context.save()
+            return e.objectID
+        }
+    }
+
+    /// Rewrites the store's ledger as layout 1 left it, from `history`: change rows, no
+    /// `changes` column, no view.
+    private func downgradeToLayout1(_ history: [HistoryTransaction]) throws {
+        var rows: [String] = []
+        for transaction in history {
+            var groups: [(entity: String, kind: Int, attributes: String?, keys: [Int64])] = []
+            func add(_ ids: Set<ManagedObjectID>, _ kind: Int) {
+                for (entity, members) in Dictionary(grouping: ids, by: \.entityName) {
+                    if kind == 1 {
+                        for (names, same) in Dictionary(grouping: members, by: { transaction.updatedProperties[$0]?.sorted().joined(separator: ",") ?? "" }) {
+                            groups.append((entity, kind, names, same.compactMap(\.primaryKey).sorted()))
+                        }
+                    } else {
+                        groups.append((entity, kind, nil, members.compactMap(\.primaryKey).sorted()))
+                    }
+                }
+            }
+            add(transaction.inserted, 0)
+            add(transaction.updated, 1)
+            add(transaction.deleted, 2)
+            for (position, group) in groups.enumerated() {
+                let hex = group.keys.map { key in
+                    withUnsafeBytes(of: key.littleEndian) { $0.map { String(format: "%02x", $0) }.joined() }
+                }.joined()
+                let attributes = group.attributes.map { "'\($0)'" } ?? "NULL"
+                let blob = backend == .sqlite ? "x'\(hex)'" : "'\\x\(hex)'::bytea"
+                let positionValue = backend == .sqlite ? "" : "\(position), "
+                rows.append("(\(transaction.token), \(positionValue)'\(group.entity)', \(group.kind), \(attributes), \(blob))")
+            }
+        }
+        switch backend {
+        case .sqlite:
+            try rawExecute(
+                """
+                DROP VIEW ambar_changes;
+                CREATE TABLE ambar_changes (token INTEGER NOT NULL, entity TEXT NOT NULL, kind INTEGER NOT NULL, attributes TEXT, pks BLOB NOT NULL);
+                CREATE INDEX ambar_changes_token ON ambar_changes (token);
+                INSERT INTO ambar_changes (token, entity, kind, attributes, pks) VALUES \(rows.joined(separator: ", "));
+                ALTER TABLE ambar_transactions DROP COLUMN changes;
+                UPDATE ambar_metadata SET value = '1' WHERE key = 'schema_version';
+                """)
+        case .postgres:
+            try rawExecute(
+                """
+                DROP VIEW ambar_changes;
+                CREATE TABLE ambar_changes (
+                    token bigint NOT NULL, position integer NOT NULL, entity text NOT NULL, kind integer NOT NULL,
+                    attributes text, pks bytea NOT NULL, PRIMARY KEY (token, position));
+                INSERT INTO ambar_changes (token, position, entity, kind, attributes, pks) VALUES \(rows.joined(separator: ", "));
+                ALTER TABLE ambar_transactions DROP COLUMN changes;
+                UPDATE ambar_metadata SET value = '1' WHERE key = 'schema_version';
+                """)
+        }
+    }
+}
