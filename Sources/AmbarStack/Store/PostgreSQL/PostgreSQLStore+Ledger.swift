@@ -26,23 +26,45 @@ extension PostgreSQLStore {
     /// Appends a transaction (`entry`'s changes, or none for a marker), in one statement; see
     /// ``writeLedger(_:_:)``.
     private func appendToLedger(_ connection: any SQLServerConnection, author: String?, contextName: String?, entry: LedgerEntry?) throws -> Int64 {
+        let statement = ledgerStatement(author: author, contextName: contextName, entry: entry, writes: [], firstParameter: 1)
+        return try ledgerToken(connection.query(statement.sql, statement.parameters).rows.first)
+    }
+
+    /// The statement that appends a transaction: `writes` (`name AS (statement)` common table
+    /// expressions, whose parameters come before the ledger's, which are numbered from
+    /// `firstParameter`) run in the same statement. Its one row: the token, the doorbell, the
+    /// store's model hash, then `checks` (expressions evaluated last).
+    func ledgerStatement(author: String?, contextName: String?, entry: LedgerEntry?, writes: [String], checks: [String] = [], firstParameter p: Int)
+        -> (sql: String, parameters: [SQLServerValue])
+    {
         let notice = StoreChangeNotice(token: 0, instanceID: ProcessInstance.id, processID: getpid(), changes: entry.map(Self.noticeKeys))
-        let row = try connection.query(
-            """
-            WITH head AS (UPDATE ambar_ledger_head SET token = token + 1 WHERE id = 1 RETURNING token),
-            entry AS (
-                INSERT INTO ambar_transactions (token, timestamp, author, pid, context_name, instance, changes)
-                SELECT token, $1::double precision, $2::text, $3::bigint, $4::text, $5::bigint, $6::bytea FROM head RETURNING token)
-            SELECT entry.token, pg_notify($7::text, 'a1 ' || entry.token || $8::text),
-                (SELECT value FROM ambar_metadata WHERE key = 'model_hash')
-            FROM entry
-            """,
-            [
-                .real(Date().timeIntervalSince1970), author.map { .text($0) } ?? .null, .integer(Int64(getpid())),
-                contextName.map { .text($0) } ?? .null, .integer(ProcessInstance.storedID),
-                entry.map { .blob(LedgerChangeEncoding.encode($0.groups)) } ?? .null, .text(changeChannel), .text(notice.payloadAfterToken),
+        let ctes =
+            writes + [
+                "head AS (UPDATE ambar_ledger_head SET token = token + 1 WHERE id = 1 RETURNING token)",
+                """
+                entry AS (
+                    INSERT INTO ambar_transactions (token, timestamp, author, pid, context_name, instance, changes)
+                    SELECT token, $\(p)::double precision, $\(p + 1)::text, $\(p + 2)::bigint, $\(p + 3)::text, $\(p + 4)::bigint, $\(p + 5)::bytea
+                    FROM head RETURNING token)
+                """,
             ]
-        ).rows.first
+        let sql = """
+            WITH \(ctes.joined(separator: ",\n"))
+            SELECT entry.token, pg_notify($\(p + 6)::text, 'a1 ' || entry.token || $\(p + 7)::text),
+                (SELECT value FROM ambar_metadata WHERE key = 'model_hash')\(checks.map { ",\n    " + $0 }.joined())
+            FROM entry
+            """
+        let parameters: [SQLServerValue] = [
+            .real(Date().timeIntervalSince1970), author.map { .text($0) } ?? .null, .integer(Int64(getpid())),
+            contextName.map { .text($0) } ?? .null, .integer(ProcessInstance.storedID),
+            entry.map { .blob(LedgerChangeEncoding.encode($0.groups)) } ?? .null, .text(changeChannel), .text(notice.payloadAfterToken),
+        ]
+        return (sql, parameters)
+    }
+
+    /// The token from a ledger statement's row; throws when the store's model hash is not this
+    /// store's model (``AmbarError/storeMigrated(storeHash:modelHash:)``).
+    func ledgerToken(_ row: [SQLServerValue]?) throws -> Int64 {
         guard let row, let token = PostgreSQLValues.integer(row[0]) else {
             throw AmbarError.storeCannotOpen(path: location, reason: "ambar_ledger_head has no row: the store's tables were changed outside Ambar")
         }

@@ -1,9 +1,24 @@
 import Foundation
 
 extension PostgreSQLStore {
-    /// Applies a change set in one transaction, by the rules of ``SaveWork``.
+    /// Applies a change set by the rules of ``SaveWork``: as one statement when it only inserts
+    /// (``PostgreSQLOneStatementSave``), else — or when that statement refuses — in one
+    /// transaction.
     func save(_ changes: ChangeSet) throws(AmbarError) -> SaveOutcome {
-        try write("save") { connection in
+        if PostgreSQLOneStatementSave.mayHold(changes) {
+            let outcome: SaveOutcome? = try pool.withConnection("save") { connection in
+                let attempt = PostgreSQLOneStatementSave(store: self, connection: connection)
+                do {
+                    var outcome = try SaveWork.perform(model: model, transaction: attempt, changes: changes)
+                    outcome.token = try attempt.commit()
+                    return outcome
+                } catch is PostgreSQLOneStatementSave.NotOneStatement {
+                    return nil
+                }
+            }
+            if let outcome { return outcome }
+        }
+        return try write("save") { connection in
             try SaveWork.perform(model: model, transaction: PostgreSQLSaveTransaction(store: self, connection: connection), changes: changes)
         }
     }
@@ -13,6 +28,47 @@ extension PostgreSQLStore {
         columns.enumerated().map { i, column in
             "$\(first + i)" + (columnTypes[root]?[column].map(PostgreSQLValues.cast) ?? "")
         }
+    }
+
+    /// The parameters one new row of `layout` takes.
+    func insertParameterCount(_ layout: EntityLayout) -> Int {
+        3 + layout.storedAttributes.count
+            + layout.relationships.reduce(0) { count, rel in
+                guard !rel.isToMany, layout.relationshipColumns[rel.index] != nil else { return count }
+                return count + (rel.entityColumn == nil ? 1 : 2)
+            }
+    }
+
+    /// `INSERT … VALUES … ON CONFLICT DO NOTHING` of `rows` at version 1, its placeholders
+    /// numbered from `firstParameter`; `nil` for an entity the store does not number.
+    func insertStatement(_ layout: EntityLayout, _ rows: ArraySlice<NewRow>, firstParameter: Int) -> (sql: String, parameters: [SQLServerValue])? {
+        guard let entityID = entityIDs[layout.name] else { return nil }
+        let root = layout.rootName
+        let toOne = layout.relationships.filter { !$0.isToMany && layout.relationshipColumns[$0.index] != nil }
+        var columns = layout.storedAttributes.map { layout.attributeColumns[$0] ?? "" }
+        for rel in toOne {
+            columns.append(layout.column(ofRelationship: rel.index))
+            if let column = rel.entityColumn { columns.append(column) }
+        }
+        let columnList = (["Z_PK", "Z_ENT", "Z_OPT"] + columns.map(quoted)).joined(separator: ", ")
+        var tuples: [String] = []
+        var parameters: [SQLServerValue] = []
+        parameters.reserveCapacity(rows.count * (columns.count + 3))
+        for row in rows {
+            let first = firstParameter + parameters.count
+            tuples.append(
+                "($\(first), $\(first + 1), $\(first + 2), " + placeholders(root: root, columns: columns, from: first + 3).joined(separator: ", ") + ")")
+            parameters += [.integer(row.primaryKey), .integer(entityID), .integer(1)]
+            for i in layout.storedAttributes { parameters.append(PostgreSQLValues.serverValue(row.values[i])) }
+            for rel in toOne {
+                let destination = row.toOne[safe: rel.index] ?? nil
+                parameters.append(destination?.primaryKey.map { .integer($0) } ?? .null)
+                if rel.entityColumn != nil {
+                    parameters.append(destination.flatMap { entityIDs[$0.entityName] }.map { .integer($0) } ?? .null)
+                }
+            }
+        }
+        return ("INSERT INTO \(quoted(root)) (\(columnList)) VALUES \(tuples.joined(separator: ", ")) ON CONFLICT DO NOTHING", parameters)
     }
 }
 
@@ -139,39 +195,12 @@ struct PostgreSQLSaveTransaction: SaveTransaction {
     }
 
     func insertRows(_ layout: EntityLayout, _ rows: [NewRow]) throws {
-        guard let entityID = store.entityIDs[layout.name], !rows.isEmpty else { return }
-        let root = layout.rootName
-        let toOne = layout.relationships.filter { !$0.isToMany && layout.relationshipColumns[$0.index] != nil }
-        var columns = layout.storedAttributes.map { layout.attributeColumns[$0] ?? "" }
-        for rel in toOne {
-            columns.append(layout.column(ofRelationship: rel.index))
-            if let column = rel.entityColumn { columns.append(column) }
-        }
-        let perRow = columns.count + 3
-        let rowsPerStatement = max(1, 30_000 / perRow)
-        let columnList = (["Z_PK", "Z_ENT", "Z_OPT"] + columns.map(quoted)).joined(separator: ", ")
+        guard !rows.isEmpty else { return }
+        let rowsPerStatement = max(1, 30_000 / store.insertParameterCount(layout))
         for start in stride(from: 0, to: rows.count, by: rowsPerStatement) {
             let chunk = rows[start..<min(start + rowsPerStatement, rows.count)]
-            var tuples: [String] = []
-            var parameters: [SQLServerValue] = []
-            parameters.reserveCapacity(chunk.count * perRow)
-            for row in chunk {
-                let first = parameters.count + 1
-                tuples.append(
-                    "($\(first), $\(first + 1), $\(first + 2), " + store.placeholders(root: root, columns: columns, from: first + 3).joined(separator: ", ")
-                        + ")")
-                parameters += [.integer(row.primaryKey), .integer(entityID), .integer(1)]
-                for i in layout.storedAttributes { parameters.append(PostgreSQLValues.serverValue(row.values[i])) }
-                for rel in toOne {
-                    let destination = row.toOne[safe: rel.index] ?? nil
-                    parameters.append(destination?.primaryKey.map { .integer($0) } ?? .null)
-                    if rel.entityColumn != nil {
-                        parameters.append(destination.flatMap { store.entityIDs[$0.entityName] }.map { .integer($0) } ?? .null)
-                    }
-                }
-            }
-            let written = try connection.query(
-                "INSERT INTO \(quoted(root)) (\(columnList)) VALUES \(tuples.joined(separator: ", ")) ON CONFLICT DO NOTHING RETURNING Z_PK", parameters)
+            guard let insert = store.insertStatement(layout, chunk, firstParameter: 1) else { return }
+            let written = try connection.query(insert.sql + " RETURNING Z_PK", insert.parameters)
             if written.rows.count < chunk.count {
                 let keys = Set(written.rows.compactMap { PostgreSQLValues.integer($0[0]) })
                 let refused = chunk.first { !keys.contains($0.primaryKey) }
