@@ -16,6 +16,15 @@ let package = Package(
         .library(name: "AmbarSystemd", targets: ["AmbarSystemd"]),
         .executable(name: "sync-agent", targets: ["SyncAgent"]),
     ],
+    // What sync-agent builds in beyond SQLite. Both are on by default (`swift build`, the tests,
+    // the benchmarks); `scripts/run-demo` builds the SQLite demo with `--disable-default-traits`,
+    // which spares a first build postgres-nio and two copies of BoringSSL. The libraries' own
+    // products (AmbarPostgres among them) do not depend on traits.
+    traits: [
+        .trait(name: "PostgreSQL", description: "sync-agent opens stores on a PostgreSQL server (postgres-nio, swift-crypto)."),
+        .trait(name: "TLS", description: "sync-agent serve speaks HTTPS (swift-nio-ssl)."),
+        .default(enabledTraits: ["PostgreSQL", "TLS"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -104,7 +113,7 @@ let package = Package(
             name: "SyncAgent",
             dependencies: [
                 "AmbarStack",
-                "AmbarPostgres",
+                .target(name: "AmbarPostgres", condition: .when(traits: ["PostgreSQL"])),
                 "SharedStoreIPC",
                 "RecordImport",
                 "AmbarSystemd",
@@ -113,8 +122,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "HummingbirdTLS", package: "hummingbird"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HummingbirdTLS", package: "hummingbird", condition: .when(traits: ["TLS"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["TLS"])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -28,7 +28,7 @@ struct HubCommand: AsyncParsableCommand {
         bootstrapLogging(level: settings.value.logLevel)
         let logger = Logger(label: "ambar.agent.hub")
         let model = try existingModel(directory)
-        let coordinator = try PersistentStoreCoordinator(model: model, store: directory.storeDescription, name: "ambar.hub")
+        let coordinator = try PersistentStoreCoordinator(model: model, store: try directory.storeDescription(), name: "ambar.hub")
         guard let uuid = UUID(uuidString: coordinator.storeIdentifier) else { throw ValidationError("The store has no valid UUID.") }
         let socketPath = socket.path(in: directory.url)
         let inherited = try SocketActivation.listeningSocket(named: "hub")

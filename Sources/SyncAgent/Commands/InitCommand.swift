@@ -1,4 +1,3 @@
-import AmbarPostgres
 import AmbarStack
 import ArgumentParser
 import Foundation
@@ -22,7 +21,7 @@ struct InitCommand: ParsableCommand {
         let loaded = try ModelFile.load(URL(fileURLWithPath: model))
         let uuid: String
         if let serverURL = directory.serverURL {
-            uuid = try PersistentStoreCoordinator(model: loaded, store: .postgres(serverURL), name: "ambar.init").storeIdentifier
+            uuid = try PersistentStoreCoordinator(model: loaded, store: try PostgreSQLSupport.storeDescription(serverURL), name: "ambar.init").storeIdentifier
         } else {
             uuid = try DataStack.open(model: .model(loaded), storeURL: directory.storeFile, name: "ambar").mainCoordinator.storeIdentifier
         }

@@ -1,4 +1,3 @@
-import AmbarPostgres
 import AmbarStack
 import ArgumentParser
 import Foundation
@@ -35,10 +34,10 @@ struct DemoCommand: AsyncParsableCommand {
     func validate() throws {
         guard records > 0, batch > 0 else { throw ValidationError("--records and --batch must be positive.") }
         if let store {
-            guard PostgresURL.isPostgresURL(store), let url = URL(string: store) else {
+            guard PostgreSQLSupport.isURL(store), let url = URL(string: store) else {
                 throw ValidationError("--store takes a postgres:// or postgresql:// URL.")
             }
-            _ = try PostgresURL(url)
+            try PostgreSQLSupport.validate(url)
         }
     }
 
@@ -50,9 +49,9 @@ struct DemoCommand: AsyncParsableCommand {
         defer { if !keep { try? FileManager.default.removeItem(at: directory) } }
         let storeURL = directory.appendingPathComponent("ambar.sqlite")
         let server = store.flatMap { URL(string: $0) }
-        let storeDescription: StoreDescription = server.map { .postgres($0) } ?? .sqlite(storeURL)
+        let storeDescription: StoreDescription = try server.map(PostgreSQLSupport.storeDescription) ?? .sqlite(storeURL)
         _ = try PersistentStoreCoordinator(model: try DemoModel.make(), store: storeDescription)
-        let shown = try server.map { try PostgresURL($0).description } ?? storeURL.path
+        let shown = server.map(PostgreSQLSupport.display) ?? storeURL.path
         if !json { say("Ambar demo: 1 importer and 2 viewers (3 processes) share \(shown)") }
 
         let storeArguments = store.map { ["--store", $0] } ?? []
@@ -75,7 +74,7 @@ struct DemoCommand: AsyncParsableCommand {
 
         // The reference: the store itself, read by this fourth process.
         let referenceStack =
-            try server.map { try DataStack.open(storeType: .postgres($0), model: .model(try DemoModel.make()), name: "demo-check") }
+            try server.map { try DataStack.open(storeType: try PostgreSQLSupport.stackType($0), model: .model(try DemoModel.make()), name: "demo-check") }
             ?? DataStack.open(model: .model(try DemoModel.make()), storeURL: storeURL, name: "demo-check")
         let reference = try DemoModel.storeDigest(referenceStack)
         let digests = [imported["digest"] as? String] + answers.map { $0["digest"] as? String }

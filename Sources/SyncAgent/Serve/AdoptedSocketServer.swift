@@ -2,12 +2,14 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
-import HummingbirdTLS
 import Logging
 import NIOCore
 import NIOPosix
-import NIOSSL
 import ServiceLifecycle
+
+#if TLS
+    import HummingbirdTLS
+#endif
 
 /// The HTTP server on a listening socket the service manager passed (socket activation), which
 /// Hummingbird's `Application` cannot adopt: the same router, served by Hummingbird's HTTP/1.1
@@ -17,7 +19,7 @@ struct AdoptedSocketServer: Service {
     let descriptor: Int32
     let responder: RouterResponder<ServeContext>
     /// TLS settings when it serves HTTPS.
-    let tls: TLSConfiguration?
+    let tls: ServeTLS.Settings?
     let serverName: String
     let logger: Logger
     /// Called with the server channel once it accepts connections.
@@ -37,11 +39,13 @@ struct AdoptedSocketServer: Service {
             response.headers[.server] = serverName
             try await writer.write(response: response.head, body: response.body)
         }
-        if let tls {
-            try await serve(TLSChannel(http, tlsConfiguration: tls))
-        } else {
-            try await serve(http)
-        }
+        #if TLS
+            if let tls {
+                try await serve(TLSChannel(http, tlsConfiguration: tls))
+                return
+            }
+        #endif
+        try await serve(http)
     }
 
     /// Accepts connections on the adopted descriptor and serves each through `child`.

@@ -3,9 +3,7 @@ import AmbarSystemd
 import ArgumentParser
 import Foundation
 import Hummingbird
-import HummingbirdTLS
 import Logging
-import NIOSSL
 import ServiceLifecycle
 import SharedStoreIPC
 
@@ -64,25 +62,6 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
-    /// The server's TLS settings from `--tls-certificate` and `--tls-key`; nil without them.
-    private func tlsConfiguration() throws -> TLSConfiguration? {
-        guard let tlsCertificate, let tlsKey else { return nil }
-        let chain: [NIOSSLCertificate]
-        do {
-            chain = try NIOSSLCertificate.fromPEMFile(tlsCertificate)
-        } catch {
-            throw ValidationError("cannot read a PEM certificate from --tls-certificate \(tlsCertificate): \(error)")
-        }
-        guard !chain.isEmpty else { throw ValidationError("--tls-certificate \(tlsCertificate) holds no PEM certificate") }
-        let key: NIOSSLPrivateKey
-        do {
-            key = try NIOSSLPrivateKey(file: tlsKey, format: .pem)
-        } catch {
-            throw ValidationError("cannot read a PEM private key from --tls-key \(tlsKey): \(error)")
-        }
-        return TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
-    }
-
     private func listenAddress() throws -> ListenAddress {
         try ListenAddress(parsing: listen ?? "unix:" + directory.url.appendingPathComponent(".ambar/http.sock").path)
     }
@@ -106,7 +85,7 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = Logger(label: "ambar.agent.serve")
         let address = try listenAddress()
         let token = try token()
-        let tls = try tlsConfiguration()
+        let tls = try ServeTLS.settings(certificate: tlsCertificate, key: tlsKey)
         let scheme = tls == nil ? "" : " (HTTPS)"
         let stack = try openExistingStack(directory)
         let sync = try await SharedStoreSync.start(stack: stack, configuration: socket.sharing(in: directory.url))
@@ -150,7 +129,7 @@ struct ServeCommand: AsyncParsableCommand {
                 bind = .hostname(host, port: port)
             }
             server = Application(
-                router: router, server: try tls.map { try .tls(.http1(), tlsConfiguration: $0) } ?? .http1(),
+                router: router, server: try ServeTLS.server(tls),
                 configuration: .init(address: bind, serverName: "ambar-sync-agent"),
                 onServerRunning: { channel in
                     let actual =

@@ -1,4 +1,3 @@
-import AmbarPostgres
 import AmbarStack
 import AmbarSystemd
 import ArgumentParser
@@ -31,31 +30,32 @@ struct DirectoryOptions: ParsableArguments {
 
     /// The PostgreSQL URL of the store, when it is on a server.
     var serverURL: URL? {
-        guard let argument = storeArgument, PostgresURL.isPostgresURL(argument) else { return nil }
+        guard let argument = storeArgument, PostgreSQLSupport.isURL(argument) else { return nil }
         return URL(string: argument)
     }
 
     /// Where the store is, for the coordinators.
-    var storeDescription: StoreDescription {
-        serverURL.map { .postgres($0) } ?? .sqlite(storeFile)
+    func storeDescription() throws -> StoreDescription {
+        if let serverURL { return try PostgreSQLSupport.storeDescription(serverURL) }
+        return .sqlite(storeFile)
     }
 
     /// The store for people: its file, or its server and database (never the password).
     var storeDisplay: String {
-        if let serverURL { return (try? PostgresURL(serverURL).description) ?? PostgresURL.redacted(serverURL) }
+        if let serverURL { return PostgreSQLSupport.display(serverURL) }
         return storeFile.path
     }
 
     func validate() throws {
-        if let argument = storeArgument, argument.contains("://"), !PostgresURL.isPostgresURL(argument) {
+        if let argument = storeArgument, argument.contains("://"), !PostgreSQLSupport.isURL(argument) {
             throw ValidationError("--store takes a postgres:// or postgresql:// URL, or a file path (got \(argument.prefix(while: { $0 != ":" }))://…).")
         }
-        if let argument = storeArgument, PostgresURL.isPostgresURL(argument) {
+        if let argument = storeArgument, PostgreSQLSupport.isURL(argument) {
             // Never fall back to the default file for a server URL that cannot be read.
             guard let serverURL else {
                 throw ValidationError("--store: the PostgreSQL URL cannot be read (percent-encode reserved characters in the user and password).")
             }
-            _ = try PostgresURL(serverURL)
+            try PostgreSQLSupport.validate(serverURL)
         }
     }
 
@@ -69,7 +69,7 @@ struct DirectoryOptions: ParsableArguments {
 
     /// The SQLite store file: `--store`'s path, else `ambar.sqlite` in the shared directory.
     var storeFile: URL {
-        if let argument = storeArgument, !PostgresURL.isPostgresURL(argument) { return URL(fileURLWithPath: argument) }
+        if let argument = storeArgument, !PostgreSQLSupport.isURL(argument) { return URL(fileURLWithPath: argument) }
         return url.appendingPathComponent("ambar.sqlite")
     }
 }
@@ -129,7 +129,7 @@ enum JSONLine {
 func openExistingStack(_ options: DirectoryOptions) throws -> DataStack {
     let model = try existingModel(options)
     if let serverURL = options.serverURL {
-        return try DataStack.open(storeType: .postgres(serverURL), model: .model(model), name: "ambar")
+        return try DataStack.open(storeType: try PostgreSQLSupport.stackType(serverURL), model: .model(model), name: "ambar")
     }
     return try DataStack.open(model: .model(model), storeURL: options.storeFile, name: "ambar")
 }
@@ -139,7 +139,8 @@ func existingModel(_ options: DirectoryOptions) throws -> ManagedObjectModel {
     if options.serverURL == nil, !FileManager.default.fileExists(atPath: options.storeFile.path) {
         throw ValidationError("No store at \(options.storeFile.path). Create it with `sync-agent init --model FILE --directory \(options.url.path)`.")
     }
-    let result = Result { () throws(AmbarError) in try PersistentStoreCoordinator.storedModel(in: options.storeDescription) }
+    let store = try options.storeDescription()
+    let result = Result { () throws(AmbarError) in try PersistentStoreCoordinator.storedModel(in: store) }
     if case .failure(let error) = result, case .storeCannotOpen(_, let reason) = error, options.serverURL != nil {
         throw ValidationError("No store at \(options.storeDisplay): \(reason)")
     }
