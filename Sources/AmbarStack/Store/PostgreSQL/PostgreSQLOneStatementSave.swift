@@ -54,6 +54,10 @@ final class PostgreSQLOneStatementSave: SaveTransaction {
             return try store.ledgerToken(connection.query(ledger.sql, parameters + ledger.parameters + [.text(store.model.versionHash)]).rows.first)
         } catch let error as SQLServerError where error.sqlState == "22012" {
             throw NotOneStatement()
+        } catch let error as SQLServerError where error.connectionLost {
+            // The statement may have committed before the connection was lost: it must never
+            // run again (the pool runs a body again when an idle connection fails at once).
+            throw ServerConnectionPool.map(error, operation: "save", location: store.location)
         }
     }
 
