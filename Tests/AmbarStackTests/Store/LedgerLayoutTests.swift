@@ -97,13 +97,60 @@ final class LedgerLayoutTests: StoreTestCase {
         XCTAssertEqual(try rawRows("SELECT count(*) FROM \"Employee\""), ["40"])
     }
 
+    func testARowInsertedOutsideAmbarNeverTakesAKeyAmbarUsesNext() throws {
+        // Departments have no uniqueness constraint: their inserts are not tried under a
+        // savepoint that would recover from a taken key, so the key itself must be free.
+        func department(_ name: String) throws -> ManagedObjectID {
+            let context = privateContext("departments")
+            return try context.performAndWait {
+                let d = try context.insert(Department.self)
+                d.name = name
+                try context.save()
+                return d.objectID
+            }
+        }
+        let first = try department("A")
+        // Another program inserts a row with the table's next key (SQLite's rowid, or the
+        // sequence that is the column's default on PostgreSQL), past the keys Ambar reserved.
+        try rawExecute(
+            "INSERT INTO \"Department\" (Z_ENT, Z_OPT, \"name\") SELECT id, 1, 'outside' FROM ambar_entities WHERE name = 'Department'")
+        let second = try department("B")
+        let third = try department("C")
+        XCTAssertEqual(Set([first, second, third].compactMap(\.primaryKey)).count, 3)
+        XCTAssertEqual(try rawRows("SELECT count(DISTINCT Z_PK), count(*) FROM \"Department\""), ["4|4"])
+    }
+
+    func testKeysReservedByAFailedSaveAreNotUsedAfterItsRollback() throws {
+        _ = try seed("A", email: "a@x")
+        _ = try seed("B")
+        // A save that fails in the store after taking its keys: a unique value is taken.
+        let context = privateContext("failing")
+        try context.performAndWait {
+            let other = try context.insert(Employee.self)
+            other.name = "fine"
+            let duplicate = try context.insert(Employee.self)
+            duplicate.name = "dup"
+            duplicate.email = "a@x"
+            XCTAssertThrowsError(try context.save())
+            try context.rollback()
+        }
+        _ = try seed("C")
+        if backend == .sqlite {
+            // Every key in use is below what the allocator has handed out.
+            let row = try rawRows("SELECT (SELECT max_pk FROM ambar_primarykeys WHERE root = 'Employee') >= (SELECT max(Z_PK) FROM \"Employee\")")
+            XCTAssertEqual(row, ["1"])
+        }
+        XCTAssertEqual(try rawRows("SELECT count(DISTINCT Z_PK), count(*) FROM \"Employee\""), ["3|3"])
+    }
+
     // MARK: Helpers
 
-    private func seed(_ name: String, on coordinator: PersistentStoreCoordinator? = nil) throws -> ManagedObjectID {
+    private func seed(_ name: String, email: String? = nil, on coordinator: PersistentStoreCoordinator? = nil) throws -> ManagedObjectID {
         let context = privateContext("seed", on: coordinator)
         return try context.performAndWait {
             let e = try context.insert(Employee.self)
             e.name = name
+            e.email = email
             try context.save()
             return e.objectID
         }

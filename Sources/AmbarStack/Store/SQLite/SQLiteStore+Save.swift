@@ -28,8 +28,9 @@ struct SQLiteSaveTransaction: SaveTransaction {
         try Int64.fetchOne(db.cachedStatement(sql: "SELECT token FROM ambar_receipts WHERE key = ?"), arguments: [key])
     }
 
+    /// From the store's reserve, refilled in this transaction when it runs dry.
     func allocate(root: String, count: Int) throws -> [Int64] {
-        let first = try store.allocate(db, root: root, count: count)
+        let first = try store.keyReserve.first(db, root: root, count: count) { n in try store.allocate(db, root: root, count: n) }
         return Array(first..<(first + Int64(count)))
     }
 
@@ -181,6 +182,8 @@ struct SQLiteSaveTransaction: SaveTransaction {
     var optimisticInsertMinimum: Int { 1 }
 
     func execute(_ step: SavepointStep) throws {
+        // Keys reserved inside the savepoint go back with it.
+        if step == .rollBack { store.keyReserve.discard() }
         try db.cachedStatement(sql: step.rawValue).execute()
     }
 

@@ -19,6 +19,8 @@ extension SQLiteStore {
                 }
             }
         } catch {
+            // The failed transaction may have reserved keys that its rollback gave back.
+            keyReserve.discard()
             throw SQLiteValues.wrap(error, operation)
         }
     }

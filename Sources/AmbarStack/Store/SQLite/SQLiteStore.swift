@@ -24,6 +24,8 @@ final class SQLiteStore: PersistentStore {
     /// The store file opened (nil in memory): a write finds whether the file at the path is
     /// still this one.
     let fileIdentity: FileIdentity?
+    /// Primary keys reserved ahead of the saves that use them.
+    let keyReserve = SQLiteKeyReserve()
     static let logger = Logger(label: "ambar.stack.sqlite")
 
     /// The INSERT statement of one entity, built once.
