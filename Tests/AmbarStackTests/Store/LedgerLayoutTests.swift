@@ -87,6 +87,45 @@ final class LedgerLayoutTests: StoreTestCase {
         }
     }
 
+    func testTokensContinuePastAHistoryPurgedToTheHead() throws {
+        for name in ["A", "B", "C"] { _ = try seed(name) }
+        XCTAssertEqual(try coordinator.purgeHistory(through: 3, lease: 0), 3)
+        XCTAssertEqual(try coordinator.historySummary().transactions, 0, "the purged head is not history")
+        XCTAssertEqual(try coordinator.currentHistoryToken(), 3)
+        let d = try seed("D")
+        let history = try coordinator.history(after: 3)
+        XCTAssertEqual(history.map(\.token), [4], "a token is never used twice")
+        XCTAssertEqual(history.first?.inserted, [d])
+        assertThrows({ try coordinator.history(after: 1) }) {
+            if case .historyExpired = $0 { return true }
+            return false
+        }
+    }
+
+    func testAnAutoincrementLedgerPurgedToItsHeadKeepsItsHeadWhenUpgraded() throws {
+        try XCTSkipIf(backend == .postgres, "PostgreSQL takes tokens from ambar_ledger_head, not from the table")
+        for name in ["A", "B", "C"] { _ = try seed(name) }
+        coordinator = nil
+        // As layout 1 left a ledger purged through its head: AUTOINCREMENT's sequence at 3, no rows.
+        try rawExecute(
+            """
+            CREATE TABLE ledger_copy (
+                token INTEGER PRIMARY KEY AUTOINCREMENT, timestamp REAL NOT NULL, author TEXT,
+                pid INTEGER NOT NULL, context_name TEXT, instance INTEGER, changes BLOB);
+            INSERT INTO ledger_copy SELECT * FROM ambar_transactions;
+            DROP TABLE ambar_transactions;
+            ALTER TABLE ledger_copy RENAME TO ambar_transactions;
+            DELETE FROM ambar_transactions;
+            UPDATE ambar_metadata SET value = '3' WHERE key = 'history_purged_through';
+            """)
+        XCTAssertEqual(try rawRows("SELECT seq FROM sqlite_sequence WHERE name = 'ambar_transactions'"), ["3"])
+        coordinator = try PersistentStoreCoordinator(model: model, store: try store())
+        XCTAssertEqual(try coordinator.currentHistoryToken(), 3)
+        _ = try seed("D")
+        XCTAssertEqual(try coordinator.history(after: 3).map(\.token), [4])
+        XCTAssertEqual(try rawRows("SELECT count(*) FROM sqlite_master WHERE sql LIKE '%AUTOINCREMENT%'"), ["0"])
+    }
+
     func testTwoCoordinatorsSavingInTurnNeverShareAKey() throws {
         let other = try PersistentStoreCoordinator(model: model, store: try store())
         var ids: [ManagedObjectID] = []

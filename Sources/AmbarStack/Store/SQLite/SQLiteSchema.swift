@@ -21,7 +21,7 @@ enum SQLiteSchema {
                 CREATE TABLE IF NOT EXISTS ambar_entities (name TEXT PRIMARY KEY NOT NULL, id INTEGER NOT NULL UNIQUE);
                 CREATE TABLE IF NOT EXISTS ambar_primarykeys (root TEXT PRIMARY KEY NOT NULL, max_pk INTEGER NOT NULL);
                 CREATE TABLE IF NOT EXISTS ambar_transactions (
-                    token INTEGER PRIMARY KEY AUTOINCREMENT, timestamp REAL NOT NULL, author TEXT,
+                    token INTEGER PRIMARY KEY, timestamp REAL NOT NULL, author TEXT,
                     pid INTEGER NOT NULL, context_name TEXT, instance INTEGER, changes BLOB);
                 CREATE TABLE IF NOT EXISTS ambar_cursors (consumer TEXT PRIMARY KEY NOT NULL, token INTEGER NOT NULL, last_seen REAL NOT NULL, lease REAL);
                 CREATE TABLE IF NOT EXISTS ambar_receipts (key TEXT PRIMARY KEY NOT NULL, token INTEGER NOT NULL, saved REAL NOT NULL);

@@ -32,9 +32,21 @@ extension SQLiteStore {
         }
     }
 
+    /// Purges the transactions after `purged` through `limit` and records the new purge point;
+    /// returns how many were purged. The newest row always stays (at or below the purge point,
+    /// nobody reads it): tokens are rowids, and the next one must stay past every token used.
+    private static func removeTransactions(_ db: Database, after purged: Int64, through limit: Int64) throws -> Int {
+        let removed =
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM ambar_transactions WHERE token > ? AND token <= ?", arguments: [purged, limit]) ?? 0
+        try db.execute(
+            sql: "DELETE FROM ambar_transactions WHERE token <= ? AND token < (SELECT max(token) FROM ambar_transactions)", arguments: [limit])
+        try db.execute(sql: "UPDATE ambar_metadata SET value = ? WHERE key = 'history_purged_through'", arguments: [String(limit)])
+        return removed
+    }
+
     func currentHistoryToken() throws(AmbarError) -> Int64 {
         try readOneStatement("read history token") { db in
-            try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = 'ambar_transactions'")) ?? 0
+            try SQLiteSchema.ledgerHead(db)
         }
     }
 
@@ -99,8 +111,7 @@ extension SQLiteStore {
             let limit = min(token, oldestLive ?? token)
             let purged = try purgedThrough(db)
             guard limit > purged else { return purged }
-            try db.execute(sql: "DELETE FROM ambar_transactions WHERE token <= ?", arguments: [limit])
-            try db.execute(sql: "UPDATE ambar_metadata SET value = ? WHERE key = 'history_purged_through'", arguments: [String(limit)])
+            _ = try Self.removeTransactions(db, after: purged, through: limit)
             return limit
         }
     }
@@ -125,7 +136,7 @@ extension SQLiteStore {
             // stop purging, or make it early): each purge notes the head it saw and when (a
             // ledger mark, only when the head moved), and removes what was already committed at
             // the newest mark that is older than the history retention.
-            let head = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'ambar_transactions'") ?? 0
+            let head = try SQLiteSchema.ledgerHead(db)
             let lastMarked = try Int64.fetchOne(db, sql: "SELECT head FROM ambar_ledger_marks ORDER BY rowid DESC LIMIT 1")
             let marked = head != (lastMarked ?? 0)
             if marked { try db.execute(sql: "INSERT INTO ambar_ledger_marks (at, head) VALUES (?, ?)", arguments: [time, head]) }
@@ -139,11 +150,7 @@ extension SQLiteStore {
                 limit = min(limit, oldestLive)
             }
             var removed = 0
-            if limit > purged {
-                try db.execute(sql: "DELETE FROM ambar_transactions WHERE token <= ?", arguments: [limit])
-                removed = db.changesCount
-                try db.execute(sql: "UPDATE ambar_metadata SET value = ? WHERE key = 'history_purged_through'", arguments: [String(limit)])
-            }
+            if limit > purged { removed = try Self.removeTransactions(db, after: purged, through: limit) }
             if marked || removed + cursorsRemoved + receiptsRemoved > 0 {
                 // Counted in the same transaction: processes watching the file for writes made
                 // outside Ambar see the count move and know this write was Ambar's. (Not a ledger
@@ -162,10 +169,11 @@ extension SQLiteStore {
 
     func historySummary() throws(AmbarError) -> HistorySummary {
         try read("summarise history") { db in
-            let row = try Row.fetchOne(db, sql: "SELECT min(token) AS oldest, count(*) AS count FROM ambar_transactions")
+            let purged = try purgedThrough(db)
+            let row = try Row.fetchOne(db, sql: "SELECT min(token) AS oldest, count(*) AS count FROM ambar_transactions WHERE token > ?", arguments: [purged])
             return HistorySummary(
-                oldestToken: row?["oldest"], headToken: try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'ambar_transactions'") ?? 0,
-                transactions: row?["count"] ?? 0, purgedThrough: try purgedThrough(db),
+                oldestToken: row?["oldest"], headToken: try SQLiteSchema.ledgerHead(db),
+                transactions: row?["count"] ?? 0, purgedThrough: purged,
                 purges: Int(try String.fetchOne(db, sql: "SELECT value FROM ambar_metadata WHERE key = 'purge_count'") ?? "0") ?? 0)
         }
     }

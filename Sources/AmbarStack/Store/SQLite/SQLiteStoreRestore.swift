@@ -91,7 +91,7 @@ enum SQLiteStoreRestore {
             (oldHead, marker) = try old.writeWithoutTransaction { db -> (Int64, Int64) in
                 try db.execute(sql: "BEGIN IMMEDIATE TRANSACTION")
                 defer { try? db.execute(sql: "ROLLBACK TRANSACTION") }
-                let head = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'ambar_transactions'") ?? 0
+                let head = try SQLiteSchema.ledgerHeadOfAnyLayout(db)
                 let marker = try moveLedger(of: opened, past: head, restoredFrom: backup)
                 opened.close()
                 try removeSidecars(copy)
@@ -117,11 +117,13 @@ enum SQLiteStoreRestore {
     private static func moveLedger(of copy: SQLiteStore, past oldHead: Int64, restoredFrom backup: URL) throws(AmbarError) -> Int64 {
         try copy.write("restore: move the ledger past the replaced store's") { db in
             let boundary = oldHead + 1
-            let head = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'ambar_transactions'")
-            if head == nil {
-                try db.execute(sql: "INSERT INTO sqlite_sequence (name, seq) VALUES ('ambar_transactions', ?)", arguments: [boundary])
-            } else {
-                try db.execute(sql: "UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'ambar_transactions'", arguments: [boundary])
+            // Tokens are rowids: a row at the boundary (at the purge point, so nobody reads it)
+            // makes the next token one past it.
+            if try SQLiteSchema.ledgerHead(db) < boundary {
+                try db.execute(
+                    sql:
+                        "INSERT INTO ambar_transactions (token, timestamp, author, pid, context_name, instance, changes) VALUES (?, ?, NULL, ?, ?, NULL, NULL)",
+                    arguments: [boundary, Date().timeIntervalSince1970, Int64(getpid()), "restore boundary"])
             }
             try db.execute(
                 sql: """
