@@ -35,22 +35,29 @@ struct SaveWork<Transaction: SaveTransaction> {
     /// enough such rows (``SaveTransaction/optimisticInsertMinimum``) and changes or deletes
     /// nothing in their tables (an update or delete could free a value an insert takes, which the
     /// merge policies resolve against the rows as they were before the save), the rows are
-    /// inserted inside a savepoint with the store's unique indexes as the only check. If the store
+    /// inserted inside a savepoint with the store's unique indexes as the only check (no savepoint
+    /// when the save's only write is that one row: a refused INSERT writes nothing). If the store
     /// refuses one, the savepoint is rolled back and the save runs again, looking the holders up
     /// first, so every conflict is resolved by the merge policy exactly as without the attempt.
     static func perform(model: ManagedObjectModel, transaction: Transaction, changes: ChangeSet) throws -> SaveOutcome {
         if mayInsertOptimistically(changes, model.resolved, minimum: transaction.optimisticInsertMinimum) {
             var work = SaveWork(model: model, transaction: transaction, changes: changes, insertsOptimistically: true)
-            try transaction.execute(.begin)
+            // A save whose only write is one row needs no savepoint: a refused INSERT writes
+            // nothing, and nothing was written before it.
+            let onlyOneRow = changes.inserts.count == 1 && changes.updates.isEmpty && changes.deletes.isEmpty
+            let needsSavepoint = !(onlyOneRow && changes.joins.isEmpty && changes.orders.isEmpty)
+            if needsSavepoint { try transaction.execute(.begin) }
             do {
                 try work.run()
-                try transaction.execute(.release)
+                if needsSavepoint { try transaction.execute(.release) }
                 return work.outcome
             } catch is OptimisticInsertRefused {
                 // Only the refusal is undone here, then the save runs again with the holders
                 // looked up first; any other error leaves, and the whole transaction rolls back.
-                try transaction.execute(.rollBack)
-                try transaction.execute(.release)
+                if needsSavepoint {
+                    try transaction.execute(.rollBack)
+                    try transaction.execute(.release)
+                }
             }
         }
         var work = SaveWork(model: model, transaction: transaction, changes: changes)
