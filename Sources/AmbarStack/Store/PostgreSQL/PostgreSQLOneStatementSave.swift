@@ -42,16 +42,12 @@ final class PostgreSQLOneStatementSave: SaveTransaction {
     /// ``NotOneStatement`` when the statement refused (nothing was written).
     func commit() throws -> Int64 {
         guard let entry, !writes.isEmpty else { throw NotOneStatement() }
-        var written = (0..<writes.count).map { "(SELECT count(*) FROM w\($0))" }.joined(separator: " + ")
-        written = "(\(written)) = \(rowCount)"
-        // The ledger takes 8 parameters after the writes'; the model hash is the last.
-        let hashParameter = parameters.count + 9
+        let written = (0..<writes.count).map { "(SELECT count(*) FROM w\($0))" }.joined(separator: " + ")
         let ledger = store.ledgerStatement(
             author: entry.author, contextName: entry.contextName, entry: entry, writes: writes.enumerated().map { "w\($0) AS (\($1) RETURNING 1)" },
-            checks: ["1 / ((\(written)) AND (SELECT value FROM ambar_metadata WHERE key = 'model_hash') = $\(hashParameter)::text)::int"],
-            firstParameter: parameters.count + 1)
+            refusingUnless: "\(written) = \(rowCount)", firstParameter: parameters.count + 1)
         do {
-            return try store.ledgerToken(connection.query(ledger.sql, parameters + ledger.parameters + [.text(store.model.versionHash)]).rows.first)
+            return try store.ledgerToken(connection.query(ledger.sql, parameters + ledger.parameters).rows.first)
         } catch let error as SQLServerError where error.sqlState == "22012" {
             throw NotOneStatement()
         } catch let error as SQLServerError where error.connectionLost {
@@ -72,7 +68,7 @@ final class PostgreSQLOneStatementSave: SaveTransaction {
     func receiptToken(_ key: String) throws -> Int64? { throw NotOneStatement() }
 
     func allocate(root: String, count: Int) throws -> [Int64] {
-        try PostgreSQLSaveTransaction(store: store, connection: connection).allocate(root: root, count: count)
+        try store.reservedKeys(connection, root: root, count: count)
     }
 
     func rows(_ rootLayout: EntityLayout, columns: [String], matching keys: [[StoredScalar]]) throws -> [StoreRow] { throw NotOneStatement() }

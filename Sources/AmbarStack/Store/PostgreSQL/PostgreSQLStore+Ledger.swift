@@ -33,8 +33,12 @@ extension PostgreSQLStore {
     /// The statement that appends a transaction: `writes` (`name AS (statement)` common table
     /// expressions, whose parameters come before the ledger's, which are numbered from
     /// `firstParameter`) run in the same statement. Its one row: the token, the doorbell, the
-    /// store's model hash, then `checks` (expressions evaluated last).
-    func ledgerStatement(author: String?, contextName: String?, entry: LedgerEntry?, writes: [String], checks: [String] = [], firstParameter p: Int)
+    /// store's model hash. With `refusingUnless`, the statement fails (SQLSTATE 22012, a division
+    /// by zero, which undoes all of it) unless that condition holds and the store's model is this
+    /// store's model.
+    func ledgerStatement(
+        author: String?, contextName: String?, entry: LedgerEntry?, writes: [String], refusingUnless condition: String? = nil, firstParameter p: Int
+    )
         -> (sql: String, parameters: [SQLServerValue])
     {
         let notice = StoreChangeNotice(token: 0, instanceID: ProcessInstance.id, processID: getpid(), changes: entry.map(Self.noticeKeys))
@@ -48,10 +52,14 @@ extension PostgreSQLStore {
                     FROM head RETURNING token)
                 """,
             ]
+        let refusal =
+            condition.map {
+                ",\n    1 / ((\($0)) AND (SELECT value FROM ambar_metadata WHERE key = 'model_hash') = $\(p + 8)::text)::int"
+            } ?? ""
         let sql = """
             WITH \(ctes.joined(separator: ",\n"))
             SELECT entry.token, pg_notify($\(p + 6)::text, 'a1 ' || entry.token || $\(p + 7)::text),
-                (SELECT value FROM ambar_metadata WHERE key = 'model_hash')\(checks.map { ",\n    " + $0 }.joined())
+                (SELECT value FROM ambar_metadata WHERE key = 'model_hash')\(refusal)
             FROM entry
             """
         let parameters: [SQLServerValue] = [
@@ -59,7 +67,7 @@ extension PostgreSQLStore {
             contextName.map { .text($0) } ?? .null, .integer(ProcessInstance.storedID),
             entry.map { .blob(LedgerChangeEncoding.encode($0.groups)) } ?? .null, .text(changeChannel), .text(notice.payloadAfterToken),
         ]
-        return (sql, parameters)
+        return (sql, condition == nil ? parameters : parameters + [.text(model.versionHash)])
     }
 
     /// The token from a ledger statement's row; throws when the store's model hash is not this

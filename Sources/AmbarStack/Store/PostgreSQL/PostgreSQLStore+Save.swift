@@ -30,6 +30,15 @@ extension PostgreSQLStore {
         }
     }
 
+    /// `count` keys of `root` from the store's reserve, refilled from the sequence on `connection`
+    /// when it runs dry.
+    func reservedKeys(_ connection: any SQLServerConnection, root: String, count: Int) throws -> [Int64] {
+        try keyReserve.keys(root: root, count: count) { n in
+            try connection.query("SELECT nextval('\(PostgreSQLSchema.sequence(of: root))') FROM generate_series(1, $1)", [.integer(Int64(n))])
+                .rows.compactMap { PostgreSQLValues.integer($0[0]) }
+        }
+    }
+
     /// The parameters one new row of `layout` takes.
     func insertParameterCount(_ layout: EntityLayout) -> Int {
         3 + layout.storedAttributes.count
@@ -102,12 +111,8 @@ struct PostgreSQLSaveTransaction: SaveTransaction {
         try connection.query("SELECT token FROM ambar_receipts WHERE key = $1", [.text(key)]).rows.first.flatMap { PostgreSQLValues.integer($0[0]) }
     }
 
-    /// From the store's reserve, refilled from the sequence when it runs dry.
     func allocate(root: String, count: Int) throws -> [Int64] {
-        try store.keyReserve.keys(root: root, count: count) { n in
-            try connection.query("SELECT nextval('\(PostgreSQLSchema.sequence(of: root))') FROM generate_series(1, $1)", [.integer(Int64(n))])
-                .rows.compactMap { PostgreSQLValues.integer($0[0]) }
-        }
+        try store.reservedKeys(connection, root: root, count: count)
     }
 
     func rows(_ rootLayout: EntityLayout, columns: [String], matching keys: [[StoredScalar]]) throws -> [StoreRow] {
@@ -199,7 +204,7 @@ struct PostgreSQLSaveTransaction: SaveTransaction {
         let rowsPerStatement = max(1, 30_000 / store.insertParameterCount(layout))
         for start in stride(from: 0, to: rows.count, by: rowsPerStatement) {
             let chunk = rows[start..<min(start + rowsPerStatement, rows.count)]
-            guard let insert = store.insertStatement(layout, chunk, firstParameter: 1) else { return }
+            guard let insert = store.insertStatement(layout, chunk, firstParameter: 1) else { throw AmbarError.unknownEntity(layout.name) }
             let written = try connection.query(insert.sql + " RETURNING Z_PK", insert.parameters)
             if written.rows.count < chunk.count {
                 let keys = Set(written.rows.compactMap { PostgreSQLValues.integer($0[0]) })
