@@ -37,7 +37,7 @@ extension ManagedObjectContext {
         for context in contexts { context.mergeChanges(fromContextDidSave: note) }
     }
 
-    private func mergeOnQueue(_ note: DidSaveNotification, prefetched: PrefetchedRows = PrefetchedRows()) -> ObjectsDidChangeNotification {
+    func mergeOnQueue(_ note: DidSaveNotification, prefetched: PrefetchedRows = PrefetchedRows()) -> ObjectsDidChangeNotification {
         // Rows read ahead serve a context without a parent (a child reads through its parent's
         // unsaved state), and not for objects a save merged since their read touched.
         var prefetched = parent == nil ? prefetched : PrefetchedRows()

@@ -258,6 +258,11 @@ extension ManagedObjectContext {
             state.updated.removeValue(forKey: ObjectIdentifier(object))
         }
         apply(outcome, inserted: inserted, updated: updated, deleted: deleted)
+        if !outcome.deletedByRule.isEmpty || !outcome.nullifiedByRule.isEmpty {
+            // Rows the store reached by delete rules that this context had not read (linked by
+            // another save since): its registered objects for them follow, as after a merge.
+            _ = mergeOnQueue(DidSaveNotification(inserted: [], updated: outcome.nullifiedByRule, deleted: outcome.deletedByRule, token: outcome.token))
+        }
         let note = DidSaveNotification(
             context: identifier, contextName: name, author: transactionAuthor,
             coordinator: persistentStoreCoordinator.identifier, parent: nil,

@@ -16,6 +16,12 @@ struct SaveOutcome: Sendable {
     var inserted: Set<ManagedObjectID> = []
     var updated: Set<ManagedObjectID> = []
     var deleted: Set<ManagedObjectID> = []
+    /// Rows the store deleted by a cascade rule that the saving context did not know reached
+    /// them (another save linked them to a deleted object after the context read it).
+    var deletedByRule: Set<ManagedObjectID> = []
+    /// Rows whose inverse to a deleted object the store cleared by a nullify rule, for the same
+    /// reason.
+    var nullifiedByRule: Set<ManagedObjectID> = []
     /// The ledger token of the transaction, when anything was written.
     var token: Int64?
 }

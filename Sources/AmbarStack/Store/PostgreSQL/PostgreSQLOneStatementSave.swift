@@ -91,6 +91,7 @@ final class PostgreSQLOneStatementSave: SaveTransaction {
         rowCount += rows.count
     }
 
+    func joinRows(table: String, ownColumn: String, otherColumn: String, owners: [Int64]) throws -> [JoinPair] { throw NotOneStatement() }
     func setJoinRow(table: String, source: Int64, destination: Int64, present: Bool) throws { throw NotOneStatement() }
     func setOrder(_ mapping: RelationshipMapping, column: String, owner: Int64, destination: Int64, position: Int) throws { throw NotOneStatement() }
 

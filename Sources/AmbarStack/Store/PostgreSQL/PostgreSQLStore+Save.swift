@@ -214,6 +214,15 @@ struct PostgreSQLSaveTransaction: SaveTransaction {
         }
     }
 
+    func joinRows(table: String, ownColumn: String, otherColumn: String, owners: [Int64]) throws -> [JoinPair] {
+        try connection.query(
+            "SELECT \(ownColumn), \(otherColumn) FROM \(quoted(table)) WHERE \(ownColumn) = ANY($1::bigint[])", [.integerArray(owners)]
+        ).rows.compactMap { row in
+            guard let owner = PostgreSQLValues.integer(row[0]), let destination = PostgreSQLValues.integer(row[1]) else { return nil }
+            return JoinPair(owner: owner, destination: destination)
+        }
+    }
+
     func setJoinRow(table: String, source: Int64, destination: Int64, present: Bool) throws {
         if present {
             _ = try connection.query(

@@ -153,6 +153,20 @@ struct SQLiteSaveTransaction: SaveTransaction {
         }
     }
 
+    func joinRows(table: String, ownColumn: String, otherColumn: String, owners: [Int64]) throws -> [JoinPair] {
+        var pairs: [JoinPair] = []
+        for start in stride(from: 0, to: owners.count, by: 500) {
+            let part = Array(owners[start..<min(start + 500, owners.count)])
+            let marks = Array(repeating: "?", count: part.count).joined(separator: ",")
+            for row in try Row.fetchAll(
+                db, sql: "SELECT \(ownColumn), \(otherColumn) FROM \(quoted(table)) WHERE \(ownColumn) IN (\(marks))", arguments: StatementArguments(part))
+            {
+                pairs.append(JoinPair(owner: row[0], destination: row[1]))
+            }
+        }
+        return pairs
+    }
+
     func setJoinRow(table: String, source: Int64, destination: Int64, present: Bool) throws {
         if present {
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO \(quoted(table)) (src, dst) VALUES (?, ?)").execute(arguments: [source, destination])

@@ -36,6 +36,9 @@ protocol SaveTransaction {
     /// Inserts new rows of `layout` at version 1, to-one destinations already resolved. A
     /// uniqueness refusal throws ``ConstraintRefusal`` naming the row.
     func insertRows(_ layout: EntityLayout, _ rows: [NewRow]) throws
+    /// The join rows of `table` whose `ownColumn` (`src` or `dst`) is one of `owners`, oriented
+    /// from the owner's side.
+    func joinRows(table: String, ownColumn: String, otherColumn: String, owners: [Int64]) throws -> [JoinPair]
     /// Adds (ignoring one that exists) or removes a join row.
     func setJoinRow(table: String, source: Int64, destination: Int64, present: Bool) throws
     /// Records a destination's position in an ordered relationship.

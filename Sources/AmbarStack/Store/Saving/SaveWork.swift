@@ -94,6 +94,7 @@ struct SaveWork<Transaction: SaveTransaction> {
         try assignPrimaryKeys()
         if !insertsOptimistically { try resolveUniqueness() }
         for delete in changes.deletes { try apply(delete) }
+        try applyDeleteRulesToRowsNotRead()
         for update in changes.updates { try apply(update) }
         try checkDestinationsExist()
         try applyInserts()
@@ -240,7 +241,6 @@ struct SaveWork<Transaction: SaveTransaction> {
         deletedInThisSave.insert(delete.id)
         outcome.deleted.insert(delete.id)
         ledger.record(delete.id, .delete)
-        try deleteJoinRows(root: layout.rootName, pk: pk)
     }
 
     func deleteJoinRows(root: String, pk: Int64) throws {
