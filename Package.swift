@@ -64,10 +64,14 @@ let package = Package(
                 .product(name: "SwiftDiagnostics", package: "swift-syntax"),
             ]
         ),
+        // The shared-memory doorbell's futex calls and atomics on a mapped file (C: the futex
+        // system call is variadic).
+        .target(name: "CSharedBell"),
         .target(
             name: "SharedStoreIPC",
             dependencies: [
                 "AmbarStack",
+                "CSharedBell",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -49,9 +49,11 @@ public final class Peer {
     }
 
     /// A peer on the store `storeArgument` names: a file's path, or a `postgres://` URL; run
-    /// under `launcher` when given (`ip netns exec HOST`: a process on another test host).
-    public init(_ name: String, directory: TemporaryDirectory, storeArgument: String, launcher: [String] = []) throws {
+    /// under `launcher` when given (`ip netns exec HOST`: a process on another test host), with
+    /// `environment` added to the test's.
+    public init(_ name: String, directory: TemporaryDirectory, storeArgument: String, launcher: [String] = [], environment: [String: String] = [:]) throws {
         self.name = name
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         let arguments = ["peer", directory.url.path, storeArgument]
         if let program = launcher.first {
             process.executableURL = URL(fileURLWithPath: program)

@@ -18,5 +18,11 @@ package struct FileIdentity: Equatable, Sendable, CustomStringConvertible {
         inode = UInt64(info.st_ino)
     }
 
+    /// The identity of an open file, from its `fstat`.
+    package init(device: UInt64, inode: UInt64) {
+        self.device = device
+        self.inode = inode
+    }
+
     package var description: String { "device \(device), inode \(inode)" }
 }

@@ -48,6 +48,9 @@ public final class SharedStoreSync: Sendable {
     private let checks = Locked(0)
     private let clock = ContinuousClock()
     private let ending = SharingFailure()
+    /// The shared-memory bell, when this process could map it.
+    private let bell: Locked<SharedMemoryBell?>
+    private let bellProblemState = Locked<String?>(nil)
 
     /// A dispatch timer, which is thread-safe but not marked `Sendable`.
     private final class TimerBox: @unchecked Sendable {
@@ -79,6 +82,14 @@ public final class SharedStoreSync: Sendable {
             lease: configuration.retention.effectiveProcessLease,
             readsRowsAhead: configuration.readsChangedRowsAhead, events: events, signal: ledgerSignal)
         self.follower = follower
+        let bellPath = SharedMemoryBell.path(in: configuration.directory, storeUUID: uuid)
+        do {
+            self.bell = Locked(try SharedMemoryBell(path: bellPath))
+        } catch {
+            self.bell = Locked(nil)
+            bellProblemState.withLock { $0 = error.description }
+            Self.logger.warning("the shared-memory bell cannot be used; doorbells go through the hub alone: \(error)")
+        }
         let storeIdentifier = coordinator.storeIdentifier
         var storeFile: URL? = nil
         if case .sqlite(let url) = storeDescription { storeFile = url }
@@ -137,6 +148,7 @@ public final class SharedStoreSync: Sendable {
         let socketDirectory = URL(fileURLWithPath: configuration.resolvedSocketPath).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: socketDirectory, withIntermediateDirectories: true)
         follower.start(at: try coordinator.currentHistoryToken())
+        bell.withLock { $0 }?.startWaiting(onRing: ringFromBell)
         // What the main context loaded before now may predate the start: re-read it once (results
         // controllers refetch), so a commit between that load and this start is not missed.
         let mainContext = self.main
@@ -183,6 +195,7 @@ public final class SharedStoreSync: Sendable {
             list.forEach { $0.cancel() }
             list = []
         }
+        bell.withLock { $0 }?.stop()
         await connection.stop()
         queue.sync { follower.stop() }
         events.finishStreams()
@@ -277,6 +290,8 @@ public final class SharedStoreSync: Sendable {
     private func localDidSave(_ note: DidSaveNotification) {
         guard let token = note.token else { return }
         follower.ownTransactionCommitted(token: token)
+        // The bell first, from this (the committing) thread: the others wake and read now.
+        bell.withLock { $0 }?.ring(token: token)
         ledgerSignal.ring()
         let save = Frame.DidSave(notification: note, storeUUID: storeUUID, token: token, processID: getpid())
         do {
@@ -318,6 +333,7 @@ public final class SharedStoreSync: Sendable {
             // Not a verdict on the file: the ledger check below reports what cannot be read.
         }
         if connection.servesHub { maintenance.runDue() }
+        checkBell()
         follower.recordPosition(force: false)
         let now = clock.now
         let due = lastLedgerCheck.withLock { last -> Bool in
@@ -334,4 +350,44 @@ public final class SharedStoreSync: Sendable {
         }
         checks.withLock { $0 += 1 }
     }
+
+    // MARK: - The bell
+
+    /// What the bell's waiting thread does on each ring: a doorbell with only a token.
+    private var ringFromBell: @Sendable (Int64) -> Void {
+        { [follower] token in follower.ring(Doorbell(token: token, instanceID: nil, claim: nil)) }
+    }
+
+    /// Maps the bell again when the file at its path is another one (removed, replaced), or maps
+    /// it for the first time once it can be.
+    private func checkBell() {
+        let current = bell.withLock { $0 }
+        if let current, current.isStillAtPath { return }
+        let path = SharedMemoryBell.path(in: configuration.directory, storeUUID: storeUUID)
+        do {
+            let fresh = try SharedMemoryBell(path: path)
+            current?.stop()
+            bell.withLock { $0 = fresh }
+            bellProblemState.withLock { $0 = nil }
+            fresh.startWaiting(onRing: ringFromBell)
+            // A ring may have gone to the old file meanwhile.
+            follower.follow()
+        } catch {
+            let changed = bellProblemState.withLock { problem -> Bool in
+                defer { problem = error.description }
+                return problem != error.description
+            }
+            if changed { Self.logger.warning("the shared-memory bell cannot be used; doorbells go through the hub alone: \(error)") }
+        }
+    }
+
+    /// How many rings of the shared-memory bell this process has seen (each one made it read the
+    /// ledger, unless it had already merged the token rung). The bell is
+    /// `<directory>/.ambar/bell-<store UUID>`: a committing process wakes the others through it
+    /// directly, before its hub frame is relayed.
+    public var bellRingsReceived: Int { bell.withLock { $0 }?.ringsReceived ?? 0 }
+
+    /// Why this process cannot use the shared-memory bell (its doorbells then go through the hub
+    /// alone), or nil when it can.
+    public var bellProblem: String? { bellProblemState.withLock { $0 } }
 }

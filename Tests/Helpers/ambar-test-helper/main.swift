@@ -106,7 +106,12 @@ func runPeer(directory: URL, store argument: String) throws {
     let syncBox = Locked<SharedStoreSync?>(nil)
     Task {
         do {
-            let sync = try await SharedStoreSync.start(stack: stack, configuration: .sharedDirectory(directory))
+            var configuration = SharingConfiguration.sharedDirectory(directory)
+            // A test that must see which doorbell delivered sets the periodic ledger check apart.
+            if let seconds = ProcessInfo.processInfo.environment["AMBAR_HELPER_LEDGER_CHECK_SECONDS"].flatMap(Int64.init) {
+                configuration.ledgerCheckInterval = .seconds(seconds)
+            }
+            let sync = try await SharedStoreSync.start(stack: stack, configuration: configuration)
             let observation = sync.observeRemoteMerges { event in
                 if event.historyExpired {
                     expiredCount.withLock { $0 += 1 }
@@ -252,7 +257,7 @@ func runPeer(directory: URL, store argument: String) throws {
                 case "status":
                     let sync = syncBox.withLock { $0 }
                     reply(
-                        "status connected=\(sync?.isConnected ?? false) hub=\(sync?.servesHub ?? false) listening=\(sync?.isListeningToServer ?? false) rejected=\(sync?.rejectedMessages ?? -1) merged=\(sync?.mergedThrough ?? -1) expired=\(expiredCount.withLock { $0 }) checks=\(sync?.ledgerChecks ?? 0)"
+                        "status connected=\(sync?.isConnected ?? false) hub=\(sync?.servesHub ?? false) listening=\(sync?.isListeningToServer ?? false) rejected=\(sync?.rejectedMessages ?? -1) merged=\(sync?.mergedThrough ?? -1) expired=\(expiredCount.withLock { $0 }) checks=\(sync?.ledgerChecks ?? 0) bell=\(sync?.bellRingsReceived ?? 0) bellProblem=\(sync?.bellProblem == nil ? "none" : "yes")"
                     )
                 case "bigsaves":
                     let saves = words.count > 1 ? Int(words[1]) ?? 0 : 0

@@ -1,0 +1,139 @@
+import AmbarStack
+import CSharedBell
+import Foundation
+import Logging
+import Synchronization
+
+/// The doorbell without hops: one page of a file in the shared directory, mapped by every process
+/// that shares the store. A process that commits raises the page's token and wakes the others
+/// itself, from the committing thread, with a futex; each receiver's waiting thread wakes and reads
+/// the ledger. No event loop, no hub and no connection thread stand between the two.
+///
+/// It is only a doorbell, like the hub's frames: the token it carries makes a receiver read the
+/// ledger, and nothing else. A forged ring (anyone who can write the file) costs a ledger read that
+/// finds nothing new; a lost one (a process that cannot map the file, a file replaced meanwhile)
+/// is covered by the hub's frames and the periodic ledger check, which stay.
+///
+/// The layout (little-endian, 4096 bytes, the rest zero): the magic `AMBRBELL` (8 bytes), the
+/// layout (`UInt32`, 1), the sequence (`UInt32`, incremented by every ring: the futex word), the
+/// newest token rung (`Int64`, only raised).
+final class SharedMemoryBell: @unchecked Sendable {
+    /// Why the bell cannot be used; sharing then goes on through the hub alone.
+    struct Unavailable: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// The file's size: one page.
+    static let size = 4096
+    /// How long a waiting thread sleeps before it looks whether it was stopped.
+    static let waitSlice: Duration = .milliseconds(500)
+    static let logger = Logger(label: "ambar.sync.bell")
+
+    let path: String
+    /// Whether this process can ring (it mapped the file for writing); a read-only mapping only
+    /// waits.
+    let canRing: Bool
+    private let page: UnsafeMutableRawPointer
+    private let identity: FileIdentity
+    private let stopped = Atomic<Bool>(false)
+    private let waiting = Atomic<Bool>(false)
+    private let received = Atomic<Int>(0)
+
+    /// The bell of the store `storeUUID` in the shared directory `directory`:
+    /// `<directory>/.ambar/bell-<store UUID>`.
+    static func path(in directory: URL, storeUUID: UUID) -> String {
+        directory.appendingPathComponent(".ambar/bell-\(storeUUID.uuidString)").path
+    }
+
+    /// Opens (creating it when missing) and maps the bell at `path`.
+    ///
+    /// - Throws: ``Unavailable`` when the file cannot be created, opened or mapped, or holds
+    ///   something other than a bell.
+    init(path: String) throws(Unavailable) {
+        self.path = path
+        let parent = (path as NSString).deletingLastPathComponent
+        try? FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        var fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o660)
+        var writable = true
+        if fd < 0, errno == EACCES || errno == EROFS {
+            fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+            writable = false
+        }
+        guard fd >= 0 else { throw Unavailable(description: "cannot open \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            throw Unavailable(description: "\(path) is not a regular file")
+        }
+        if info.st_size < Self.size {
+            // A page beyond the end of the file cannot be touched (SIGBUS): grow it first.
+            guard writable, ftruncate(fd, off_t(Self.size)) == 0 else {
+                throw Unavailable(description: "\(path) is shorter than a page and cannot be grown: \(String(cString: strerror(errno)))")
+            }
+        }
+        let protection = writable ? PROT_READ | PROT_WRITE : PROT_READ
+        guard let mapped = mmap(nil, Self.size, protection, MAP_SHARED, fd, 0), mapped != MAP_FAILED else {
+            throw Unavailable(description: "cannot map \(path): \(String(cString: strerror(errno)))")
+        }
+        if writable {
+            guard ambar_bell_claim(mapped) == 1 else {
+                munmap(mapped, Self.size)
+                throw Unavailable(description: "\(path) holds something other than an Ambar bell of layout \(AMBAR_BELL_LAYOUT)")
+            }
+        }
+        self.page = mapped
+        self.canRing = writable
+        self.identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
+    deinit {
+        munmap(page, Self.size)
+    }
+
+    /// Rings: raises the token to `token` and wakes every process waiting on the bell. A failed
+    /// wake is logged; the hub's frame and the ledger checks still reach the others.
+    func ring(token: Int64) {
+        guard canRing else { return }
+        let error = ambar_bell_ring(page, token)
+        if error != 0 {
+            Self.logger.warning("waking the processes on the bell failed: \(String(cString: strerror(error))); the hub's frame reaches them")
+        }
+    }
+
+    /// Starts a thread that waits on the bell and calls `onRing` with the newest token rung, each
+    /// time the sequence moves, until ``stop()``.
+    func startWaiting(onRing: @escaping @Sendable (Int64) -> Void) {
+        guard !waiting.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let slice = Int64(Self.waitSlice.components.seconds) * 1_000_000_000 + Int64(Self.waitSlice.components.attoseconds / 1_000_000_000)
+        let thread = Thread { [self] in
+            var seen = ambar_bell_sequence(page)
+            while !stopped.load(ordering: .acquiring) {
+                let result = ambar_bell_wait(page, seen, slice)
+                if result != 0 && result != ETIMEDOUT && result != EINTR {
+                    Self.logger.error("waiting on the bell failed: \(String(cString: strerror(result))); the hub's frames ring instead")
+                    return
+                }
+                let now = ambar_bell_sequence(page)
+                guard now != seen, !stopped.load(ordering: .acquiring) else { continue }
+                seen = now
+                received.add(1, ordering: .relaxed)
+                onRing(ambar_bell_token(page))
+            }
+        }
+        thread.name = "ambar-bell"
+        thread.start()
+    }
+
+    /// Stops the waiting thread (within ``waitSlice``).
+    func stop() {
+        stopped.store(true, ordering: .releasing)
+    }
+
+    /// How many rings the waiting thread saw.
+    var ringsReceived: Int { received.load(ordering: .relaxed) }
+
+    /// Whether the file at ``path`` is still the one mapped (not removed or replaced since).
+    var isStillAtPath: Bool {
+        FileIdentity(path: path) == identity
+    }
+}

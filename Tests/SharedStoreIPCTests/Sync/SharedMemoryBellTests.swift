@@ -1,0 +1,139 @@
+import AmbarStack
+import AmbarTestSupport
+import Foundation
+import SharedStoreIPC
+import XCTest
+
+/// The shared-memory bell: a committing process wakes the others itself, past the hub. The ledger
+/// stays the truth: a forged ring only makes them read it, and a bell that cannot be used leaves
+/// the hub's frames to ring.
+final class SharedMemoryBellTests: XCTestCase {
+    var directory: TemporaryDirectory!
+    /// The periodic ledger check, set an hour apart: with the hub frozen, only the bell delivers.
+    let quietChecks = ["AMBAR_HELPER_LEDGER_CHECK_SECONDS": "3600"]
+
+    override func setUpWithError() throws {
+        signal(SIGPIPE, SIG_IGN)
+        directory = try TemporaryDirectory()
+        _ = try TestBackend.makeSharedStore(model: try itemModel(), file: directory.store)
+    }
+
+    override func tearDown() { directory = nil }
+
+    private func bellPath() throws -> String {
+        let coordinator = try PersistentStoreCoordinator(model: try itemModel(), store: .sqlite(directory.store))
+        return directory.url.appendingPathComponent(".ambar/bell-\(coordinator.storeIdentifier)").path
+    }
+
+    /// Three processes; the one serving the hub is frozen (SIGSTOP), so no frame is relayed, and
+    /// the periodic ledger check is an hour away: a save still reaches the third process at once,
+    /// through the bell, with no ledger check in between.
+    func testASaveReachesAnotherProcessThroughTheBellWhileTheHubIsFrozen() throws {
+        let hub = try Peer("hub", directory: directory, storeArgument: directory.store.path, environment: quietChecks)
+        XCTAssertTrue(try hub.await("status") { $0.contains("hub=true") }.contains("hub=true"))
+        let writer = try Peer("writer", directory: directory, storeArgument: directory.store.path, environment: quietChecks)
+        let watcher = try Peer("watcher", directory: directory, storeArgument: directory.store.path, environment: quietChecks)
+        defer {
+            kill(hub.process.processIdentifier, SIGCONT)
+            [hub, writer, watcher].forEach { $0.kill() }
+        }
+        for peer in [writer, watcher] {
+            // Connected, and past the first ledger check (at the first tick), the last one for an hour.
+            let status = try peer.await("status") { $0.contains("connected=true") && statusField($0, "checks") >= 1 }
+            XCTAssertTrue(status.contains("bellProblem=none"), "\(peer.name) maps the bell: \(status)")
+            XCTAssertEqual(try peer.send("watch"), "ok 0")
+        }
+        let before = try watcher.send("status")
+        kill(hub.process.processIdentifier, SIGSTOP)
+        XCTAssertTrue(try writer.send("insert u1 1").hasPrefix("ok "))
+        XCTAssertEqual(try watcher.await("digest") { $0 == "digest \"u1\"=1" }, "digest \"u1\"=1")
+        let after = try watcher.send("status")
+        XCTAssertEqual(statusField(after, "checks"), statusField(before, "checks"), "no periodic ledger check delivered it: \(before) → \(after)")
+        XCTAssertGreaterThan(statusField(after, "bell"), statusField(before, "bell"), "the bell rang: \(after)")
+        XCTAssertTrue(after.contains("connected=true"), "the watcher still counts on the (frozen) hub: \(after)")
+    }
+
+    /// Anyone who can write the bell can ring it with any token: the receivers read the ledger,
+    /// find nothing new, merge nothing, and still merge the next real save.
+    func testAForgedRingIsOnlyALedgerRead() throws {
+        let writer = try Peer("writer", directory: directory, storeArgument: directory.store.path)
+        let watcher = try Peer("watcher", directory: directory, storeArgument: directory.store.path)
+        defer { [writer, watcher].forEach { $0.kill() } }
+        XCTAssertTrue(try watcher.await("status") { $0.contains("connected=true") }.contains("bellProblem=none"))
+        XCTAssertEqual(try watcher.send("watch"), "ok 0")
+        // A hostile write: the sequence moved and a token far beyond the ledger's head.
+        let bell = try FileHandle(forUpdating: URL(fileURLWithPath: try bellPath()))
+        defer { try? bell.close() }
+        try bell.seek(toOffset: 12)
+        try bell.write(contentsOf: Data([0x55, 0x55, 0x55, 0x55]))
+        try bell.write(contentsOf: withUnsafeBytes(of: (Int64.max - 1).littleEndian) { Data($0) })
+        try bell.synchronize()
+        XCTAssertGreaterThan(statusField(try watcher.await("status") { statusField($0, "bell") >= 1 }, "bell"), 0, "the forged ring was seen")
+        XCTAssertEqual(try watcher.send("digest").trimmingCharacters(in: .whitespaces), "digest", "nothing was merged")
+        XCTAssertTrue(try writer.send("insert u1 1").hasPrefix("ok "))
+        XCTAssertEqual(try watcher.await("digest") { $0 == "digest \"u1\"=1" }, "digest \"u1\"=1", "the next real save is merged")
+        XCTAssertEqual(try watcher.send("tokens"), "tokens 1", "exactly once, the ledger's token")
+    }
+
+    /// A file at the bell's path that is not a bell: the processes say they cannot use it, and
+    /// share through the hub as before.
+    func testAFileThatIsNotABellLeavesTheHubToRing() throws {
+        let path = try bellPath()
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data(repeating: 0x7A, count: 4096).write(to: URL(fileURLWithPath: path))
+        let writer = try Peer("writer", directory: directory, storeArgument: directory.store.path)
+        let watcher = try Peer("watcher", directory: directory, storeArgument: directory.store.path)
+        defer { [writer, watcher].forEach { $0.kill() } }
+        let status = try watcher.await("status") { $0.contains("connected=true") }
+        XCTAssertTrue(status.contains("bellProblem=yes"), status)
+        XCTAssertEqual(try watcher.send("watch"), "ok 0")
+        XCTAssertTrue(try writer.send("insert u1 1").hasPrefix("ok "))
+        XCTAssertEqual(try watcher.await("digest") { $0 == "digest \"u1\"=1" }, "digest \"u1\"=1")
+        XCTAssertTrue(watcher.log.contains("something other than an Ambar bell"), watcher.log)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), Data(repeating: 0x7A, count: 4096), "the file is left as it was")
+    }
+
+    /// The bell file removed while processes run: each maps the new one at its next check, and a
+    /// save reaches the others through it again (the hub frozen).
+    func testARemovedBellIsMappedAgain() throws {
+        let hub = try Peer("hub", directory: directory, storeArgument: directory.store.path, environment: quietChecks)
+        XCTAssertTrue(try hub.await("status") { $0.contains("hub=true") }.contains("hub=true"))
+        let writer = try Peer("writer", directory: directory, storeArgument: directory.store.path, environment: quietChecks)
+        let watcher = try Peer("watcher", directory: directory, storeArgument: directory.store.path, environment: quietChecks)
+        defer {
+            kill(hub.process.processIdentifier, SIGCONT)
+            [hub, writer, watcher].forEach { $0.kill() }
+        }
+        for peer in [writer, watcher] { _ = try peer.await("status") { $0.contains("connected=true") && statusField($0, "checks") >= 1 } }
+        XCTAssertEqual(try watcher.send("watch"), "ok 0")
+        let path = try bellPath()
+        let old = try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? Int
+        try FileManager.default.removeItem(atPath: path)
+        // The first process to check creates the file again; wait until both have mapped it, which
+        // each shows by seeing a ring through it (a ring is harmless: a ledger read).
+        let deadline = Date().addingTimeInterval(20)
+        while !FileManager.default.fileExists(atPath: path) && Date() < deadline { usleep(20_000) }
+        let new = try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? Int
+        XCTAssertNotEqual(new, old, "a new file")
+        // Each maps it at its next check (a quarter second). Ring it by hand (the sequence moved,
+        // no token: harmless) until both have seen a ring through it.
+        let baseline = (statusField(try writer.send("status"), "bell"), statusField(try watcher.send("status"), "bell"))
+        var both = false
+        while !both && Date() < deadline {
+            if let bell = FileHandle(forUpdatingAtPath: path) {
+                try bell.seek(toOffset: 12)
+                try bell.write(contentsOf: Data([UInt8.random(in: 1...255), 0, 0, 0]))
+                try bell.close()
+            }
+            usleep(200_000)
+            let seenByWriter = statusField(try writer.send("status"), "bell") > baseline.0
+            both = try seenByWriter && statusField(watcher.send("status"), "bell") > baseline.1
+        }
+        XCTAssertTrue(both, "both processes mapped the new bell")
+        let before = try watcher.send("status")
+        kill(hub.process.processIdentifier, SIGSTOP)
+        XCTAssertTrue(try writer.send("insert u1 1").hasPrefix("ok "))
+        XCTAssertEqual(try watcher.await("digest") { $0 == "digest \"u1\"=1" }, "digest \"u1\"=1")
+        XCTAssertEqual(statusField(try watcher.send("status"), "checks"), statusField(before, "checks"), "delivered by the new bell")
+    }
+}
