@@ -65,6 +65,26 @@ package struct PrefetchedRows: Sendable {
 }
 
 extension PersistentStoreCoordinator {
+    /// Reads the ledger after `token` (at most `limit` transactions) and, in the same read
+    /// transaction where the backend can (SQLite: on a connection of its own), the rows of the
+    /// objects `select` names for them, on the caller's thread, for a merge on another queue.
+    ///
+    /// - Throws: ``AmbarError/historyExpired(after:purgedThrough:)`` when those transactions were
+    ///   purged, and the errors of a read.
+    package func ledgerPage(
+        after token: Int64, limit: Int, rowsOf select: ([HistoryTransaction]) -> Set<ManagedObjectID>?
+    ) throws(AmbarError) -> (transactions: [HistoryTransaction], rows: PrefetchedRows) {
+        try checkUsable()
+        var requested = Set<ManagedObjectID>()
+        let page = try store.ledgerPage(after: token, limit: limit) { transactions in
+            guard let ids = select(transactions)?.filter({ !$0.isTemporaryID }), !ids.isEmpty else { return nil }
+            requested = ids
+            return ids
+        }
+        guard let rows = page.rows else { return (page.transactions, PrefetchedRows()) }
+        return (page.transactions, PrefetchedRows(rows: rows, requested: requested, readThrough: page.transactions.last?.token ?? token))
+    }
+
     /// Reads the rows of `ids` now, on the caller's thread, for a merge on another queue.
     ///
     /// - Parameter readThrough: a ledger token every transaction up to which had committed before

@@ -54,6 +54,9 @@ protocol PersistentStore: AnyObject, Sendable {
     /// The transactions after `token`, in order; throws ``AmbarError/historyExpired(after:purgedThrough:)``
     /// when they were purged.
     func history(after token: Int64, limit: Int?) throws(AmbarError) -> [HistoryTransaction]
+    /// The transactions after `token` (at most `limit`) and the rows of the objects `select`
+    /// names for them (nil: none), in one read transaction where the backend can.
+    func ledgerPage(after token: Int64, limit: Int, rowsOf select: ([HistoryTransaction]) -> Set<ManagedObjectID>?) throws(AmbarError) -> LedgerPage
     /// Records a position: a durable consumer's (`lease == nil`), or a sharing process's merge
     /// position that holds history back for `lease` seconds.
     func setHistoryCursor(_ consumer: String, token: Int64, lease: TimeInterval?) throws(AmbarError)
@@ -84,4 +87,9 @@ protocol PersistentStore: AnyObject, Sendable {
 extension PersistentStore {
     func serverStatus() throws(AmbarError) -> StoreServerStatus? { nil }
     func verifyIdentity() throws(AmbarError) {}
+    func ledgerPage(after token: Int64, limit: Int, rowsOf select: ([HistoryTransaction]) -> Set<ManagedObjectID>?) throws(AmbarError) -> LedgerPage {
+        let transactions = try history(after: token, limit: limit)
+        guard let ids = select(transactions) else { return LedgerPage(transactions: transactions, rows: nil) }
+        return LedgerPage(transactions: transactions, rows: try loadRows(Array(ids)))
+    }
 }

@@ -165,8 +165,10 @@ final class LedgerFollower: Sendable {
         while true {
             let cursor = state.withLock { $0.cursor }
             let page: [HistoryTransaction]
+            let rows: PrefetchedRows
             do {
-                page = try coordinator.history(after: cursor, limit: Self.pageSize)
+                // The page and the rows it changed, in one read (SQLite: on a connection of its own).
+                (page, rows) = try coordinator.ledgerPage(after: cursor, limit: Self.pageSize, rowsOf: rowsToReadAhead)
             } catch .historyExpired {
                 historyExpired(after: cursor)
                 return
@@ -175,7 +177,6 @@ final class LedgerFollower: Sendable {
                 return
             }
             if !page.isEmpty { signal?.ring() }
-            let rows = readRowsAhead(page)
             state.withLock { s in
                 s.pagesRead += 1
                 for transaction in page {
@@ -200,26 +201,22 @@ final class LedgerFollower: Sendable {
         }
     }
 
-    /// Reads the rows of the objects that the page's transactions from other processes
-    /// inserted or updated, on this thread, so that their merge on the main queue reads nothing.
-    /// They are read after the page, so they are at least as new as its transactions. A failed
-    /// read is not lost: the merge then reads on the main queue and reports a failure there.
-    private func readRowsAhead(_ page: [HistoryTransaction]) -> PrefetchedRows {
-        guard readsRowsAhead else { return PrefetchedRows() }
+    /// The objects whose rows are read with a page of the ledger: those that the page's
+    /// transactions from other processes inserted or updated, so that their merge on the main
+    /// queue reads nothing. They are read in the page's own read transaction, so they are at
+    /// least as new as its transactions. None when reading ahead is off or the page names more
+    /// than ``maximumRowsReadAhead`` objects: the merge then reads, on the main queue, only the
+    /// rows of the objects it holds.
+    private func rowsToReadAhead(_ page: [HistoryTransaction]) -> Set<ManagedObjectID>? {
+        guard readsRowsAhead else { return nil }
         let cursor = state.withLock { $0.cursor }
         var ids = Set<ManagedObjectID>()
         for transaction in page where transaction.token > cursor && !transaction.isFromThisProcess && !transaction.isEmpty {
             ids.formUnion(transaction.inserted)
             ids.formUnion(transaction.updated)
-            if ids.count > Self.maximumRowsReadAhead { return PrefetchedRows() }
+            if ids.count > Self.maximumRowsReadAhead { return nil }
         }
-        guard !ids.isEmpty else { return PrefetchedRows() }
-        do {
-            return try coordinator.prefetchRows(ids, readThrough: page.last?.token ?? 0)
-        } catch {
-            Self.logger.debug("reading the changed rows ahead failed; the merge reads them on the main queue", metadata: ["error": "\(error)"])
-            return PrefetchedRows()
-        }
+        return ids.isEmpty ? nil : ids
     }
 
     private func check(_ doorbell: Doorbell, against transaction: HistoryTransaction, _ s: inout State) {

@@ -134,31 +134,41 @@ extension SQLiteStore {
     }
 
     func loadRows(_ ids: [ManagedObjectID]) throws(AmbarError) -> [StoreRow] {
+        let oneStatement = ids.count <= 500 && Set(ids.lazy.compactMap { self.model.resolved.entities[$0.entityName]?.rootName }).count == 1
+        return oneStatement ? try readOneStatement("load rows") { db in try rows(db, ids) } : try read("load rows") { db in try rows(db, ids) }
+    }
+
+    /// The stored rows of `ids` (those that still exist), read in the current transaction: one
+    /// statement per root table and 500 keys.
+    func rows(_ db: Database, _ ids: [ManagedObjectID]) throws -> [StoreRow] {
         var byRoot: [String: [Int64]] = [:]
         for id in ids {
             guard let pk = id.primaryKey, let layout = model.resolved.entities[id.entityName] else { continue }
             byRoot[layout.rootName, default: []].append(pk)
         }
-        let oneStatement = byRoot.count == 1 && ids.count <= 500
-        func body(_ db: Database) throws -> [StoreRow] {
-            var rows: [StoreRow] = []
-            for (root, pks) in byRoot {
-                guard let spec = rowSpecs[root] else { continue }
-                for start in stride(from: 0, to: pks.count, by: 500) {
-                    let chunk = StatementShape.padded(Array(pks[start..<min(start + 500, pks.count)]))
-                    let sql =
-                        "SELECT \(spec.selectList("t0")) FROM \(quoted(root)) AS t0 WHERE t0.Z_PK IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))"
-                    let statement = try db.cachedStatement(sql: sql)
-                    statement.setUncheckedArguments(StatementArguments(chunk))
-                    let cursor = try Row.fetchCursor(statement)
-                    while try cursor.next() != nil {
-                        if let row = readRow(statement.sqliteStatement, spec) { rows.append(row) }
+        var rows: [StoreRow] = []
+        for (root, pks) in byRoot {
+            guard let spec = rowSpecs[root] else { continue }
+            for start in stride(from: 0, to: pks.count, by: 500) {
+                let chunk = StatementShape.padded(Array(pks[start..<min(start + 500, pks.count)]))
+                let sql =
+                    "SELECT \(spec.selectList("t0")) FROM \(quoted(root)) AS t0 WHERE t0.Z_PK IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))"
+                let statement = try db.cachedStatement(sql: sql)
+                let sqlite = statement.sqliteStatement
+                sqlite3_reset(sqlite)
+                for (i, pk) in chunk.enumerated() { sqlite3_bind_int64(sqlite, Int32(i + 1), pk) }
+                while true {
+                    let code = sqlite3_step(sqlite)
+                    if code == SQLITE_DONE { break }
+                    guard code == SQLITE_ROW else {
+                        throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
                     }
+                    if let row = readRow(sqlite, spec) { rows.append(row) }
                 }
+                sqlite3_reset(sqlite)
             }
-            return rows
         }
-        return oneStatement ? try readOneStatement("load rows", body) : try read("load rows", body)
+        return rows
     }
 
     func loadToMany(_ owner: ManagedObjectID, _ relationship: ResolvedRelationship) throws(AmbarError) -> [ManagedObjectID] {

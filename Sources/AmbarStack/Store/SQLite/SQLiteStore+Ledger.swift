@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// The change ledger in SQLite: `ambar_transactions` (one row per committed save, its changes in
 /// one value, ``LedgerChangeEncoding``) and `ambar_cursors` (durable consumers' and sharing
@@ -51,32 +52,85 @@ extension SQLiteStore {
     }
 
     private func purgedThrough(_ db: Database) throws -> Int64 {
-        Int64(try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM ambar_metadata WHERE key = 'history_purged_through'")) ?? "0") ?? 0
+        let statement = try db.cachedStatement(sql: "SELECT value FROM ambar_metadata WHERE key = 'history_purged_through'")
+        sqlite3_reset(statement.sqliteStatement)
+        defer { sqlite3_reset(statement.sqliteStatement) }
+        let code = sqlite3_step(statement.sqliteStatement)
+        if code == SQLITE_DONE { return 0 }
+        guard code == SQLITE_ROW else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        }
+        return Self.text(statement.sqliteStatement, 0).flatMap { Int64($0) } ?? 0
     }
 
     func history(after token: Int64, limit: Int?) throws(AmbarError) -> [HistoryTransaction] {
         let result: Result<[HistoryTransaction], AmbarError> = try read("read history") { db in
-            let purged = try purgedThrough(db)
-            if token < purged { return .failure(.historyExpired(after: token, purgedThrough: purged)) }
-            let rows = try Row.fetchAll(
-                db.cachedStatement(
-                    sql: """
-                        SELECT token, timestamp, author, pid, context_name, instance, changes FROM ambar_transactions
-                        WHERE token > ? ORDER BY token LIMIT ?
-                        """), arguments: [token, limit ?? -1])
-            return .success(
-                try rows.map { row in
-                    let t: Int64 = row["token"]
-                    var gathered = LedgerChanges(store: identifier)
-                    if let changes: Data = row["changes"] { try gathered.add(encoded: changes, location: location) }
-                    return HistoryTransaction(
-                        token: t, timestamp: Date(timeIntervalSince1970: row["timestamp"]), author: row["author"],
-                        processID: Int32(truncatingIfNeeded: row["pid"] as Int64),
-                        instanceID: (row["instance"] as Int64?).map { UInt64(bitPattern: $0) }, contextName: row["context_name"],
-                        inserted: gathered.inserted, updated: gathered.updated, deleted: gathered.deleted, updatedProperties: gathered.updatedProperties)
-                })
+            try transactions(db, after: token, limit: limit)
         }
         return try result.get()
+    }
+
+    /// The ledger page after `token` and the rows `select` names for it, in one read transaction
+    /// on the ledger reader's own connection (for a store in memory, which no other process
+    /// follows, through the pool).
+    func ledgerPage(after token: Int64, limit: Int, rowsOf select: ([HistoryTransaction]) -> Set<ManagedObjectID>?) throws(AmbarError) -> LedgerPage {
+        guard let ledgerReader else {
+            let transactions = try history(after: token, limit: limit)
+            guard let ids = select(transactions) else { return LedgerPage(transactions: transactions, rows: nil) }
+        return LedgerPage(transactions: transactions, rows: try loadRows(Array(ids)))
+        }
+        let result: Result<LedgerPage, AmbarError>
+        do {
+            result = try ledgerReader.read { db in
+                switch try transactions(db, after: token, limit: limit) {
+                case .failure(let error): return .failure(error)
+                case .success(let page):
+                    return .success(LedgerPage(transactions: page, rows: try select(page).map { try rows(db, Array($0)) }))
+                }
+            }
+        } catch {
+            throw SQLiteValues.wrap(error, "read the ledger")
+        }
+        return try result.get()
+    }
+
+    /// The transactions after `token` (at most `limit`), read in the current transaction, or
+    /// ``AmbarError/historyExpired(after:purgedThrough:)`` when they were purged. Columns are read
+    /// by position, straight from the statement.
+    private func transactions(_ db: Database, after token: Int64, limit: Int?) throws -> Result<[HistoryTransaction], AmbarError> {
+        let purged = try purgedThrough(db)
+        if token < purged { return .failure(.historyExpired(after: token, purgedThrough: purged)) }
+        let statement = try db.cachedStatement(
+            sql: "SELECT token, timestamp, author, pid, context_name, instance, changes FROM ambar_transactions WHERE token > ? ORDER BY token LIMIT ?")
+        let sqlite = statement.sqliteStatement
+        sqlite3_reset(sqlite)
+        sqlite3_bind_int64(sqlite, 1, token)
+        sqlite3_bind_int64(sqlite, 2, Int64(limit ?? -1))
+        var page: [HistoryTransaction] = []
+        while true {
+            let code = sqlite3_step(sqlite)
+            if code == SQLITE_DONE { break }
+            guard code == SQLITE_ROW else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection))) }
+            var gathered = LedgerChanges(store: identifier)
+            if sqlite3_column_type(sqlite, 6) != SQLITE_NULL, let bytes = sqlite3_column_blob(sqlite, 6) {
+                try gathered.add(encoded: Data(bytes: bytes, count: Int(sqlite3_column_bytes(sqlite, 6))), location: location)
+            }
+            page.append(
+                HistoryTransaction(
+                    token: sqlite3_column_int64(sqlite, 0), timestamp: Date(timeIntervalSince1970: sqlite3_column_double(sqlite, 1)),
+                    author: Self.text(sqlite, 2), processID: Int32(truncatingIfNeeded: sqlite3_column_int64(sqlite, 3)),
+                    instanceID: sqlite3_column_type(sqlite, 5) == SQLITE_NULL ? nil : UInt64(bitPattern: sqlite3_column_int64(sqlite, 5)),
+                    contextName: Self.text(sqlite, 4),
+                    inserted: gathered.inserted, updated: gathered.updated, deleted: gathered.deleted, updatedProperties: gathered.updatedProperties))
+        }
+        sqlite3_reset(sqlite)
+        return .success(page)
+    }
+
+    /// A text column, or nil when NULL.
+    private static func text(_ statement: SQLiteStatement, _ column: Int32) -> String? {
+        guard sqlite3_column_type(statement, column) != SQLITE_NULL, let text = sqlite3_column_text(statement, column) else { return nil }
+        return String(cString: text)
     }
 
     func setHistoryCursor(_ consumer: String, token: Int64, lease: TimeInterval?) throws(AmbarError) {

@@ -26,6 +26,8 @@ final class SQLiteStore: PersistentStore {
     let fileIdentity: FileIdentity?
     /// Primary keys reserved ahead of the saves that use them.
     let keyReserve = SQLiteKeyReserve()
+    /// The connection of its own that ledger followers read on; nil for a store in memory.
+    let ledgerReader: SQLiteLedgerReader?
     static let logger = Logger(label: "ambar.stack.sqlite")
 
     /// The INSERT statement of one entity, built once.
@@ -43,6 +45,7 @@ final class SQLiteStore: PersistentStore {
         self.model = model
         self.identifier = uuid
         self.fileIdentity = FileIdentity(path: location)
+        self.ledgerReader = (writer as? DatabasePool).map { SQLiteLedgerReader(path: $0.path, busyTimeout: 10) }
         self.entityIDs = entityIDs
         var names: [Int64: String] = [:]
         for (name, id) in entityIDs { names[id] = name }
@@ -74,6 +77,7 @@ final class SQLiteStore: PersistentStore {
     }
 
     func close() {
+        ledgerReader?.close()
         do {
             if let pool = writer as? DatabasePool { try pool.close() }
             if let queue = writer as? DatabaseQueue { try queue.close() }
