@@ -48,18 +48,35 @@ enum LedgerChangeEncoding {
     /// only) and primary keys. Throws ``AmbarError/storeDamaged(path:reason:)`` for a value this
     /// layout cannot read (written outside Ambar, or by a newer Ambar).
     static func decode(_ data: Data, location: String, _ body: (String, LedgerEntry.Kind, [String], [Int64]) throws(AmbarError) -> Void) throws(AmbarError) {
+        let parsed = data.withUnsafeBytes { raw in Result { () throws(LedgerDecodingFailure) in try parse(raw) } }
+        try deliver(parsed, location: location, body)
+    }
+
+    /// ``decode(_:location:_:)`` straight from bytes the caller holds (a column of a statement),
+    /// without copying them first.
+    static func decode(
+        bytes: UnsafeRawBufferPointer, location: String, _ body: (String, LedgerEntry.Kind, [String], [Int64]) throws(AmbarError) -> Void
+    ) throws(AmbarError) {
+        try deliver(Result { () throws(LedgerDecodingFailure) in try parse(bytes) }, location: location, body)
+    }
+
+    private static func deliver(
+        _ parsed: Result<[(entity: String, kind: LedgerEntry.Kind, properties: [String], keys: [Int64])], LedgerDecodingFailure>, location: String,
+        _ body: (String, LedgerEntry.Kind, [String], [Int64]) throws(AmbarError) -> Void
+    ) throws(AmbarError) {
         let groups: [(entity: String, kind: LedgerEntry.Kind, properties: [String], keys: [Int64])]
-        do throws(LedgerDecodingFailure) {
-            groups = try parse(data)
-        } catch {
-            throw .storeDamaged(path: location, reason: "a ledger transaction's changes cannot be read: \(error.reason)")
+        switch parsed {
+        case .success(let parsedGroups): groups = parsedGroups
+        case .failure(let error): throw .storeDamaged(path: location, reason: "a ledger transaction's changes cannot be read: \(error.reason)")
         }
         for group in groups { try body(group.entity, group.kind, group.properties, group.keys) }
     }
 
-    /// The groups of `data`, in order.
-    private static func parse(_ data: Data) throws(LedgerDecodingFailure) -> [(entity: String, kind: LedgerEntry.Kind, properties: [String], keys: [Int64])] {
-        var reader = Reader(bytes: [UInt8](data))
+    /// The groups of `bytes`, in order.
+    private static func parse(_ bytes: UnsafeRawBufferPointer) throws(LedgerDecodingFailure) -> [(
+        entity: String, kind: LedgerEntry.Kind, properties: [String], keys: [Int64]
+    )] {
+        var reader = Reader(bytes: bytes)
         var groups: [(entity: String, kind: LedgerEntry.Kind, properties: [String], keys: [Int64])] = []
         guard let first = reader.byte() else { return [] }
         guard first == version else {
@@ -130,7 +147,7 @@ enum LedgerChangeEncoding {
 
     /// Reads the layout's bytes in order.
     private struct Reader {
-        let bytes: [UInt8]
+        let bytes: UnsafeRawBufferPointer
         var offset = 0
 
         var isAtEnd: Bool { offset >= bytes.count }
@@ -159,7 +176,7 @@ enum LedgerChangeEncoding {
             guard length <= UInt64(remaining) else { throw LedgerDecodingFailure("it ends inside a name") }
             let end = offset + Int(length)
             defer { offset = end }
-            return String(decoding: bytes[offset..<end], as: UTF8.self)
+            return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[offset..<end]), as: UTF8.self)
         }
     }
 }

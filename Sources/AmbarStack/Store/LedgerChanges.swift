@@ -16,16 +16,23 @@ struct LedgerChanges {
     /// Adds the changes of one ledger transaction, as ``LedgerChangeEncoding`` wrote them;
     /// `location` names the store in the error when they cannot be read.
     mutating func add(encoded data: Data, location: String) throws(AmbarError) {
-        try LedgerChangeEncoding.decode(data, location: location) { entity, kind, names, keys in
-            for pk in keys {
-                let id = ManagedObjectID(entityName: entity, storeIdentifier: store, primaryKey: pk)
-                switch kind {
-                case .insert: inserted.insert(id)
-                case .update:
-                    updated.insert(id)
-                    updatedProperties[id] = names
-                case .delete: deleted.insert(id)
-                }
+        try LedgerChangeEncoding.decode(data, location: location) { entity, kind, names, keys in add(entity, kind, names, keys) }
+    }
+
+    /// ``add(encoded:location:)`` from bytes the caller holds (a statement's column).
+    mutating func add(encodedBytes bytes: UnsafeRawBufferPointer, location: String) throws(AmbarError) {
+        try LedgerChangeEncoding.decode(bytes: bytes, location: location) { entity, kind, names, keys in add(entity, kind, names, keys) }
+    }
+
+    private mutating func add(_ entity: String, _ kind: LedgerEntry.Kind, _ names: [String], _ keys: [Int64]) {
+        for pk in keys {
+            let id = ManagedObjectID(entityName: entity, storeIdentifier: store, primaryKey: pk)
+            switch kind {
+            case .insert: inserted.insert(id)
+            case .update:
+                updated.insert(id)
+                updatedProperties[id] = names
+            case .delete: deleted.insert(id)
             }
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// Creates and checks the tables of an Ambar SQLite store.
 ///
@@ -146,8 +147,17 @@ enum SQLiteSchema {
     /// Throws ``AmbarError/storeMigrated(storeHash:modelHash:)`` when another process migrated the
     /// store since this one opened it: its writes would not fit the tables any more.
     static func checkModelIsCurrent(_ db: Database, model: ManagedObjectModel) throws {
-        let hash = try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM ambar_metadata WHERE key = 'model_hash'"))
-        if let hash, hash != model.versionHash {
+        // Read straight from the statement: this runs in every save.
+        let handle = try db.cachedStatement(sql: "SELECT value FROM ambar_metadata WHERE key = 'model_hash'").sqliteStatement
+        sqlite3_reset(handle)
+        defer { sqlite3_reset(handle) }
+        let code = sqlite3_step(handle)
+        guard code == SQLITE_ROW || code == SQLITE_DONE else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        }
+        guard code == SQLITE_ROW, sqlite3_column_type(handle, 0) != SQLITE_NULL, let text = sqlite3_column_text(handle, 0) else { return }
+        let hash = String(cString: text)
+        if hash != model.versionHash {
             throw AmbarError.storeMigrated(storeHash: hash, modelHash: model.versionHash)
         }
     }

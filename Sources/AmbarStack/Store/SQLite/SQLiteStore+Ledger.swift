@@ -9,12 +9,21 @@ extension SQLiteStore {
     /// Writes `entry` inside the current transaction and returns its token.
     func writeLedger(_ db: Database, _ entry: LedgerEntry) throws -> Int64? {
         guard !entry.isEmpty else { return nil }
-        try db.cachedStatement(sql: "INSERT INTO ambar_transactions (timestamp, author, pid, context_name, instance, changes) VALUES (?, ?, ?, ?, ?, ?)")
-            .execute(
-                arguments: [
-                    Date().timeIntervalSince1970, entry.author, Int64(getpid()), entry.contextName, ProcessInstance.storedID,
-                    LedgerChangeEncoding.encode(entry.groups),
-                ])
+        // Bound straight into SQLite: this runs in every save.
+        let handle = try db.cachedStatement(
+            sql: "INSERT INTO ambar_transactions (timestamp, author, pid, context_name, instance, changes) VALUES (?, ?, ?, ?, ?, ?)"
+        ).sqliteStatement
+        defer { sqlite3_clear_bindings(handle) }
+        sqlite3_reset(handle)
+        sqlite3_bind_double(handle, 1, Date().timeIntervalSince1970)
+        SQLiteValues.bind(entry.author.map { .string($0) } ?? .null, to: handle, at: 2)
+        sqlite3_bind_int64(handle, 3, Int64(getpid()))
+        SQLiteValues.bind(entry.contextName.map { .string($0) } ?? .null, to: handle, at: 4)
+        sqlite3_bind_int64(handle, 5, ProcessInstance.storedID)
+        SQLiteValues.bind(.data(LedgerChangeEncoding.encode(entry.groups)), to: handle, at: 6)
+        guard try SQLiteValues.stepInsert(handle, db) else {
+            throw DatabaseError(resultCode: .SQLITE_CONSTRAINT, message: "the ledger refused a transaction row")
+        }
         return db.lastInsertedRowID
     }
 
@@ -113,7 +122,7 @@ extension SQLiteStore {
             guard code == SQLITE_ROW else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection))) }
             var gathered = LedgerChanges(store: identifier)
             if sqlite3_column_type(sqlite, 6) != SQLITE_NULL, let bytes = sqlite3_column_blob(sqlite, 6) {
-                try gathered.add(encoded: Data(bytes: bytes, count: Int(sqlite3_column_bytes(sqlite, 6))), location: location)
+                try gathered.add(encodedBytes: UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(sqlite, 6))), location: location)
             }
             page.append(
                 HistoryTransaction(

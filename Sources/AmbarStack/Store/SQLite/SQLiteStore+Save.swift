@@ -101,23 +101,22 @@ struct SQLiteSaveTransaction: SaveTransaction {
         -> Bool
     {
         var sql = "UPDATE \(quoted(root)) SET Z_OPT = ?"
-        var arguments: [DatabaseValue] = [version.databaseValue]
-        for (column, value) in assignments {
-            sql += ", \(quoted(column)) = ?"
-            arguments.append(SQLiteValues.databaseValue(value))
+        for (column, _) in assignments { sql += ", \(quoted(column)) = ?" }
+        sql += expectedVersion == nil ? " WHERE Z_PK = ?" : " WHERE Z_PK = ? AND Z_OPT = ?"
+        // Bound straight into SQLite, as inserts are.
+        let handle = try db.cachedStatement(sql: sql).sqliteStatement
+        defer { sqlite3_clear_bindings(handle) }
+        sqlite3_reset(handle)
+        sqlite3_bind_int64(handle, 1, version)
+        var index: Int32 = 2
+        for (_, value) in assignments {
+            SQLiteValues.bind(value, to: handle, at: index)
+            index += 1
         }
-        sql += " WHERE Z_PK = ?"
-        arguments.append(primaryKey.databaseValue)
-        if let expectedVersion {
-            sql += " AND Z_OPT = ?"
-            arguments.append(expectedVersion.databaseValue)
-        }
-        do {
-            try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments))
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-            throw ConstraintRefusal()
-        }
-        return db.changesCount > 0
+        sqlite3_bind_int64(handle, index, primaryKey)
+        if let expectedVersion { sqlite3_bind_int64(handle, index + 1, expectedVersion) }
+        guard try SQLiteValues.stepInsert(handle, db) else { throw ConstraintRefusal() }
+        return sqlite3_changes(db.sqliteConnection) > 0
     }
 
     func insertRows(_ layout: EntityLayout, _ rows: [NewRow]) throws {

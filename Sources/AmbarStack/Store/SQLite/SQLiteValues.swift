@@ -15,14 +15,25 @@ enum SQLiteValues {
         }
     }
 
-    /// Runs a bound INSERT once and resets it. Returns false when a constraint refused the row
-    /// (the caller says which); any other failure throws SQLite's error.
+    /// Runs a bound INSERT (or UPDATE) once and resets it. Returns false when a constraint
+    /// refused the row (the caller says which); any other failure throws SQLite's error.
     static func stepInsert(_ statement: SQLiteStatement, _ db: Database) throws -> Bool {
         let code = sqlite3_step(statement)
         sqlite3_reset(statement)
         if code == SQLITE_DONE { return true }
         if code & 0xFF == SQLITE_CONSTRAINT { return false }
         throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+    }
+
+    /// Binds a stored value to parameter `index` of `statement`.
+    static func bind(_ scalar: StoredScalar, to statement: SQLiteStatement, at index: Int32) {
+        switch scalar {
+        case .null: sqlite3_bind_null(statement, index)
+        case .integer(let v): sqlite3_bind_int64(statement, index, v)
+        case .real(let d): sqlite3_bind_double(statement, index, d)
+        case .text(let s): bind(.string(s), to: statement, at: index)
+        case .blob(let d): bind(.data(d), to: statement, at: index)
+        }
     }
 
     /// Binds `value` to parameter `index` of `statement` (text and blobs are copied by SQLite).
