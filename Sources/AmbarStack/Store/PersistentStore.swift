@@ -88,6 +88,13 @@ extension PersistentStore {
     func serverStatus() throws(AmbarError) -> StoreServerStatus? { nil }
     func verifyIdentity() throws(AmbarError) {}
     func ledgerPage(after token: Int64, limit: Int, rowsOf select: ([HistoryTransaction]) -> Set<ManagedObjectID>?) throws(AmbarError) -> LedgerPage {
+        try ledgerPageInTwoReads(after: token, limit: limit, rowsOf: select)
+    }
+
+    /// ``ledgerPage(after:limit:rowsOf:)`` as two reads: the page, then the rows.
+    func ledgerPageInTwoReads(
+        after token: Int64, limit: Int, rowsOf select: ([HistoryTransaction]) -> Set<ManagedObjectID>?
+    ) throws(AmbarError) -> LedgerPage {
         let transactions = try history(after: token, limit: limit)
         guard let ids = select(transactions) else { return LedgerPage(transactions: transactions, rows: nil) }
         return LedgerPage(transactions: transactions, rows: try loadRows(Array(ids)))

@@ -83,11 +83,7 @@ extension SQLiteStore {
     /// on the ledger reader's own connection (for a store in memory, which no other process
     /// follows, through the pool).
     func ledgerPage(after token: Int64, limit: Int, rowsOf select: ([HistoryTransaction]) -> Set<ManagedObjectID>?) throws(AmbarError) -> LedgerPage {
-        guard let ledgerReader else {
-            let transactions = try history(after: token, limit: limit)
-            guard let ids = select(transactions) else { return LedgerPage(transactions: transactions, rows: nil) }
-        return LedgerPage(transactions: transactions, rows: try loadRows(Array(ids)))
-        }
+        guard let ledgerReader else { return try ledgerPageInTwoReads(after: token, limit: limit, rowsOf: select) }
         let result: Result<LedgerPage, AmbarError>
         do {
             result = try ledgerReader.read { db in
@@ -119,7 +115,9 @@ extension SQLiteStore {
         while true {
             let code = sqlite3_step(sqlite)
             if code == SQLITE_DONE { break }
-            guard code == SQLITE_ROW else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection))) }
+            guard code == SQLITE_ROW else {
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+            }
             var gathered = LedgerChanges(store: identifier)
             if sqlite3_column_type(sqlite, 6) != SQLITE_NULL, let bytes = sqlite3_column_blob(sqlite, 6) {
                 try gathered.add(encodedBytes: UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(sqlite, 6))), location: location)

@@ -126,7 +126,9 @@ extension SaveWork {
             let i = layout.relationshipIndex[inverse]
         else { return }
         let version = row.version + 1
-        guard try db.updateRow(root: layout.rootName, primaryKey: pk, version: version, assignments: toOneColumns(layout.relationships[i], nil), expectedVersion: nil)
+        guard
+            try db.updateRow(
+                root: layout.rootName, primaryKey: pk, version: version, assignments: toOneColumns(layout.relationships[i], nil), expectedVersion: nil)
         else { return }
         outcome.updated.insert(row.id)
         outcome.nullifiedByRule.insert(row.id)
