@@ -53,7 +53,14 @@ final class SharedMemoryBell: @unchecked Sendable {
         self.path = path
         let parent = (path as NSString).deletingLastPathComponent
         try? FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
-        var fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o660)
+        // The process that creates the file makes it writable by the store's group, whatever its
+        // umask (as the hub's socket is): every process of the store rings it.
+        var fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o660)
+        if fd >= 0 {
+            _ = fchmod(fd, 0o660)
+        } else if errno == EEXIST {
+            fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+        }
         var writable = true
         if fd < 0, errno == EACCES || errno == EROFS {
             fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)

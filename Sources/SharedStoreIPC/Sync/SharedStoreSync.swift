@@ -84,7 +84,12 @@ public final class SharedStoreSync: Sendable {
         self.follower = follower
         let bellPath = SharedMemoryBell.path(in: configuration.directory, storeUUID: uuid)
         do {
-            self.bell = Locked(try SharedMemoryBell(path: bellPath))
+            let bell = try SharedMemoryBell(path: bellPath)
+            self.bell = Locked(bell)
+            if !bell.canRing {
+                bellProblemState.withLock { $0 = Self.readOnlyBell(bellPath) }
+                Self.logger.warning("\(Self.readOnlyBell(bellPath))")
+            }
         } catch {
             self.bell = Locked(nil)
             bellProblemState.withLock { $0 = error.description }
@@ -368,7 +373,7 @@ public final class SharedStoreSync: Sendable {
             let fresh = try SharedMemoryBell(path: path)
             current?.stop()
             bell.withLock { $0 = fresh }
-            bellProblemState.withLock { $0 = nil }
+            bellProblemState.withLock { $0 = fresh.canRing ? nil : Self.readOnlyBell(path) }
             fresh.startWaiting(onRing: ringFromBell)
             // A ring may have gone to the old file meanwhile.
             follower.follow()
@@ -381,13 +386,19 @@ public final class SharedStoreSync: Sendable {
         }
     }
 
+    /// What ``bellProblem`` says when the bell could only be opened for reading.
+    private static func readOnlyBell(_ path: String) -> String {
+        "the shared-memory bell \(path) could only be opened for reading: this process is woken by the others' commits, and its own reach them through the hub"
+    }
+
     /// How many rings of the shared-memory bell this process has seen (each one made it read the
     /// ledger, unless it had already merged the token rung). The bell is
     /// `<directory>/.ambar/bell-<store UUID>`: a committing process wakes the others through it
     /// directly, before its hub frame is relayed.
     public var bellRingsReceived: Int { bell.withLock { $0 }?.ringsReceived ?? 0 }
 
-    /// Why this process cannot use the shared-memory bell (its doorbells then go through the hub
-    /// alone), or nil when it can.
+    /// Why this process cannot use the shared-memory bell fully (its doorbells then go through the
+    /// hub: all of them, or, when it could only open the bell for reading, those of its own
+    /// commits), or nil when it can.
     public var bellProblem: String? { bellProblemState.withLock { $0 } }
 }
