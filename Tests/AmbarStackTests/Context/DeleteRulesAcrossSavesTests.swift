@@ -182,4 +182,22 @@ final class DeleteRulesAcrossSavesTests: StoreTestCase {
             XCTAssertEqual(try reader.existingObject(with: pinID).object(forKey: "folder")?.value(forKey: "name"), .string("Archive"))
         }
     }
+
+    func testARowTheSaveAlsoChangesStillGetsTheRule() throws {
+        let folderID = try folderReadByTheDeleter()
+        let pinID = try link("Pin", to: folderID, through: "folder")
+        try deleter.performAndWait { () throws(AmbarError) in
+            // The deleter changes the pin's label, not its folder, and deletes the folder it read
+            // without the pin: the pin's folder is still cleared, and its label is written.
+            try deleter.existingObject(with: pinID).setValue("changed", forKey: "label")
+            try deleter.delete(try deleter.existingObject(with: folderID))
+            try deleter.save()
+        }
+        let reader = privateContext("reader", on: otherCoordinator)
+        try reader.performAndWait { () throws(AmbarError) in
+            let pin = try reader.existingObject(with: pinID)
+            XCTAssertNil(try pin.object(forKey: "folder"), "no pin points at the deleted folder")
+            XCTAssertEqual(try pin.value(forKey: "label"), .string("changed"))
+        }
+    }
 }

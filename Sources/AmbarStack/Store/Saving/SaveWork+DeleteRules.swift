@@ -9,7 +9,7 @@ extension SaveWork {
     /// being deleted): without this step the new row would survive, pointing at a deleted object.
     /// Inside the save's write transaction the store's rows are the truth, so here each deleted
     /// object's destinations are read again and the rule applies to the ones this save does not
-    /// already delete or change:
+    /// already delete or move elsewhere (an update that sets the inverse):
     /// - `cascade` deletes them too (and applies their own rules in turn);
     /// - `nullify` clears their inverse (a foreign key; a join row goes with the deleted row);
     /// - `deny` refuses the save with ``AmbarError/validation(object:property:reason:)``;
@@ -19,8 +19,9 @@ extension SaveWork {
     /// large delete does not cost a query per object.
     mutating func applyDeleteRulesToRowsNotRead() throws {
         guard !deletedInThisSave.isEmpty else { return }
-        var handled = Set(changes.updates.map(\.id))
-        for delete in changes.deletes { handled.insert(delete.id) }
+        var handled = Set(changes.deletes.map(\.id))
+        var updates: [ManagedObjectID: UpdateChange] = [:]
+        for update in changes.updates { updates[update.id] = update }
         var pending = Array(deletedInThisSave)
         while !pending.isEmpty {
             var byEntity: [String: [Int64]] = [:]
@@ -33,7 +34,7 @@ extension SaveWork {
                 for relationship in layout.relationships where relationship.isToMany {
                     let rule = relationship.description.deleteRule
                     guard rule != .noAction else { continue }
-                    let found = try destinationsNotRead(of: relationship, in: layout, owners: keys.sorted(), handled: handled)
+                    let found = try destinationsNotRead(of: relationship, owners: keys.sorted(), handled: handled, updates: updates)
                     for (owner, row) in found {
                         handled.insert(row.id)
                         switch rule {
@@ -63,9 +64,10 @@ extension SaveWork {
     }
 
     /// The destinations of `relationship` for the deleted `owners` that this save neither deletes
-    /// nor changes, each with its owner's key.
+    /// nor moves elsewhere (`updates` setting their inverse, or removing their join row), each
+    /// with its owner's key.
     private func destinationsNotRead(
-        of relationship: ResolvedRelationship, in layout: EntityLayout, owners: [Int64], handled: Set<ManagedObjectID>
+        of relationship: ResolvedRelationship, owners: [Int64], handled: Set<ManagedObjectID>, updates: [ManagedObjectID: UpdateChange]
     ) throws -> [(owner: Int64, row: StoreRow)] {
         guard let destination = resolved.entities[relationship.description.destination] else { return [] }
         let destinationEntities = Set(destination.selfAndDescendants)
@@ -83,6 +85,8 @@ extension SaveWork {
                 guard let rowLayout = resolved.entities[row.id.entityName], let inverse, let i = rowLayout.relationshipIndex[inverse],
                     rowLayout.relationshipColumns[i] == column, let owner = row.toOne[safe: i]??.primaryKey
                 else { return nil }
+                // This save sets its inverse itself (moves it elsewhere, or clears it).
+                if updates[row.id]?.changedToOne.contains(i) == true { return nil }
                 return (owner, row)
             }
         case .joinTable(let table, let own, let other):
@@ -92,8 +96,8 @@ extension SaveWork {
                 changes.joins.filter { !$0.isInsert && $0.relationship == relationship.name }.compactMap { change in
                     change.owner.primaryKey.flatMap { o in change.destination.primaryKey.map { JoinPair(owner: o, destination: $0) } }
                 })
-            // Destinations this save already deletes or changes are known by key; the others (rare:
-            // linked since the context read the relationship) are read one by one.
+            // Destinations this save already deletes are known by key; the others (rare: linked
+            // since the context read the relationship) are read one by one.
             let root = destination.rootName
             var known = Set<Int64>()
             for id in handled.union(deletedInThisSave) where resolved.entities[id.entityName]?.rootName == root {
