@@ -30,10 +30,10 @@ extension SQLiteStore {
     /// ``AmbarError/storeFull(path:operation:)`` or ``AmbarError/storeReadOnly(path:reason:)``:
     /// the system error behind SQLite's code is read before the rollback can overwrite it.
     static func immediateTransaction<T>(_ db: Database, path: String, operation: String, _ body: () throws -> T) throws -> T {
-        try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
+        try step(db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION"), db)
         do {
             let result = try body()
-            try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
+            try step(db.cachedStatement(sql: "COMMIT TRANSACTION"), db)
             return result
         } catch {
             // SQLite's unix VFS does not always record the errno of a failed write (a write past
@@ -74,5 +74,23 @@ extension SQLiteStore {
         guard count > 0 else { return [] }
         let first = try write("allocate primary keys") { db in try allocate(db, root: layout.rootName, count: count) }
         return (0..<Int64(count)).map { first + $0 }
+    }
+}
+
+extension SQLiteStore {
+    /// Runs a statement that returns no rows (BEGIN, COMMIT) straight through SQLite: every save
+    /// runs two, and GRDB's `execute()` costs more than the step itself here.
+    fileprivate static func step(_ statement: Statement, _ db: Database) throws {
+        let handle = statement.sqliteStatement
+        sqlite3_reset(handle)
+        let code = sqlite3_step(handle)
+        guard code == SQLITE_DONE else {
+            // The caller reads the thread's errno first (a failed write's cause): keep it.
+            let threadErrno = errno
+            let error = DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+            errno = threadErrno
+            throw error
+        }
+        sqlite3_reset(handle)
     }
 }
