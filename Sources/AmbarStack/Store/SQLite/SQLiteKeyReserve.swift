@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// Primary keys an SQLite store took from its allocator (`ambar_primarykeys`) ahead of the saves
 /// that use them, so that most saves take theirs without writing the allocator's row.
@@ -21,7 +22,7 @@ final class SQLiteKeyReserve: Sendable {
     /// returns the first) when it runs dry.
     func first(_ db: Database, root: String, count: Int, allocate: (Int) throws -> Int64) throws -> Int64 {
         if let range = held.withLock({ $0[root] }), range.count >= count {
-            let used = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(Z_PK) FROM \(quoted(root))")) ?? 0
+            let used = try Self.highestKey(db, root: root)
             if used < range.lowerBound {
                 held.withLock { held in
                     let next = range.lowerBound + Int64(count)
@@ -33,6 +34,20 @@ final class SQLiteKeyReserve: Sendable {
         let first = try allocate(count + Int(Self.batch))
         held.withLock { $0[root] = (first + Int64(count))...(first + Int64(count) + Self.batch - 1) }
         return first
+    }
+
+    /// The table's highest key (0 when empty), stepped straight through SQLite: every save that
+    /// inserts asks it.
+    private static func highestKey(_ db: Database, root: String) throws -> Int64 {
+        let handle = try db.cachedStatement(sql: "SELECT max(Z_PK) FROM \(quoted(root))").sqliteStatement
+        sqlite3_reset(handle)
+        defer { sqlite3_reset(handle) }
+        let code = sqlite3_step(handle)
+        guard code == SQLITE_ROW else {
+            if code == SQLITE_DONE { return 0 }
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        }
+        return sqlite3_column_int64(handle, 0)  // 0 for NULL: an empty table
     }
 
     /// Forgets every reserve (a write failed: its reservation may have been rolled back).
