@@ -52,7 +52,11 @@ final class SharedMemoryBell: @unchecked Sendable {
     init(path: String) throws(Unavailable) {
         self.path = path
         let parent = (path as NSString).deletingLastPathComponent
-        try? FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        do {
+            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        } catch {
+            throw Unavailable(description: "cannot create \(parent): \(error.localizedDescription)")
+        }
         // The process that creates the file makes it writable by the store's group, whatever its
         // umask (as the hub's socket is): every process of the store rings it.
         var fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o660)

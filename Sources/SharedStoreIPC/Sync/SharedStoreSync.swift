@@ -49,7 +49,7 @@ public final class SharedStoreSync: Sendable {
     private let clock = ContinuousClock()
     private let ending = SharingFailure()
     /// The shared-memory bell, when this process could map it.
-    private let bell: Locked<SharedMemoryBell?>
+    private let bell = Locked<SharedMemoryBell?>(nil)
     private let bellProblemState = Locked<String?>(nil)
 
     /// A dispatch timer, which is thread-safe but not marked `Sendable`.
@@ -82,19 +82,6 @@ public final class SharedStoreSync: Sendable {
             lease: configuration.retention.effectiveProcessLease,
             readsRowsAhead: configuration.readsChangedRowsAhead, events: events, signal: ledgerSignal)
         self.follower = follower
-        let bellPath = SharedMemoryBell.path(in: configuration.directory, storeUUID: uuid)
-        do {
-            let bell = try SharedMemoryBell(path: bellPath)
-            self.bell = Locked(bell)
-            if !bell.canRing {
-                bellProblemState.withLock { $0 = Self.readOnlyBell(bellPath) }
-                Self.logger.warning("\(Self.readOnlyBell(bellPath))")
-            }
-        } catch {
-            self.bell = Locked(nil)
-            bellProblemState.withLock { $0 = error.description }
-            Self.logger.warning("the shared-memory bell cannot be used; doorbells go through the hub alone: \(error)")
-        }
         let storeIdentifier = coordinator.storeIdentifier
         var storeFile: URL? = nil
         if case .sqlite(let url) = storeDescription { storeFile = url }
@@ -153,7 +140,7 @@ public final class SharedStoreSync: Sendable {
         let socketDirectory = URL(fileURLWithPath: configuration.resolvedSocketPath).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: socketDirectory, withIntermediateDirectories: true)
         follower.start(at: try coordinator.currentHistoryToken())
-        bell.withLock { $0 }?.startWaiting(onRing: ringFromBell)
+        checkBell()  // maps the bell and starts waiting on it
         // What the main context loaded before now may predate the start: re-read it once (results
         // controllers refetch), so a commit between that load and this start is not missed.
         let mainContext = self.main
@@ -363,27 +350,30 @@ public final class SharedStoreSync: Sendable {
         { [follower] token in follower.ring(Doorbell(token: token, instanceID: nil, claim: nil)) }
     }
 
-    /// Maps the bell again when the file at its path is another one (removed, replaced), or maps
-    /// it for the first time once it can be.
+    /// Maps the bell and waits on it: at the start, again when the file at its path is another
+    /// one (removed, replaced), and at each check while it cannot be mapped. Why it cannot be
+    /// used fully is kept in ``bellProblem`` and logged when it changes.
     private func checkBell() {
         let current = bell.withLock { $0 }
         if let current, current.isStillAtPath { return }
         let path = SharedMemoryBell.path(in: configuration.directory, storeUUID: storeUUID)
+        let problem: String?
         do {
             let fresh = try SharedMemoryBell(path: path)
             current?.stop()
             bell.withLock { $0 = fresh }
-            bellProblemState.withLock { $0 = fresh.canRing ? nil : Self.readOnlyBell(path) }
             fresh.startWaiting(onRing: ringFromBell)
             // A ring may have gone to the old file meanwhile.
-            follower.follow()
+            if current != nil { follower.follow() }
+            problem = fresh.canRing ? nil : Self.readOnlyBell(path)
         } catch {
-            let changed = bellProblemState.withLock { problem -> Bool in
-                defer { problem = error.description }
-                return problem != error.description
-            }
-            if changed { Self.logger.warning("the shared-memory bell cannot be used; doorbells go through the hub alone: \(error)") }
+            problem = "the shared-memory bell cannot be used; doorbells go through the hub alone: \(error)"
         }
+        let changed = bellProblemState.withLock { old -> Bool in
+            defer { old = problem }
+            return old != problem
+        }
+        if changed, let problem { Self.logger.warning("\(problem)") }
     }
 
     /// What ``bellProblem`` says when the bell could only be opened for reading.

@@ -25,23 +25,30 @@ final class SharedMemoryBellTests: XCTestCase {
         return directory.url.appendingPathComponent(".ambar/bell-\(coordinator.storeIdentifier)").path
     }
 
-    /// Three processes; the one serving the hub is frozen (SIGSTOP), so no frame is relayed, and
-    /// the periodic ledger check is an hour away: a save still reaches the third process at once,
-    /// through the bell, with no ledger check in between.
-    func testASaveReachesAnotherProcessThroughTheBellWhileTheHubIsFrozen() throws {
+    /// A hub process, then a writer and a watcher (its results controller loaded), all with the
+    /// periodic ledger check an hour apart; returned once the two are connected, have mapped the
+    /// bell and are past their first check.
+    private func threePeersWithQuietChecks() throws -> (hub: Peer, writer: Peer, watcher: Peer) {
         let hub = try Peer("hub", directory: directory, storeArgument: directory.store.path, environment: quietChecks)
         XCTAssertTrue(try hub.await("status") { $0.contains("hub=true") }.contains("hub=true"))
         let writer = try Peer("writer", directory: directory, storeArgument: directory.store.path, environment: quietChecks)
         let watcher = try Peer("watcher", directory: directory, storeArgument: directory.store.path, environment: quietChecks)
-        defer {
-            kill(hub.process.processIdentifier, SIGCONT)
-            [hub, writer, watcher].forEach { $0.kill() }
-        }
         for peer in [writer, watcher] {
-            // Connected, and past the first ledger check (at the first tick), the last one for an hour.
             let status = try peer.await("status") { $0.contains("connected=true") && statusField($0, "checks") >= 1 }
             XCTAssertTrue(status.contains("bellProblem=none"), "\(peer.name) maps the bell: \(status)")
             XCTAssertEqual(try peer.send("watch"), "ok 0")
+        }
+        return (hub, writer, watcher)
+    }
+
+    /// Three processes; the one serving the hub is frozen (SIGSTOP), so no frame is relayed, and
+    /// the periodic ledger check is an hour away: a save still reaches the third process at once,
+    /// through the bell, with no ledger check in between.
+    func testASaveReachesAnotherProcessThroughTheBellWhileTheHubIsFrozen() throws {
+        let (hub, writer, watcher) = try threePeersWithQuietChecks()
+        defer {
+            kill(hub.process.processIdentifier, SIGCONT)
+            [hub, writer, watcher].forEach { $0.kill() }
         }
         let before = try watcher.send("status")
         kill(hub.process.processIdentifier, SIGSTOP)
@@ -96,16 +103,11 @@ final class SharedMemoryBellTests: XCTestCase {
     /// The bell file removed while processes run: each maps the new one at its next check, and a
     /// save reaches the others through it again (the hub frozen).
     func testARemovedBellIsMappedAgain() throws {
-        let hub = try Peer("hub", directory: directory, storeArgument: directory.store.path, environment: quietChecks)
-        XCTAssertTrue(try hub.await("status") { $0.contains("hub=true") }.contains("hub=true"))
-        let writer = try Peer("writer", directory: directory, storeArgument: directory.store.path, environment: quietChecks)
-        let watcher = try Peer("watcher", directory: directory, storeArgument: directory.store.path, environment: quietChecks)
+        let (hub, writer, watcher) = try threePeersWithQuietChecks()
         defer {
             kill(hub.process.processIdentifier, SIGCONT)
             [hub, writer, watcher].forEach { $0.kill() }
         }
-        for peer in [writer, watcher] { _ = try peer.await("status") { $0.contains("connected=true") && statusField($0, "checks") >= 1 } }
-        XCTAssertEqual(try watcher.send("watch"), "ok 0")
         let path = try bellPath()
         let old = try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? Int
         try FileManager.default.removeItem(atPath: path)
@@ -113,6 +115,7 @@ final class SharedMemoryBellTests: XCTestCase {
         // each shows by seeing a ring through it (a ring is harmless: a ledger read).
         let deadline = Date().addingTimeInterval(20)
         while !FileManager.default.fileExists(atPath: path) && Date() < deadline { usleep(20_000) }
+        XCTAssertTrue(FileManager.default.fileExists(atPath: path), "a process created the bell again within 20 s")
         let new = try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? Int
         XCTAssertNotEqual(new, old, "a new file")
         // Each maps it at its next check (a quarter second). Ring it by hand (the sequence moved,

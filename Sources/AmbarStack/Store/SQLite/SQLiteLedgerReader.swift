@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Logging
 
 /// The connection of its own on which a process that follows the ledger reads it, with the rows
 /// the new transactions changed, in one read transaction (``SQLiteStore/ledgerPage(after:limit:rowsOf:)``).
@@ -10,6 +11,7 @@ import GRDB
 /// connection that only this reader uses, opened once and read-only, keeps its prepared statements
 /// and pays one transaction per page.
 final class SQLiteLedgerReader: @unchecked Sendable {
+    static let logger = Logger(label: "ambar.store.ledger-reader")
     private let path: String
     private let busyTimeout: TimeInterval
     private let lock = NSLock()
@@ -35,7 +37,13 @@ final class SQLiteLedgerReader: @unchecked Sendable {
                 try db.cachedStatement(sql: "COMMIT").execute()
                 return result
             } catch {
-                try? db.cachedStatement(sql: "ROLLBACK").execute()
+                // The read's own error is the one to report; a failed ROLLBACK is only logged
+                // (SQLite ends the transaction with the connection anyway).
+                do {
+                    try db.cachedStatement(sql: "ROLLBACK").execute()
+                } catch let rollback {
+                    Self.logger.warning("ending a failed ledger read failed too", metadata: ["path": "\(path)", "error": "\(rollback)"])
+                }
                 throw error
             }
         }
@@ -56,7 +64,11 @@ final class SQLiteLedgerReader: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         isClosed = true
-        try? connection?.close()
+        do {
+            try connection?.close()
+        } catch {
+            Self.logger.warning("closing the ledger reader's connection failed", metadata: ["path": "\(path)", "error": "\(error)"])
+        }
         connection = nil
     }
 }
