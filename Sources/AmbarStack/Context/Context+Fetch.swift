@@ -135,34 +135,42 @@ extension ManagedObjectContext {
                 objects.append(object)
             }
         } else {
-            let rows: [StoreRow]
-            if let prefetched = prefetchedRows(for: query, layout: layout) { rows = prefetched } else { rows = try store.fetchRows(query) }
-            objects.reserveCapacity(rows.count)
-            state.registered.reserveCapacity(state.registered.count + rows.count)
             let entities = persistentStoreCoordinator.model.resolved.entities
-            var lastLayout: EntityLayout?  // rows mostly share one entity: look it up once
-            for row in rows {
-                if let existing = state.registered[row.id] {
+            let asFaults = request.returnsObjectsAsFaults
+            // Rows mostly share one entity: its layout is looked up once, by the ID's scope.
+            var last: (scope: UnsafeMutableRawPointer, layout: EntityLayout)?
+            // Builds (or fills) the object of one row; called as each row is read, while the
+            // row's values are still in the cache.
+            func add(_ row: StoreRow) {
+                let id = row.id
+                if let existing = state.registered[id] {
                     if !existing.hasData {
                         existing.load(values: row.values, toOne: row.toOne, version: row.version)
-                        existing.setFetched(asFault: request.returnsObjectsAsFaults)
+                        existing.setFetched(asFault: asFaults)
                     }
                     objects.append(existing)
-                } else {
-                    let layout: EntityLayout
-                    if let last = lastLayout, last.name == row.id.entityName {
-                        layout = last
-                    } else {
-                        guard let found = entities[row.id.entityName] else { continue }
-                        layout = found
-                        lastLayout = found
-                    }
-                    let object = layout.objectClass.init(ManagedObjectInitToken(layout: layout, objectID: row.id, context: self, row: row))
-                    state.registered[row.id] = object
-                    object.setFetched(asFault: request.returnsObjectsAsFaults)
-                    objects.append(object)
+                    return
                 }
+                let layout: EntityLayout
+                if let last, last.scope == id.scope.toOpaque() {
+                    layout = last.layout
+                } else {
+                    guard let found = entities[id.entityName] else { return }
+                    layout = found
+                    last = (id.scope.toOpaque(), found)
+                }
+                let object = layout.objectClass.init(ManagedObjectInitToken(layout: layout, objectID: id, context: self, row: row))
+                state.registered[id] = object
+                object.setFetched(asFault: asFaults)
+                objects.append(object)
             }
+            if let prefetched = prefetchedRows(for: query, layout: layout) {
+                objects.reserveCapacity(prefetched.count)
+                for row in prefetched { add(row) }
+            } else {
+                try store.forEachRow(query, add)
+            }
+
         }
         guard pending else { return objects }
 

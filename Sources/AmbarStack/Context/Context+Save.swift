@@ -132,8 +132,9 @@ extension ManagedObjectContext {
         var map: [ManagedObjectID: ManagedObjectID] = [:]
         for (entity, list) in byEntity {
             let keys = try store.allocatePrimaryKeys(entity: entity, count: list.count)
+            let scope = ObjectIDScope.interned(entityName: entity, storeIdentifier: store.identifier)
             for (object, pk) in zip(list, keys) {
-                let id = ManagedObjectID(entityName: entity, storeIdentifier: store.identifier, primaryKey: pk)
+                let id = ManagedObjectID(scope: scope, primaryKey: pk)
                 map[object.objectID] = id
                 state.pendingInserted.remove(object.objectID)
                 reregister(object, as: id)

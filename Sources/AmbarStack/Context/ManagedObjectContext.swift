@@ -338,7 +338,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         guard !layout.description.isAbstract else {
             throw .invalidModel("entity '\(entityName)' is abstract; insert one of its sub-entities")
         }
-        let id = ManagedObjectID.makeTemporary(entityName: layout.name)
+        let id = ManagedObjectID.makeTemporary(for: layout)
         let object = layout.objectClass.init(ManagedObjectInitToken(layout: layout, objectID: id, context: self))
         object.becomeInserted()
         state.registered[id] = object
@@ -422,12 +422,14 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 }
 
-/// The queue-confined state of a context.
+/// The queue-confined state of a context. Read and written only on the context's queue, never
+/// through overlapping accesses, so the run-time exclusivity checks of the tables every object
+/// operation touches are switched off.
 final class ContextState {
-    var registered: [ManagedObjectID: ManagedObject] = [:]
-    var inserted: [ObjectIdentifier: ManagedObject] = [:]
-    var updated: [ObjectIdentifier: ManagedObject] = [:]
-    var deleted: [ObjectIdentifier: ManagedObject] = [:]
+    @exclusivity(unchecked) var registered: [ManagedObjectID: ManagedObject] = [:]
+    @exclusivity(unchecked) var inserted: [ObjectIdentifier: ManagedObject] = [:]
+    @exclusivity(unchecked) var updated: [ObjectIdentifier: ManagedObject] = [:]
+    @exclusivity(unchecked) var deleted: [ObjectIdentifier: ManagedObject] = [:]
     /// The idempotency key of the save in progress (``ManagedObjectContext/save(idempotencyKey:)``).
     var idempotencyKey: String?
     /// The consumer position moved by the save in progress (``ManagedObjectContext/save(movingConsumer:from:to:)``).

@@ -41,6 +41,8 @@ final class EntityLayout: Sendable {
     let unloadedToMany: [Set<ManagedObjectID>?]
     /// The indexes of the to-many relationships.
     let toManyRelationships: [Int]
+    /// The scope of this entity's temporary object IDs.
+    let temporaryScope: Unmanaged<ObjectIDScope>
     /// Attribute names compared one by one (cheaper than hashing for the few attributes most
     /// entities have; see ``attributeSlot(_:)``).
     private let attributeNames: [String]
@@ -75,6 +77,7 @@ final class EntityLayout: Sendable {
         self.unloadedToMany = Array(repeating: nil, count: relationships.count)
         self.toManyRelationships = relationships.indices.filter { relationships[$0].isToMany }
         self.attributeNames = attributes.map(\.name)
+        self.temporaryScope = ObjectIDScope.interned(entityName: name, storeIdentifier: "")
     }
 
     /// The index of the attribute named `name`. Typed properties (`@Managed`) look their

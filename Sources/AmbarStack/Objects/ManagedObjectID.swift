@@ -13,49 +13,77 @@ import Synchronization
 /// let id = try coordinator.managedObjectID(forURIRepresentation: uri)
 /// let same = try context.existingObject(with: id) as? TaskItem
 /// ```
-public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
-    enum Key: Sendable, Hashable {
+public struct ManagedObjectID: Sendable, Hashable, BitwiseCopyable, CustomStringConvertible {
+    enum Key: Sendable, Hashable, BitwiseCopyable {
         case permanent(Int64)
         case temporary(UInt64)
     }
 
-    /// The name of the object's entity (its concrete entity, never a parent).
-    public let entityName: String
-    /// The UUID of the store that holds the object; empty for temporary IDs.
-    public let storeIdentifier: String
+    /// The store and entity, interned: the same instance for every ID of that store and entity,
+    /// kept alive by ``ObjectIDScope``'s table, so the ID needs no reference count.
+    let scope: Unmanaged<ObjectIDScope>
     let key: Key
+
+    /// The name of the object's entity (its concrete entity, never a parent).
+    public var entityName: String { scope._withUnsafeGuaranteedRef { $0.entityName } }
+    /// The UUID of the store that holds the object; empty for temporary IDs.
+    public var storeIdentifier: String { scope._withUnsafeGuaranteedRef { $0.storeIdentifier } }
 
     private static let temporaryCounter = Atomic<UInt64>(0)
 
     /// The permanent ID of row `primaryKey` of `entityName` in the store `storeIdentifier`.
     package init(entityName: String, storeIdentifier: String, primaryKey: Int64) {
-        self.entityName = entityName
-        self.storeIdentifier = storeIdentifier
+        self.scope = ObjectIDScope.interned(entityName: entityName, storeIdentifier: storeIdentifier)
+        self.key = .permanent(primaryKey)
+    }
+
+    /// The permanent ID of row `primaryKey` in an interned scope (no lookup).
+    init(scope: Unmanaged<ObjectIDScope>, primaryKey: Int64) {
+        self.scope = scope
         self.key = .permanent(primaryKey)
     }
 
     /// Makes a new temporary ID for an object about to be inserted.
-    static func makeTemporary(entityName: String) -> ManagedObjectID {
+    static func makeTemporary(for layout: EntityLayout) -> ManagedObjectID {
         let n = temporaryCounter.add(1, ordering: .relaxed).newValue
-        return ManagedObjectID(entityName: entityName, storeIdentifier: "", key: .temporary(n))
+        return ManagedObjectID(scope: layout.temporaryScope, key: .temporary(n))
     }
 
-    private init(entityName: String, storeIdentifier: String, key: Key) {
-        self.entityName = entityName
-        self.storeIdentifier = storeIdentifier
+    private init(scope: Unmanaged<ObjectIDScope>, key: Key) {
+        self.scope = scope
         self.key = key
     }
 
-    // Hashing and equality look at the cheap, most distinguishing parts first: the key, then the
-    // entity name; the store UUID (the same for nearly every ID a process holds) is compared last
-    // and not hashed.
+    /// Whether this ID and `other` are of the same entity in the same store.
+    func hasSameScope(as other: ManagedObjectID) -> Bool { scope.toOpaque() == other.scope.toOpaque() }
+
+    // Scopes are interned, so the same store and entity is the same scope instance: equality and
+    // hashing compare the key and the scope's address, never a string.
     public static func == (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {
-        lhs.key == rhs.key && lhs.entityName == rhs.entityName && lhs.storeIdentifier == rhs.storeIdentifier
+        lhs.key == rhs.key && lhs.scope.toOpaque() == rhs.scope.toOpaque()
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(key)
-        hasher.combine(entityName.utf8.count)
+        hasher.combine(scope.toOpaque())
+    }
+
+    /// The hash a `Set` or `Dictionary` uses: the key and the scope's address mixed with the
+    /// table's per-process seed by multiply-xor rounds, instead of a full SipHash pass. Contexts
+    /// register every object they fetch by its ID, and hashing was a fifth of a large fetch.
+    public func _rawHashValue(seed: Int) -> Int {
+        let keyBits: UInt64
+        switch key {
+        case .permanent(let pk): keyBits = UInt64(bitPattern: pk)
+        case .temporary(let n): keyBits = n ^ 0x8000_0000_0000_0000
+        }
+        let scopeBits = UInt64(UInt(bitPattern: scope.toOpaque()))
+        var h = (keyBits ^ UInt64(bitPattern: Int64(seed))) &* 0x9E37_79B9_7F4A_7C15
+        h ^= scopeBits &* 0xC2B2_AE3D_27D4_EB4F
+        h ^= h >> 29
+        h &*= 0xBF58_476D_1CE4_E5B9
+        h ^= h >> 32
+        return Int(truncatingIfNeeded: h)
     }
 
     /// Whether the ID is temporary (the object was inserted but not yet saved).
@@ -107,7 +135,7 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
         guard last.first == "p", let pk = Int64(last.dropFirst()), pk > 0 else {
             throw .invalidObjectID("'\(last)' in '\(uriString)' is not p<primary key>")
         }
-        self.init(entityName: entity, storeIdentifier: store, key: .permanent(pk))
+        self.init(scope: ObjectIDScope.interned(entityName: entity, storeIdentifier: store), key: .permanent(pk))
     }
 
     /// Parses the URI form of a permanent ID given as a `URL`.

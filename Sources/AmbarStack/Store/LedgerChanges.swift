@@ -25,8 +25,9 @@ struct LedgerChanges {
     }
 
     private mutating func add(_ entity: String, _ kind: LedgerEntry.Kind, _ names: [String], _ keys: [Int64]) {
+        let scope = ObjectIDScope.interned(entityName: entity, storeIdentifier: store)
         for pk in keys {
-            let id = ManagedObjectID(entityName: entity, storeIdentifier: store, primaryKey: pk)
+            let id = ManagedObjectID(scope: scope, primaryKey: pk)
             switch kind {
             case .insert: inserted.insert(id)
             case .update:

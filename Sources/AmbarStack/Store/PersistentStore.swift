@@ -16,6 +16,10 @@ protocol PersistentStore: AnyObject, Sendable {
 
     /// Rows matching `query`, with their values.
     func fetchRows(_ query: StoreQuery) throws(AmbarError) -> [StoreRow]
+    /// Hands each row matching `query` to `body` as it is read, in order, inside one read: the
+    /// caller builds its objects while the row is still in the cache, and no array of rows is
+    /// made. `body` must not call the store.
+    func forEachRow(_ query: StoreQuery, _ body: (StoreRow) -> Void) throws(AmbarError)
     /// IDs of the objects matching `query`, in order.
     func fetchIDs(_ query: StoreQuery) throws(AmbarError) -> [ManagedObjectID]
     /// The number of objects matching `query`.
@@ -85,6 +89,11 @@ protocol PersistentStore: AnyObject, Sendable {
 }
 
 extension PersistentStore {
+    /// Reads every row first, then hands them over: for backends that do not stream.
+    func forEachRow(_ query: StoreQuery, _ body: (StoreRow) -> Void) throws(AmbarError) {
+        for row in try fetchRows(query) { body(row) }
+    }
+
     func serverStatus() throws(AmbarError) -> StoreServerStatus? { nil }
     func verifyIdentity() throws(AmbarError) {}
     func ledgerPage(after token: Int64, limit: Int, rowsOf select: ([HistoryTransaction]) -> Set<ManagedObjectID>?) throws(AmbarError) -> LedgerPage {

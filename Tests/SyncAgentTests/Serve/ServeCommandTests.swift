@@ -16,8 +16,10 @@ final class ServeCommandTests: AgentTestCase {
         XCTAssertTrue(
             eventually(timeout: 30) {
                 let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-                if let range = text.range(of: #"listening on 127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
-                    port = Int(text[range].split(separator: ":").last ?? "")
+                // The whole line, up to its newline: a read can see a write half done, and the
+                // port's digits or the scheme after them may not be there yet.
+                if let range = text.range(of: #"listening on 127\.0\.0\.1:\d+[^\n]*\n"#, options: .regularExpression) {
+                    port = Int(text[range].split(separator: ":").last?.prefix { $0.isNumber } ?? "")
                 }
                 return port != nil || !process.isRunning
             }, "serve listens")

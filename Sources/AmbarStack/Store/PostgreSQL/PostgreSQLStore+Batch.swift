@@ -16,7 +16,8 @@ extension PostgreSQLStore {
             }
             var entry = LedgerEntry(author: author, contextName: "batch insert")
             entry.record(entity: layout.name, .insert, primaryKeys: keys)
-            let ids = keys.map { ManagedObjectID(entityName: layout.name, storeIdentifier: identifier, primaryKey: $0) }
+            let scope = scopes.scope(layout.name)
+            let ids = keys.map { ManagedObjectID(scope: scope, primaryKey: $0) }
             return (ids, try writeLedger(connection, entry))
         }
     }

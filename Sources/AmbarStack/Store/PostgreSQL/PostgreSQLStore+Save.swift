@@ -205,9 +205,13 @@ struct PostgreSQLSaveTransaction: SaveTransaction {
         for start in stride(from: 0, to: rows.count, by: rowsPerStatement) {
             let chunk = rows[start..<min(start + rowsPerStatement, rows.count)]
             guard let insert = store.insertStatement(layout, chunk, firstParameter: 1) else { throw AmbarError.unknownEntity(layout.name) }
-            let written = try connection.query(insert.sql + " RETURNING Z_PK", insert.parameters)
-            if written.rows.count < chunk.count {
-                let keys = Set(written.rows.compactMap { PostgreSQLValues.integer($0[0]) })
+            // The count of rows written says whether any was refused; only then are the keys
+            // written read back (the keys are new, so those present are the ones this wrote).
+            let written = try connection.query(insert.sql, insert.parameters)
+            if written.affectedRows < chunk.count {
+                let present = try connection.query(
+                    "SELECT Z_PK FROM \(quoted(layout.rootName)) WHERE Z_PK = ANY($1::bigint[])", [.integerArray(chunk.map(\.primaryKey))])
+                let keys = Set(present.rows.compactMap { PostgreSQLValues.integer($0[0]) })
                 let refused = chunk.first { !keys.contains($0.primaryKey) }
                 throw ConstraintRefusal(values: refused?.values ?? [])
             }

@@ -16,6 +16,10 @@ final class PostgreSQLStore: PersistentStore {
     let pool: ServerConnectionPool
     let entityIDs: [String: Int64]
     let entityNames: [Int64: String]
+    /// The interned scope of each entity's object IDs in this store.
+    let scopes: StoreScopes
+    /// The scope of each entity's IDs by the entity's number.
+    let entityScopes: [Int64: Unmanaged<ObjectIDScope>]
     let rowSpecs: [String: RowSpec]
     /// Primary keys taken from the sequences ahead of the saves that use them.
     let keyReserve = PrimaryKeyReserve()
@@ -78,7 +82,10 @@ final class PostgreSQLStore: PersistentStore {
         var names: [Int64: String] = [:]
         for (name, id) in entityIDs { names[id] = name }
         self.entityNames = names
-        self.rowSpecs = try RowSpec.specs(for: model.resolved, entityIDs: entityIDs, location: pool.location)
+        let scopes = StoreScopes(storeIdentifier: uuid, entityNames: entityIDs.keys)
+        self.scopes = scopes
+        self.entityScopes = entityIDs.reduce(into: [:]) { $0[$1.value] = scopes.scope($1.key) }
+        self.rowSpecs = try RowSpec.specs(for: model.resolved, entityIDs: entityIDs, scopes: scopes, location: pool.location)
         self.columnTypes = PostgreSQLSchema.columnTypes(model.resolved)
     }
 
@@ -198,20 +205,20 @@ final class PostgreSQLStore: PersistentStore {
             toOne = Array(repeating: nil, count: map.layout.relationships.count)
             for (index, position, entityPosition, destination) in map.toOne {
                 guard position >= 0, let key = PostgreSQLValues.integer(cells[Int(position)]) else { continue }
-                var entity = destination
-                if let entityPosition, let number = PostgreSQLValues.integer(cells[Int(entityPosition)]), let name = entityNames[number] {
-                    entity = name
+                var scope = destination
+                if let entityPosition, let number = PostgreSQLValues.integer(cells[Int(entityPosition)]), let found = entityScopes[number] {
+                    scope = found
                 }
-                toOne[index] = ManagedObjectID(entityName: entity, storeIdentifier: identifier, primaryKey: key)
+                toOne[index] = ManagedObjectID(scope: scope, primaryKey: key)
             }
         }
         return StoreRow(
-            id: ManagedObjectID(entityName: map.layout.name, storeIdentifier: identifier, primaryKey: pk), version: version, values: values, toOne: toOne)
+            id: ManagedObjectID(scope: map.scope, primaryKey: pk), version: version, values: values, toOne: toOne)
     }
 
     func objectID(_ cells: [SQLServerValue]) -> ManagedObjectID? {
-        guard let pk = PostgreSQLValues.integer(cells[0]), let ent = PostgreSQLValues.integer(cells[1]), let name = entityNames[ent] else { return nil }
-        return ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: pk)
+        guard let pk = PostgreSQLValues.integer(cells[0]), let ent = PostgreSQLValues.integer(cells[1]), let scope = entityScopes[ent] else { return nil }
+        return ManagedObjectID(scope: scope, primaryKey: pk)
     }
 
     /// A compiled query: SQL, parameters (some decided by the client), and the row spec.

@@ -8,8 +8,10 @@ struct RowSpec: Sendable {
         /// What a transient attribute (position -1) starts as.
         let attributeDefaults: [AttributeValue]
         let attributeTypes: [AttributeType]
-        /// (relationship index, column position, entity column position, declared destination)
-        let toOne: [(Int, Int32, Int32?, String)]
+        /// (relationship index, column position, entity column position, declared destination's scope)
+        let toOne: [(Int, Int32, Int32?, Unmanaged<ObjectIDScope>)]
+        /// The scope of this entity's IDs in the store.
+        let scope: Unmanaged<ObjectIDScope>
     }
     let columns: [String]
     let perEntity: [Int64: EntityMap]
@@ -31,7 +33,9 @@ struct RowSpec: Sendable {
     }
 
     /// The specs of every root table of `model`.
-    static func specs(for resolved: ResolvedModel, entityIDs: [String: Int64], location: String) throws(AmbarError) -> [String: RowSpec] {
+    static func specs(
+        for resolved: ResolvedModel, entityIDs: [String: Int64], scopes: StoreScopes, location: String
+    ) throws(AmbarError) -> [String: RowSpec] {
         var specs: [String: RowSpec] = [:]
         for root in resolved.roots {
             let columns = (resolved.rootColumns[root] ?? []).map(\.name)
@@ -45,7 +49,7 @@ struct RowSpec: Sendable {
                 let toOne = layout.relationships.filter { !$0.isToMany && layout.relationshipColumns[$0.index] != nil }.map { rel in
                     (
                         rel.index, position[layout.column(ofRelationship: rel.index)] ?? -1, rel.entityColumn.flatMap { position[$0] },
-                        rel.description.destination
+                        scopes.scope(rel.description.destination)
                     )
                 }
                 perEntity[id] = RowSpec.EntityMap(
@@ -53,7 +57,8 @@ struct RowSpec: Sendable {
                     attributePositions: layout.attributeColumns.map { $0.flatMap { position[$0] } ?? -1 },
                     attributeDefaults: layout.attributes.map { $0.isTransient ? $0.defaultValue.coerced(to: $0.type) ?? .null : .null },
                     attributeTypes: layout.attributes.map(\.type),
-                    toOne: toOne)
+                    toOne: toOne,
+                    scope: scopes.scope(name))
             }
             specs[root] = RowSpec(columns: columns, perEntity: perEntity)
         }

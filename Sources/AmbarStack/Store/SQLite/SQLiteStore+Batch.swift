@@ -36,7 +36,8 @@ extension SQLiteStore {
             }
             var entry = LedgerEntry(author: author, contextName: "batch insert")
             entry.record(entity: layout.name, .insert, primaryKeys: keys)
-            let ids = keys.map { ManagedObjectID(entityName: layout.name, storeIdentifier: identifier, primaryKey: $0) }
+            let scope = scopes.scope(layout.name)
+            let ids = keys.map { ManagedObjectID(scope: scope, primaryKey: $0) }
             return (ids, try writeLedger(db, entry))
         }
     }
@@ -91,8 +92,8 @@ extension SQLiteStore {
     private func matchingIDs(_ db: Database, _ sql: String, _ arguments: [DatabaseValue]) throws -> [ManagedObjectID] {
         var ids: [ManagedObjectID] = []
         for row in try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)) {
-            guard let name = entityNames[row[1]] else { continue }
-            ids.append(ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: row[0]))
+            guard let scope = entityScopes[row[1]] else { continue }
+            ids.append(ManagedObjectID(scope: scope, primaryKey: row[0]))
         }
         return ids
     }

@@ -29,17 +29,17 @@ extension SQLiteStore {
         if !map.toOne.isEmpty {
             toOne = Array(repeating: nil, count: map.layout.relationships.count)
             for (index, position, entityPosition, destination) in map.toOne where sqlite3_column_type(statement, position) != SQLITE_NULL {
-                var entity = destination
+                var scope = destination
                 if let entityPosition, sqlite3_column_type(statement, entityPosition) != SQLITE_NULL,
-                    let name = entityNames[sqlite3_column_int64(statement, entityPosition)]
+                    let found = entityScopes[sqlite3_column_int64(statement, entityPosition)]
                 {
-                    entity = name
+                    scope = found
                 }
-                toOne[index] = ManagedObjectID(entityName: entity, storeIdentifier: identifier, primaryKey: sqlite3_column_int64(statement, position))
+                toOne[index] = ManagedObjectID(scope: scope, primaryKey: sqlite3_column_int64(statement, position))
             }
         }
         return StoreRow(
-            id: ManagedObjectID(entityName: map.layout.name, storeIdentifier: identifier, primaryKey: pk),
+            id: ManagedObjectID(scope: map.scope, primaryKey: pk),
             version: version, values: values, toOne: toOne)
     }
 
@@ -92,6 +92,19 @@ extension SQLiteStore {
                 if let row = readRow(statement.sqliteStatement, spec) { rows.append(row) }
             }
             return rows
+        }
+    }
+
+    func forEachRow(_ query: StoreQuery, _ body: (StoreRow) -> Void) throws(AmbarError) {
+        let rowSpec = try spec(for: try model.resolved.layout(query.entity))
+        let (sql, arguments, spec) = try select({ rowSpec.selectList($0) }, query)
+        try readOneStatement("fetch") { db in
+            let statement = try db.cachedStatement(sql: sql)
+            statement.setUncheckedArguments(StatementArguments(arguments))
+            let cursor = try Row.fetchCursor(statement)
+            while try cursor.next() != nil {
+                if let row = readRow(statement.sqliteStatement, spec) { body(row) }
+            }
         }
     }
 
@@ -186,8 +199,8 @@ extension SQLiteStore {
         let cursor = try Row.fetchCursor(statement)
         while try cursor.next() != nil {
             let s = statement.sqliteStatement
-            guard let name = entityNames[sqlite3_column_int64(s, 1)] else { continue }
-            ids.append(ManagedObjectID(entityName: name, storeIdentifier: identifier, primaryKey: sqlite3_column_int64(s, 0)))
+            guard let scope = entityScopes[sqlite3_column_int64(s, 1)] else { continue }
+            ids.append(ManagedObjectID(scope: scope, primaryKey: sqlite3_column_int64(s, 0)))
         }
         return ids
     }

@@ -19,6 +19,10 @@ final class SQLiteStore: PersistentStore {
     let writer: any DatabaseWriter
     let entityIDs: [String: Int64]
     let entityNames: [Int64: String]
+    /// The interned scope of each entity's object IDs in this store.
+    let scopes: StoreScopes
+    /// The scope of each entity's IDs by the entity's number.
+    let entityScopes: [Int64: Unmanaged<ObjectIDScope>]
     /// How to read a row of each root table.
     let rowSpecs: [String: RowSpec]
     /// The store file opened (nil in memory): a write finds whether the file at the path is
@@ -51,7 +55,10 @@ final class SQLiteStore: PersistentStore {
         for (name, id) in entityIDs { names[id] = name }
         self.entityNames = names
         let resolved = model.resolved
-        self.rowSpecs = try RowSpec.specs(for: resolved, entityIDs: entityIDs, location: location)
+        let scopes = StoreScopes(storeIdentifier: uuid, entityNames: entityIDs.keys)
+        self.scopes = scopes
+        self.entityScopes = entityIDs.reduce(into: [:]) { $0[$1.value] = scopes.scope($1.key) }
+        self.rowSpecs = try RowSpec.specs(for: resolved, entityIDs: entityIDs, scopes: scopes, location: location)
         var plans: [String: InsertPlan] = [:]
         for (name, layout) in resolved.entities {
             guard let entityID = entityIDs[name] else { continue }

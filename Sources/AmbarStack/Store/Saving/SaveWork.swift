@@ -125,10 +125,11 @@ struct SaveWork<Transaction: SaveTransaction> {
                 idMap[insert.id] = insert.id
             }
         }
+        var scopes = PermanentScopes(storeIdentifier: db.storeIdentifier)
         for (root, ids) in pending {
             let keys = try db.allocate(root: root, count: ids.count)
             for (key, id) in zip(keys, ids) {
-                idMap[id] = ManagedObjectID(entityName: id.entityName, storeIdentifier: db.storeIdentifier, primaryKey: key)
+                idMap[id] = ManagedObjectID(scope: scopes.scope(of: id), primaryKey: key)
             }
         }
     }
