@@ -141,9 +141,12 @@ extension ManagedObjectContext {
             var last: (scope: UnsafeMutableRawPointer, layout: EntityLayout)?
             // Builds (or fills) the object of one row; called as each row is read, while the
             // row's values are still in the cache.
+            // A context with nothing registered (a fresh reader or importer) needs no lookup:
+            // one fetch never reads the same row twice.
+            let nothingRegistered = state.registered.isEmpty
             func add(_ row: StoreRow) {
                 let id = row.id
-                if let existing = state.registered[id] {
+                if !nothingRegistered, let existing = state.registered[id] {
                     if !existing.hasData {
                         existing.load(values: row.values, toOne: row.toOne, version: row.version)
                         existing.setFetched(asFault: asFaults)
