@@ -171,6 +171,12 @@ extension ManagedObjectContext {
         for (i, attribute) in object.layout.attributes.enumerated() where !attribute.isOptional && !attribute.isTransient && object.values[i].isNull {
             throw .validation(object: object.objectID, property: attribute.name, reason: "a value is required (the attribute is not optional)")
         }
+        for i in object.layout.validatedAttributes {
+            let attribute = object.layout.attributes[i]
+            if let reason = attribute.validation.violation(of: object.values[i], type: attribute.type) {
+                throw .validation(object: object.objectID, property: attribute.name, reason: reason)
+            }
+        }
         for relationship in object.layout.relationships
         where relationship.isToMany && (relationship.description.minCount > 0 || relationship.description.maxCount > 0) {
             let count = try requireToMany(object, relationship.index).filter { state.registered[$0]?.lifecycle != .deleted }.count

@@ -27,13 +27,16 @@ public struct AttributeDescription: Sendable, Hashable {
     /// For a derived attribute: the expression Core Data computes it from (`derivationExpression`),
     /// evaluated at every save.
     public var derivation: String?
+    /// The rules a value must keep when the object is saved (bounds, lengths, a pattern); none by
+    /// default.
+    public var validation: AttributeValidation
 
     /// Creates an attribute description.
     public init(
         name: String, type: AttributeType, isOptional: Bool = false,
         defaultValue: AttributeValue = .null, isIndexed: Bool = false, renamingIdentifier: String? = nil,
         isTransient: Bool = false, valueTransformerName: String? = nil, customClassName: String? = nil,
-        derivation: String? = nil
+        derivation: String? = nil, validation: AttributeValidation = AttributeValidation()
     ) {
         self.name = name
         self.type = type
@@ -45,13 +48,14 @@ public struct AttributeDescription: Sendable, Hashable {
         self.valueTransformerName = valueTransformerName
         self.customClassName = customClassName
         self.derivation = derivation
+        self.validation = validation.coerced(to: type)
     }
 }
 
 extension AttributeDescription: Codable {
     enum CodingKeys: String, CodingKey {
         case name, type, isOptional, defaultValue, isIndexed, renamingIdentifier
-        case isTransient, valueTransformerName, customClassName, derivation
+        case isTransient, valueTransformerName, customClassName, derivation, validation
     }
 
     /// Decodes the description, taking the fields added after the first release as absent
@@ -65,7 +69,8 @@ extension AttributeDescription: Codable {
             isTransient: try c.decodeIfPresent(Bool.self, forKey: .isTransient) ?? false,
             valueTransformerName: try c.decodeIfPresent(String.self, forKey: .valueTransformerName),
             customClassName: try c.decodeIfPresent(String.self, forKey: .customClassName),
-            derivation: try c.decodeIfPresent(String.self, forKey: .derivation))
+            derivation: try c.decodeIfPresent(String.self, forKey: .derivation),
+            validation: try c.decodeIfPresent(AttributeValidation.self, forKey: .validation) ?? AttributeValidation())
     }
 
     /// Encodes the fields added after the first release only when set, so that the
@@ -82,5 +87,6 @@ extension AttributeDescription: Codable {
         try c.encodeIfPresent(valueTransformerName, forKey: .valueTransformerName)
         try c.encodeIfPresent(customClassName, forKey: .customClassName)
         try c.encodeIfPresent(derivation, forKey: .derivation)
+        if !validation.isEmpty { try c.encode(validation, forKey: .validation) }
     }
 }

@@ -41,6 +41,8 @@ final class EntityLayout: Sendable {
     let unloadedToMany: [Set<ManagedObjectID>?]
     /// The indexes of the to-many relationships.
     let toManyRelationships: [Int]
+    /// The indexes of the attributes with validation rules.
+    let validatedAttributes: [Int]
     /// The scope of this entity's temporary object IDs.
     let temporaryScope: Unmanaged<ObjectIDScope>
     /// Attribute names compared one by one (cheaper than hashing for the few attributes most
@@ -78,6 +80,7 @@ final class EntityLayout: Sendable {
         self.toManyRelationships = relationships.indices.filter { relationships[$0].isToMany }
         self.attributeNames = attributes.map(\.name)
         self.temporaryScope = ObjectIDScope.interned(entityName: name, storeIdentifier: "")
+        self.validatedAttributes = attributes.indices.filter { !attributes[$0].validation.isEmpty }
     }
 
     /// The index of the attribute named `name`. Typed properties (`@Managed`) look their

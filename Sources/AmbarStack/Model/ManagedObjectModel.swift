@@ -119,7 +119,11 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
             var entity = entity
             entity.renamingIdentifier = nil
             entity.fetchedProperties = []
-            for i in entity.attributes.indices { entity.attributes[i].renamingIdentifier = nil }
+            // Validation rules, like renaming identifiers, do not change what the store holds.
+            for i in entity.attributes.indices {
+                entity.attributes[i].renamingIdentifier = nil
+                entity.attributes[i].validation = AttributeValidation()
+            }
             for i in entity.relationships.indices { entity.relationships[i].renamingIdentifier = nil }
             return entity
         }

@@ -89,6 +89,9 @@ struct ModelValidation {
                 if !a.defaultValue.isNull, a.defaultValue.coerced(to: a.type) == nil {
                     throw issue(e.name, a.name, "default value \(a.defaultValue) of '\(e.name).\(a.name)' is not \(a.type.withArticle)")
                 }
+                if let problem = a.validation.problem(for: a.type) {
+                    throw issue(e.name, a.name, "the validation rules of '\(e.name).\(a.name)': \(problem)")
+                }
                 if let expression = a.derivation {
                     do {
                         derivations[e.name, default: [:]][a.name] = try DerivedAttribute(parsing: expression)

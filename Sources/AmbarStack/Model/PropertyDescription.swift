@@ -13,17 +13,18 @@ public enum PropertyDescription: Sendable, Hashable {
     /// A relationship.
     case relationshipDescription(RelationshipDescription)
 
-    /// An attribute named `name` of `type`.
+    /// An attribute named `name` of `type`, with the rules its values must keep at save
+    /// (``AttributeValidation``; none by default).
     public static func attribute(
         _ name: String, _ type: AttributeType, optional: Bool = false,
         defaultValue: (any AttributeValueConvertible)? = nil, indexed: Bool = false,
-        renamedFrom renamingIdentifier: String? = nil
+        renamedFrom renamingIdentifier: String? = nil, validation: AttributeValidation = AttributeValidation()
     ) -> PropertyDescription {
         .attributeDescription(
             AttributeDescription(
                 name: name, type: type, isOptional: optional,
                 defaultValue: defaultValue?.attributeValue ?? .null, isIndexed: indexed,
-                renamingIdentifier: renamingIdentifier))
+                renamingIdentifier: renamingIdentifier, validation: validation))
     }
 
     /// A to-one relationship named `name` to `destination`.

@@ -47,6 +47,40 @@ enum CoreDataModelReader {
 
     /// The attribute's default, read as Core Data reads `defaultValueString`, or `nil` when Core
     /// Data could not read it either.
+    /// A reason a rule of the file cannot be read, for the reader's error.
+    struct RuleProblem: Error {
+        let message: String
+    }
+
+    /// The attribute's validation rules: `minValueString`/`maxValueString` (values of numbers,
+    /// lengths of strings and binary data), `minDateTimeInterval`/`maxDateTimeInterval` (dates,
+    /// seconds since 2001) and `regularExpressionString`. Empty texts mean no rule, as in Xcode.
+    static func validation(_ a: [String: String], type: AttributeType) throws(RuleProblem) -> AttributeValidation {
+        func bound(_ key: String) throws(RuleProblem) -> AttributeValue? {
+            let dateKey = key == "min" ? "minDateTimeInterval" : "maxDateTimeInterval"
+            let valueKey = key == "min" ? "minValueString" : "maxValueString"
+            if type == .date {
+                guard let text = a[dateKey]?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
+                guard let seconds = Double(text) else { throw RuleProblem(message: "\(dateKey) \"\(text)\" is not a number of seconds") }
+                return .date(Date(timeIntervalSinceReferenceDate: seconds))
+            }
+            guard let text = a[valueKey]?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
+            if AttributeValidation.boundsAreLengths(type) {
+                guard let length = Int64(text) else { throw RuleProblem(message: "\(valueKey) \"\(text)\" is not a length") }
+                return .integer(length)
+            }
+            guard let value = defaultValue(["defaultValueString": text], type: type), !value.isNull else {
+                throw RuleProblem(message: "\(valueKey) \"\(text)\" cannot be read as \(type.withArticle)")
+            }
+            return value
+        }
+        var rules = AttributeValidation()
+        rules.minimum = try bound("min")
+        rules.maximum = try bound("max")
+        if type == .string, let pattern = a["regularExpressionString"], !pattern.isEmpty { rules.regularExpression = pattern }
+        return rules
+    }
+
     static func defaultValue(_ a: [String: String], type: AttributeType) -> AttributeValue? {
         if type == .date {
             guard let interval = a["defaultDateTimeInterval"] else { return .null }
@@ -172,12 +206,19 @@ private final class ModelXMLBuilder: NSObject, XMLParserDelegate {
                 }
                 derivation = expression
             }
+            let validation: AttributeValidation
+            do {
+                validation = try CoreDataModelReader.validation(a, type: type)
+            } catch {
+                return fail(parser, "attribute \"\(name)\": \(error.message)")
+            }
             current?.attributes.append(
                 AttributeDescription(
                     name: name, type: type, isOptional: a["optional"] == "YES", defaultValue: defaultValue, isIndexed: a["indexed"] == "YES" && !transient,
                     renamingIdentifier: a["elementID"], isTransient: transient,
                     valueTransformerName: type == .transformable ? a["valueTransformerName"].flatMap { $0.isEmpty ? nil : $0 } : nil,
-                    customClassName: type == .transformable ? a["customClassName"].flatMap { $0.isEmpty ? nil : $0 } : nil, derivation: derivation))
+                    customClassName: type == .transformable ? a["customClassName"].flatMap { $0.isEmpty ? nil : $0 } : nil, derivation: derivation,
+                    validation: validation))
         case "relationship":
             guard current != nil, let name = a["name"], let destination = a["destinationEntity"] else {
                 return fail(parser, "<relationship> outside an entity or without name and destinationEntity")

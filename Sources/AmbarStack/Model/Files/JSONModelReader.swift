@@ -106,6 +106,7 @@ private struct AttributeDocument: Decodable {
             [
                 "name", "type", "optional", "isOptional", "default", "defaultValue", "indexed", "isIndexed", "renamingIdentifier",
                 "transient", "isTransient", "valueTransformerName", "customClassName", "derivation",
+                "minimum", "maximum", "regularExpression", "validation",
             ], in: "an attribute")
         guard let name = try c.first(String.self, "name") else {
             throw DecodingError.keyNotFound(AnyKey("name"), .init(codingPath: c.codingPath, debugDescription: "an attribute needs a name"))
@@ -133,6 +134,21 @@ private struct AttributeDocument: Decodable {
                 defaultValue = value
             }
         }
+        // Validation rules: `minimum` and `maximum` (values of numbers and dates, lengths of
+        // strings and binary data) and `regularExpression`; or the stored form, `validation`.
+        var validation = try c.first(AttributeValidation.self, "validation") ?? AttributeValidation()
+        for key in ["minimum", "maximum"] where c.contains(AnyKey(key)) {
+            let plain = try c.decode(PlainValue.self, forKey: AnyKey(key))
+            let boundType: AttributeType = AttributeValidation.boundsAreLengths(type) ? .integer64 : type
+            guard let value = plain.attributeValue(for: boundType), !value.isNull else {
+                throw DecodingError.dataCorrupted(
+                    .init(
+                        codingPath: c.codingPath + [AnyKey(key)],
+                        debugDescription: "the \(key) of \"\(name)\" is not \(AttributeValidation.boundsAreLengths(type) ? "a length" : type.withArticle)"))
+            }
+            if key == "minimum" { validation.minimum = value } else { validation.maximum = value }
+        }
+        if let pattern = try c.first(String.self, "regularExpression") { validation.regularExpression = pattern }
         description = AttributeDescription(
             name: name, type: type, isOptional: try c.first(Bool.self, "optional", "isOptional") ?? false,
             defaultValue: defaultValue, isIndexed: try c.first(Bool.self, "indexed", "isIndexed") ?? false,
@@ -140,7 +156,7 @@ private struct AttributeDocument: Decodable {
             isTransient: try c.first(Bool.self, "transient", "isTransient") ?? false,
             valueTransformerName: try c.first(String.self, "valueTransformerName"),
             customClassName: try c.first(String.self, "customClassName"),
-            derivation: try c.first(String.self, "derivation"))
+            derivation: try c.first(String.self, "derivation"), validation: validation)
     }
 }
 

@@ -28,7 +28,9 @@ import Foundation
 /// Attributes: `name`, `type` (string, integer16, integer32, integer64, double, float, boolean,
 /// date, binary, uuid, uri, decimal, transformable, undefined), `optional`, `default` (a plain
 /// JSON value: dates as ISO 8601 text, binary as base64), `indexed`, `transient`,
-/// `valueTransformerName`, `customClassName`, `derivation`. Relationships: `name`,
+/// `valueTransformerName`, `customClassName`, `derivation`, and the validation rules `minimum`,
+/// `maximum` (a number or date; a length for strings and binary data) and `regularExpression`
+/// (see ``AttributeValidation``). Relationships: `name`,
 /// `destination`, `inverse`, `toMany`, `deleteRule` (nullify, cascade, deny, noAction),
 /// `optional`, `ordered`, `transient`, `minCount`, `maxCount`. The model may have
 /// `fetchRequests` (`name`, `entityName`, `predicateFormat`, `fetchLimit`). Unknown keys are
