@@ -9,11 +9,16 @@ public struct ImportRecord: Sendable {
     public let values: [String: AttributeValue]
     /// The upsert key's value, when importing with `--key`.
     public let key: AttributeValue?
+    /// The related objects to set, by relationship name (only the relationships present in the
+    /// line).
+    public let references: [String: ImportReference]
 
-    /// A record of `values` from line `line`, with the upsert key's value when there is one.
-    public init(line: Int, values: [String: AttributeValue], key: AttributeValue?) {
+    /// A record of `values` from line `line`, with the upsert key's value when there is one and
+    /// the relationships to set.
+    public init(line: Int, values: [String: AttributeValue], key: AttributeValue?, references: [String: ImportReference] = [:]) {
         self.line = line
         self.values = values
         self.key = key
+        self.references = references
     }
 }

@@ -9,30 +9,83 @@ public struct ImportRecordDecoder {
     public let keyAttribute: String?
     /// The entity's attributes, inherited ones included.
     public let attributes: [String: AttributeDescription]
-    /// The entity's relationship names (a line may not set them).
-    public let relationships: Set<String>
+    /// The entity's stored relationships, inherited ones included, by name: what a line's
+    /// field of that name sets.
+    public let relationships: [String: ImportRelationshipTarget]
+    /// Fields a line may hold that are not imported (`--ignore`).
+    public let ignoredFields: Set<String>
     private let decoder = JSONDecoder()
 
     /// A decoder for `entityName` of `model`, upserting by `keyAttribute` when given.
-    public init(model: ManagedObjectModel, entityName: String, keyAttribute: String?) throws(ImportSetupError) {
+    ///
+    /// - Parameters:
+    ///   - relate: for each relationship named, the destination's attribute that a line's values
+    ///     are (`--relate author=uid`); relationships not named take object URIs.
+    ///   - ignoring: fields to leave out of every line.
+    public init(
+        model: ManagedObjectModel, entityName: String, keyAttribute: String?, relate: [String: String] = [:], ignoring: Set<String> = []
+    ) throws(ImportSetupError) {
         guard model.entity(named: entityName) != nil else {
             throw .unknownEntity(entityName, known: model.entityNames)
         }
-        var attributes: [String: AttributeDescription] = [:]
-        var relationships = Set<String>()
+        func allAttributes(_ entityName: String) -> [String: AttributeDescription] {
+            var attributes: [String: AttributeDescription] = [:]
+            var name: String? = entityName
+            while let current = name, let entity = model.entity(named: current) {
+                for attribute in entity.attributes where attributes[attribute.name] == nil { attributes[attribute.name] = attribute }
+                name = entity.parent
+            }
+            return attributes
+        }
+        let attributes = allAttributes(entityName)
+        var declared: [String: RelationshipDescription] = [:]
         var name: String? = entityName
         while let current = name, let entity = model.entity(named: current) {
-            for attribute in entity.attributes where attributes[attribute.name] == nil { attributes[attribute.name] = attribute }
-            for relationship in entity.relationships { relationships.insert(relationship.name) }
+            for relationship in entity.relationships where declared[relationship.name] == nil && !relationship.isTransient {
+                declared[relationship.name] = relationship
+            }
             name = entity.parent
         }
         if let keyAttribute, attributes[keyAttribute] == nil {
             throw .unknownKey(keyAttribute, entity: entityName, known: attributes.keys.sorted())
         }
+        var relationships: [String: ImportRelationshipTarget] = [:]
+        for (relationshipName, description) in declared {
+            var key: AttributeDescription?
+            if let keyName = relate[relationshipName] {
+                let destinationAttributes = allAttributes(description.destination)
+                guard var found = destinationAttributes[keyName] else {
+                    throw .unknownRelatedKey(
+                        keyName, relationship: relationshipName, destination: description.destination, known: destinationAttributes.keys.sorted())
+                }
+                found.isOptional = false  // a reference names an object: null is not a key
+                key = found
+            }
+            relationships[relationshipName] = ImportRelationshipTarget(
+                name: relationshipName, destination: description.destination, isToMany: description.isToMany,
+                isOrdered: description.isOrdered, keyAttribute: key)
+        }
+        for relationshipName in relate.keys where declared[relationshipName] == nil {
+            throw .unknownRelationship(relationshipName, entity: entityName, known: declared.keys.sorted())
+        }
         self.entityName = entityName
         self.keyAttribute = keyAttribute
         self.attributes = attributes
         self.relationships = relationships
+        self.ignoredFields = ignoring
+    }
+
+    /// `--relate` arguments (`RELATIONSHIP=KEY`, each possibly a comma-separated list) as a map.
+    public static func relateOptions(_ arguments: [String]) throws(ImportSetupError) -> [String: String] {
+        var map: [String: String] = [:]
+        for argument in arguments {
+            for part in argument.split(separator: ",") {
+                let pieces = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                guard pieces.count == 2, !pieces[0].isEmpty, !pieces[1].isEmpty else { throw .badRelate(String(part)) }
+                map[pieces[0]] = pieces[1]
+            }
+        }
+        return map
     }
 
     /// The record on `text`, line `line`.
@@ -48,11 +101,16 @@ public struct ImportRecordDecoder {
             throw ImportLineError(line: line, field: nil, reason: "not valid JSON (\(Self.describe(error)))")
         }
         var values: [String: AttributeValue] = [:]
-        for (field, value) in object {
+        var references: [String: ImportReference] = [:]
+        for (field, value) in object where !ignoredFields.contains(field) {
             guard let attribute = attributes[field] else {
-                if relationships.contains(field) {
-                    throw ImportLineError(line: line, field: field, reason: "is a relationship; import sets attributes only")
+                if let target = relationships[field] {
+                    references[field] = try Self.reference(value, to: target, line: line)
+                    continue
                 }
+                // The object's own URI, as `fetch --json` prints it: not imported (the store
+                // gives new objects IDs of its own).
+                if field == "id", case .string(let text) = value, text.hasPrefix("ambar://") { continue }
                 throw ImportLineError(
                     line: line, field: field, reason: "\(entityName) has no such attribute (it has: \(attributes.keys.sorted().joined(separator: ", ")))")
             }
@@ -68,7 +126,40 @@ public struct ImportRecordDecoder {
             }
             key = value
         }
-        return ImportRecord(line: line, values: values, key: key)
+        return ImportRecord(line: line, values: values, key: key, references: references)
+    }
+
+    /// The destinations `value` names for `target`: key values (`--relate`) or object URIs.
+    static func reference(_ value: JSONValue, to target: ImportRelationshipTarget, line: Int) throws(ImportLineError) -> ImportReference {
+        func one(_ item: JSONValue) throws(ImportLineError) -> AttributeValue {
+            if let key = target.keyAttribute {
+                do {
+                    return try convert(item, to: key, line: line)
+                } catch {
+                    throw ImportLineError(
+                        line: line, field: target.name, reason: "names \(target.destination) by its \(key.name): \(error.reason)")
+                }
+            }
+            guard case .string(let text) = item, (try? ManagedObjectID(uriString: text)) != nil else {
+                throw ImportLineError(
+                    line: line, field: target.name,
+                    reason:
+                        "expected \(target.destination) object URIs (ambar://…), got \(item.shortDescription); to name related objects by a key attribute, pass --relate \(target.name)=KEY"
+                )
+            }
+            return .string(text)
+        }
+        if target.isToMany {
+            if case .null = value { return .many([]) }
+            guard case .array(let items) = value else {
+                throw ImportLineError(line: line, field: target.name, reason: "is a to-many relationship: expected an array, got \(value.shortDescription)")
+            }
+            var values: [AttributeValue] = []
+            for item in items { values.append(try one(item)) }
+            return .many(values)
+        }
+        if case .null = value { return .one(nil) }
+        return .one(try one(value))
     }
 
     /// Checks that a new object gets every required attribute without a default.

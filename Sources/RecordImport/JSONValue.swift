@@ -12,8 +12,9 @@ public enum JSONValue: Decodable, Equatable, Sendable {
     case double(Double)
     /// A string.
     case string(String)
-    /// An array. Its elements are not decoded: no attribute holds one.
-    case array
+    /// An array, with its elements one level deep (the destinations a relationship field names):
+    /// an array or object inside it is kept as an empty `.array` or `.object`, not descended into.
+    case array([JSONValue])
     /// An object. Its members are not decoded: no attribute holds one.
     case object
 
@@ -32,11 +33,38 @@ public enum JSONValue: Decodable, Equatable, Sendable {
             self = .double(value)
         } else if let value = try? container.decode(String.self) {
             self = .string(value)
-        } else if (try? decoder.unkeyedContainer()) != nil {
-            self = .array
+        } else if var items = try? decoder.unkeyedContainer() {
+            var elements: [JSONValue] = []
+            while !items.isAtEnd { elements.append(try items.decode(FlatElement.self).value) }
+            self = .array(elements)
         } else {
             _ = try decoder.container(keyedBy: AnyKey.self)
             self = .object
+        }
+    }
+
+    /// An array's element: a scalar, or a nested array or object recognised without descending.
+    private struct FlatElement: Decodable {
+        let value: JSONValue
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if container.decodeNil() {
+                value = .null
+            } else if let v = try? container.decode(Bool.self) {
+                value = .bool(v)
+            } else if let v = try? container.decode(Int64.self) {
+                value = .integer(v)
+            } else if let v = try? container.decode(Double.self) {
+                value = .double(v)
+            } else if let v = try? container.decode(String.self) {
+                value = .string(v)
+            } else if (try? decoder.unkeyedContainer()) != nil {
+                value = .array([])
+            } else {
+                _ = try decoder.container(keyedBy: AnyKey.self)
+                value = .object
+            }
         }
     }
 

@@ -48,6 +48,21 @@ public enum ImportLineChecks {
             if value.isNull { continue }
             guard fits(value, attribute.type) else { return "\(name) holds \(value), not a \(attribute.type)" }
         }
+        // Relationship fields name related objects by URI here (no --relate): strings only, a
+        // single one for a to-one, an array for a to-many.
+        for (name, reference) in record.references {
+            guard let target = decoder.relationships[name] else { return "a reference for \(name), which is no relationship" }
+            switch reference {
+            case .one(let value):
+                if target.isToMany { return "\(name) is to-many but holds one reference" }
+                if let value, case .string = value {} else if value != nil { return "\(name) holds \(String(describing: value)), not a URI" }
+            case .many(let values):
+                if !target.isToMany { return "\(name) is to-one but holds several references" }
+                for value in values {
+                    guard case .string = value else { return "\(name) holds \(value), not a URI" }
+                }
+            }
+        }
         _ = try? decoder.checkComplete(record)
         return nil
     }

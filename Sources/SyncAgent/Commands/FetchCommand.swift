@@ -1,6 +1,7 @@
 import AmbarStack
 import ArgumentParser
 import Foundation
+import RecordImport
 
 /// `sync-agent fetch --entity E [--predicate FORMAT] [--sort KEY[:desc]]… [--limit N] [--json]`:
 /// the objects of a store, for people and scripts looking inside it.
@@ -15,7 +16,9 @@ struct FetchCommand: ParsableCommand {
             URI), every stored attribute by name (binary and transformable values as base64, \
             dates as ISO 8601, UUIDs, URIs and decimals as strings, nil as null) and every stored \
             relationship by name: a to-one as the related object's URI or null, a to-many as an \
-            array of URIs (in order for an ordered relationship, sorted otherwise). A bad format string \
+            array of URIs (in order for an ordered relationship, sorted otherwise). With --relations \
+            REL=KEY a relationship is printed as its related objects' values of their attribute KEY \
+            instead (what `import --relate REL=KEY` reads back). A bad format string \
             exits with status 65 and says where it stops making sense; an unknown entity exits with 64.
             """)
 
@@ -36,6 +39,10 @@ struct FetchCommand: ParsableCommand {
     @Flag(name: .long, help: "One JSON object per line.")
     var json = false
 
+    @Option(
+        name: .long, help: "REL=KEY: with --json, print relationship REL as its related objects' KEY values instead of URIs (repeatable, or comma-separated).")
+    var relations: [String] = []
+
     func validate() throws {
         if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more") }
     }
@@ -47,6 +54,13 @@ struct FetchCommand: ParsableCommand {
         guard model.entity(named: entity) != nil else {
             FileHandle.standardError.write(
                 Data("error: the store has no entity named '\(entity)' (it has: \(model.entityNames.sorted().joined(separator: ", ")))\n".utf8))
+            throw ExitCode(64)
+        }
+        let relatedKeys: [String: String]
+        do {
+            relatedKeys = try Self.relatedKeys(relations, entity: entity, model: model)
+        } catch {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             throw ExitCode(64)
         }
         var request = FetchRequest<ManagedObject>(entityName: entity)
@@ -63,7 +77,7 @@ struct FetchCommand: ParsableCommand {
         let outcome: Result<[String], AmbarError> = context.performAndWait {
             do throws(AmbarError) {
                 let objects = try context.fetch(request)
-                return .success(objects.map { asJSON ? ObjectJSON.line($0) : Self.textLine($0) })
+                return .success(objects.map { asJSON ? ObjectJSON.line($0, relatedKeys: relatedKeys) : Self.textLine($0) })
             } catch {
                 return .failure(error)
             }
@@ -75,6 +89,15 @@ struct FetchCommand: ParsableCommand {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             throw ExitCode(Self.isAboutTheRequest(error) ? 65 : 1)
         }
+    }
+
+    /// `--relations` as a map from relationship to the destination's key attribute, checked
+    /// against the model.
+    static func relatedKeys(_ arguments: [String], entity: String, model: ManagedObjectModel) throws(ImportSetupError) -> [String: String] {
+        let map = try ImportRecordDecoder.relateOptions(arguments)
+        // The same checks as import's --relate: the relationship and the key exist.
+        _ = try ImportRecordDecoder(model: model, entityName: entity, keyAttribute: nil, relate: map)
+        return map
     }
 
     /// `KEY`, `KEY:asc` or `KEY:desc` (also `:ascending`, `:descending`) terms as sort descriptors.

@@ -15,6 +15,22 @@ struct ImportCommand: AsyncParsableCommand {
             field. With --on-error abort (the default) nothing of the failing batch is written, \
             earlier batches stay, and the exit code is 65; with skip the bad lines are reported and \
             the rest imported. Dates are ISO 8601 text or seconds since 1970; binary is base64.
+
+            Relationships: a field named after a relationship sets it. With --relate \
+            RELATIONSHIP=KEY the field holds the related objects' values of their attribute KEY \
+            ("author": "a-17" with --relate author=uid; "tags": ["x", "y"] with --relate \
+            tags=name); without it, their object URIs as `fetch --json` prints them (ambar://…, \
+            this store's only). A to-one takes one value or null (null clears it); a to-many an \
+            array, which replaces its destinations (in the array's order for an ordered one). The \
+            related objects must exist in the store or come earlier in the same batch; a value \
+            that names none, or more than one, is an error of its line naming the field and the \
+            value. A field "id" holding an object URI (what `fetch --json` prints) is not \
+            imported: the store gives new objects their own IDs.
+
+            Round trip: export each entity with `sync-agent fetch --entity E --json --relations \
+            REL=KEY`, then import the files with --key and the same --relate, destinations first. \
+            Where two entities point at each other (a relationship and its inverse), set one side \
+            and leave the other out with --ignore: setting a relationship sets its inverse.
             """)
 
     @OptionGroup var directory: DirectoryOptions
@@ -31,6 +47,12 @@ struct ImportCommand: AsyncParsableCommand {
     @Option(name: .long, help: "abort (nothing of the failing batch is written, exit 65) or skip (report bad lines, import the rest).")
     var onError: String = "abort"
 
+    @Option(name: .long, help: "RELATIONSHIP=KEY: the field RELATIONSHIP names related objects by their attribute KEY (repeatable, or comma-separated).")
+    var relate: [String] = []
+
+    @Option(name: .long, help: "A field to leave out of every line (repeatable).")
+    var ignore: [String] = []
+
     @Flag(name: .long, help: "Print the summary as JSON.")
     var json = false
 
@@ -40,12 +62,14 @@ struct ImportCommand: AsyncParsableCommand {
     func validate() throws {
         guard batchSize > 0 else { throw ValidationError("--batch-size must be positive.") }
         guard OnError(rawValue: onError) != nil else { throw ValidationError("--on-error must be abort or skip.") }
+        do { _ = try ImportRecordDecoder.relateOptions(relate) } catch { throw ValidationError(error.description) }
     }
 
     func run() async throws {
         bootstrapLogging(level: .warning)
         let stack = try openExistingStack(directory)
-        let decoder = try ImportRecordDecoder(model: stack.model, entityName: entity, keyAttribute: key)
+        let decoder = try ImportRecordDecoder(
+            model: stack.model, entityName: entity, keyAttribute: key, relate: try ImportRecordDecoder.relateOptions(relate), ignoring: Set(ignore))
         let source: LineSource
         do { source = try LineSource(path: file) } catch { throw ValidationError("Cannot read \(file): \(error.localizedDescription)") }
         var importer = RecordImporter(stack: stack, decoder: decoder)

@@ -123,7 +123,15 @@ struct RecordImporter {
             // What the store did, as the did-save reports it: an insert that a uniqueness
             // constraint resolved to an existing row counts as an update there.
             let saved = SavedOutcome()
-            let observation = context.observeDidSave { saved.value = ($0.token, $0.inserted.count, $0.updated.count) }
+            // Only objects of the imported entity count: setting a relationship also updates the
+            // related objects through the inverse.
+            let counted = Self.kinds(of: decoder.entityName, in: try stack.model)
+            let observation = context.observeDidSave { note in
+                saved.value = (
+                    note.token, note.inserted.filter { counted.contains($0.entityName) }.count,
+                    note.updated.filter { counted.contains($0.entityName) }.count
+                )
+            }
             defer { observation.cancel() }
             var existing: [AttributeValue: ManagedObject] = [:]
             if let keyAttribute = decoder.keyAttribute {
@@ -138,6 +146,7 @@ struct RecordImporter {
                 }
             }
             var lineOf: [ObjectIdentifier: Int] = [:]
+            var withReferences: [(ImportRecord, ManagedObject)] = []
             for record in batch {
                 let object: ManagedObject
                 if let key = record.key, let found = existing[key] {
@@ -152,6 +161,17 @@ struct RecordImporter {
                     do throws(AmbarError) { try object.setValue(value, forKey: name) } catch {
                         throw BatchFailure(error: ImportLineError(line: record.line, field: name, reason: error.description))
                     }
+                }
+                if !record.references.isEmpty { withReferences.append((record, object)) }
+            }
+            // Relationships last, so that a line can name an object a later line of the batch makes.
+            if !withReferences.isEmpty {
+                var resolver = ImportReferenceResolver(context: context, targets: decoder.relationships)
+                do throws(ImportLineError) {
+                    try resolver.prefetch(withReferences.map(\.0))
+                    for (record, object) in withReferences { try resolver.apply(record, to: object) }
+                } catch {
+                    throw BatchFailure(error: error)
                 }
             }
             do throws(AmbarError) {
@@ -169,6 +189,19 @@ struct RecordImporter {
             guard let outcome = saved.value else { return (0, 0, nil) }
             return (outcome.inserted, outcome.updated, outcome.token)
         }
+    }
+
+    /// `entity` and every entity that inherits from it.
+    static func kinds(of entity: String, in model: ManagedObjectModel) -> Set<String> {
+        Set(
+            model.entityNames.filter { name in
+                var current: String? = name
+                while let c = current {
+                    if c == entity { return true }
+                    current = model.entity(named: c)?.parent
+                }
+                return false
+            })
     }
 
     /// Whether a save failed because of the records themselves (validation, a uniqueness

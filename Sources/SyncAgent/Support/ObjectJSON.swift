@@ -6,28 +6,36 @@ import Foundation
 /// related object's URI or `null`, a to-many as an array of URIs (in order for an ordered one,
 /// sorted otherwise). Call it on the object's context queue.
 enum ObjectJSON {
-    static func fields(_ object: ManagedObject) -> [String: Any] {
+    /// The object's ID, stored attributes and stored relationships; a relationship named in
+    /// `relatedKeys` as its destinations' values of that attribute, any other as their URIs.
+    static func fields(_ object: ManagedObject, relatedKeys: [String: String] = [:]) -> [String: Any] {
         var fields: [String: Any] = ["id": object.objectID.uriString]
         for (name, value) in attributes(object) { fields[name] = jsonValue(value) }
         for relationship in relationships(object) {
+            let name = relationship.name
+            let show: (ManagedObject) -> Any = { destination in
+                guard let key = relatedKeys[name] else { return destination.objectID.uriString }
+                return jsonValue((try? destination.value(forKey: key)) ?? .null)
+            }
             if relationship.isToMany {
-                let ids: [String]
                 if relationship.isOrdered {
-                    ids = ((try? object.orderedObjects(forKey: relationship.name)) ?? []).map(\.objectID.uriString)
+                    fields[name] = ((try? object.orderedObjects(forKey: name)) ?? []).map(show)
                 } else {
-                    ids = ((try? object.objects(forKey: relationship.name)) ?? []).map(\.objectID.uriString).sorted()
+                    // Sorted by what is printed, so that the same set always prints the same.
+                    let shown = ((try? object.objects(forKey: name)) ?? []).map(show)
+                    fields[name] = shown.sorted { "\($0)" < "\($1)" }
                 }
-                fields[relationship.name] = ids
             } else {
-                fields[relationship.name] = ((try? object.object(forKey: relationship.name)) ?? nil)?.objectID.uriString ?? NSNull()
+                fields[name] = ((try? object.object(forKey: name)) ?? nil).map(show) ?? NSNull()
             }
         }
         return fields
     }
 
-    /// One JSON line of ``fields(_:)``, keys sorted.
-    static func line(_ object: ManagedObject) -> String {
-        guard let data = try? JSONSerialization.data(withJSONObject: fields(object), options: [.sortedKeys, .withoutEscapingSlashes]) else {
+    /// One JSON line of ``fields(_:relatedKeys:)``, keys sorted.
+    static func line(_ object: ManagedObject, relatedKeys: [String: String] = [:]) -> String {
+        guard let data = try? JSONSerialization.data(withJSONObject: fields(object, relatedKeys: relatedKeys), options: [.sortedKeys, .withoutEscapingSlashes])
+        else {
             return #"{"id":"\#(object.objectID.uriString)"}"#
         }
         return String(decoding: data, as: UTF8.self)
