@@ -9,7 +9,8 @@ extension ObjectPredicate {
     /// ```
     ///
     /// Supported: `==`, `!=`, `<`, `<=`, `>`, `>=` between a declared property and a value
-    /// (captured values and arithmetic on them are evaluated once); `&&`, `||`, `!`; a Boolean
+    /// (captured values and arithmetic on them are evaluated once) or between two declared
+    /// properties (`$0.shipped > $0.due`, `$0.lines.count == $0.quantity`); `&&`, `||`, `!`; a Boolean
     /// property on its own; `contains` and `starts(with:)` on strings; `list.contains($0.p)`;
     /// ranges (`(1...3).contains($0.priority)`); optional chaining through to-one relationships
     /// (`$0.project?.name == "Home"`); comparing a to-one relationship with an object or `nil`;
@@ -17,7 +18,7 @@ extension ObjectPredicate {
     /// `contains(where:)` and `allSatisfy`.
     ///
     /// - Throws: ``AmbarError/invalidPredicate(_:)`` naming the expression that has no equivalent
-    ///   (comparing two properties, calling other methods, a computed or `@Transient` property).
+    ///   (calling other methods, a computed or `@Transient` property).
     public init<T: DeclaredModel>(_ predicate: Predicate<T>) throws(AmbarError) {
         self = try PredicateCompilation.compile(predicate)
     }

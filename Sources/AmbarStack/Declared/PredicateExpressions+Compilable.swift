@@ -190,10 +190,18 @@ extension PredicateCompilation {
             return try compare(rhs, op, lhs)
         case (.count(let key), .constant(.integer(let n))):
             return .count(key: key, op: op, count: Int(n))
+        case (.property(let a, .attribute), .property(let b, .attribute)):
+            return .keyComparison(.key(a), op, .key(b))
+        case (.count(let a), .property(let b, .attribute)):
+            return .keyComparison(.count(a), op, .key(b))
+        case (.property(let a, .attribute), .count(let b)):
+            return .keyComparison(.key(a), op, .count(b))
+        case (.count(let a), .count(let b)):
+            return .keyComparison(.count(a), op, .count(b))
         case (.constant(let a), .constant(let b)):
             return .constant(PredicateEvaluation.compare(a, op, b, a.isNull ? .string : Self.attributeType(of: a), []))
         default:
-            throw .invalidPredicate("a #Predicate can compare a property with a value, not \(lhs) with \(rhs)")
+            throw .invalidPredicate("a #Predicate can compare a property with a value or with another property, not \(lhs) with \(rhs)")
         }
     }
 

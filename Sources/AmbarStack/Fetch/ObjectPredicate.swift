@@ -19,6 +19,11 @@ public indirect enum ObjectPredicate: Sendable, Hashable {
     case constant(Bool)
     /// `key op value`.
     case comparison(key: String, op: ComparisonOperator, value: AttributeValue, options: TextOptions)
+    /// Two values of the object compared (`dog.name == name`, `items.@count == quantity`): both
+    /// sides must be of comparable types (numbers with numbers, text with text, dates with
+    /// dates…). `==` and `!=` treat `nil` as a value, as a comparison with a value does; the
+    /// other operators are false when either side is `nil`.
+    case keyComparison(ObjectExpression, ComparisonOperator, ObjectExpression, options: TextOptions = [])
     /// `key IN values`.
     case isIn(key: String, values: [AttributeValue], options: TextOptions)
     /// `lower <= key <= upper`.

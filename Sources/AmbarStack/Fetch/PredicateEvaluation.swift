@@ -3,11 +3,12 @@ import Foundation
 /// Evaluates predicates and sort orders on managed objects in memory, with the same semantics as
 /// the SQL a store generates (see ``ObjectPredicate``). Must run on the objects' context queue.
 enum PredicateEvaluation {
-    /// Whether `object` matches `predicate`.
-    static func evaluate(_ predicate: ObjectPredicate, on object: ManagedObject) throws(AmbarError) -> Bool {
+    /// Whether `object` matches `predicate`; `outer` is the object an enclosing `ANY` ranges
+    /// from (what ``ObjectExpression/outer(_:)`` reads).
+    static func evaluate(_ predicate: ObjectPredicate, on object: ManagedObject, outer: ManagedObject? = nil) throws(AmbarError) -> Bool {
         let context = object.managedObjectContext
         if let rewritten = try PredicateResolution.rewrite(predicate, layout: object.layout, lookup: { context?.layoutIfKnown($0) }) {
-            return try evaluate(rewritten, on: object)
+            return try evaluate(rewritten, on: object, outer: outer)
         }
         switch predicate {
         case .quantified:
@@ -15,13 +16,20 @@ enum PredicateEvaluation {
         case .constant(let b):
             return b
         case .and(let parts):
-            for p in parts where !(try evaluate(p, on: object)) { return false }
+            for p in parts where !(try evaluate(p, on: object, outer: outer)) { return false }
             return true
         case .or(let parts):
-            for p in parts where try evaluate(p, on: object) { return true }
+            for p in parts where try evaluate(p, on: object, outer: outer) { return true }
             return false
         case .not(let p):
-            return !(try evaluate(p, on: object))
+            return !(try evaluate(p, on: object, outer: outer))
+        case .keyComparison(let lhs, let op, let rhs, let options):
+            let a = try operand(lhs, on: object, outer: outer)
+            let b = try operand(rhs, on: object, outer: outer)
+            let type = try KeyComparisonTypes.common(a.type, b.type, predicate)
+            let x = a.value.isNull ? a.value : (a.value.coerced(to: type) ?? a.value)
+            let y = b.value.isNull ? b.value : (b.value.coerced(to: type) ?? b.value)
+            return compare(x, op, y, type, options)
         case .objectIn(let ids):
             return ids.contains(object.objectID)
         case .comparison(let key, let op, let value, let options):
@@ -57,7 +65,7 @@ enum PredicateEvaluation {
         case .any(let key, let sub):
             let (holder, rel) = try resolveRelationship(key, on: object, toMany: true)
             guard let holder else { return false }
-            for destination in try holder.readDestinations(at: rel.index) where try evaluate(sub, on: destination) {
+            for destination in try holder.readDestinations(at: rel.index) where try evaluate(sub, on: destination, outer: object) {
                 return true
             }
             return false
@@ -78,6 +86,49 @@ enum PredicateEvaluation {
             let result = function.apply(to: values)
             let type: AttributeType = (function == .min || function == .max) ? attribute.type : .double
             return compare(result, op, param, type, [])
+        }
+    }
+
+    /// The value of one side of a key-path comparison, and the type it has.
+    private static func operand(_ expression: ObjectExpression, on object: ManagedObject, outer: ManagedObject?) throws(AmbarError) -> (
+        value: AttributeValue, type: AttributeType
+    ) {
+        switch expression {
+        case .key(let path):
+            let (attribute, value) = try resolveAttribute(path, on: object)
+            return (value, attribute.type)
+        case .outer(let path):
+            guard let outer else {
+                throw .invalidPredicate("'\(path)' reads the object an enclosing ANY ranges from, but there is no enclosing ANY")
+            }
+            let (attribute, value) = try resolveAttribute(path, on: outer)
+            return (value, attribute.type)
+        case .count(let path):
+            let (holder, rel) = try resolveRelationship(path, on: object, toMany: true)
+            let n = try holder.map { h throws(AmbarError) in try h.readDestinationIDs(at: rel.index).count } ?? 0
+            return (.integer(Int64(n)), .integer64)
+        case .aggregate(let path, let function, let attributeName):
+            let (holder, rel) = try resolveRelationship(path, on: object, toMany: true)
+            guard let destinationLayout = object.managedObjectContext?.layoutIfKnown(rel.description.destination) else {
+                throw .unknownEntity(rel.description.destination)
+            }
+            let (attribute, _) = try aggregateOperand(function, attributeName, .null, destinationLayout, key: path)
+            var values: [AttributeValue] = []
+            for destination in try holder?.readDestinations(at: rel.index) ?? [] {
+                values.append(try destination.value(forKey: attributeName))
+            }
+            return (function.apply(to: values), aggregateType(function, attribute.type))
+        }
+    }
+
+    /// The type of an aggregate's result: the attribute's for `@min` and `@max`, an integer for
+    /// `@count` and for `@sum` of integers, a double otherwise.
+    static func aggregateType(_ function: AggregateFunction, _ attributeType: AttributeType) -> AttributeType {
+        switch function {
+        case .min, .max: return attributeType
+        case .count: return .integer64
+        case .sum: return attributeType.isInteger || attributeType == .boolean ? .integer64 : .double
+        case .avg: return .double
         }
     }
 

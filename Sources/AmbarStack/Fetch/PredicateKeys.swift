@@ -26,6 +26,17 @@ public struct Key<Value: AttributeValueConvertible>: Sendable, Hashable {
     /// The attribute is not `nil`.
     public var isNotNil: ObjectPredicate { .comparison(key: path, op: .notEqual, value: .null, options: []) }
 
+    /// `self op other`: two attributes of the object compared (`Key<Int>("stock") < Key<Int>("reorderLevel")`),
+    /// as numbers or as values of one type; see ``ObjectPredicate/keyComparison(_:_:_:options:)``.
+    public func compared<Other>(_ op: ComparisonOperator, with other: Key<Other>, options: TextOptions = []) -> ObjectPredicate {
+        .keyComparison(.key(path), op, .key(other.path), options: options)
+    }
+
+    /// `self == other`, comparing text with `options`.
+    public func equals<Other>(_ other: Key<Other>, options: TextOptions = []) -> ObjectPredicate {
+        compared(.equal, with: other, options: options)
+    }
+
     /// An ascending or descending sort on this key.
     public func sorted(ascending: Bool = true, options: TextOptions = []) -> ObjectSortDescriptor {
         ObjectSortDescriptor(key: path, ascending: ascending, options: options)
@@ -49,6 +60,18 @@ public struct Key<Value: AttributeValueConvertible>: Sendable, Hashable {
     public static func >= (key: Key, value: Value) -> ObjectPredicate {
         .comparison(key: key.path, op: .greaterOrEqual, value: value.attributeValue, options: [])
     }
+
+    // `==` and `!=` between two keys are `equals(_:options:)` and `compared(_:with:options:)`:
+    // `Key` is itself `Equatable`, so `==` of two keys is already a `Bool`.
+
+    /// The attribute at `key` is less than the one at `other` (`Key<Int>("stock") < Key<Int>("reorderLevel")`).
+    public static func < <Other>(key: Key, other: Key<Other>) -> ObjectPredicate { key.compared(.less, with: other) }
+    /// The attribute at `key` is at most the one at `other`.
+    public static func <= <Other>(key: Key, other: Key<Other>) -> ObjectPredicate { key.compared(.lessOrEqual, with: other) }
+    /// The attribute at `key` is greater than the one at `other` (`Key<Double>("price") > Key<Double>("budget")`).
+    public static func > <Other>(key: Key, other: Key<Other>) -> ObjectPredicate { key.compared(.greater, with: other) }
+    /// The attribute at `key` is at least the one at `other`.
+    public static func >= <Other>(key: Key, other: Key<Other>) -> ObjectPredicate { key.compared(.greaterOrEqual, with: other) }
 }
 
 /// Attribute types that text operations apply to: `String` and `String?`.

@@ -11,6 +11,22 @@ enum PredicateResolution {
     /// means what it says.
     static func rewrite(_ predicate: ObjectPredicate, layout: EntityLayout, lookup: (String) -> EntityLayout?) throws(AmbarError) -> ObjectPredicate? {
         switch predicate {
+        case .quantified(let quantifier, .keyComparison(let lhs, let op, let rhs, let options)):
+            let inner = ObjectPredicate.keyComparison(lhs, op, rhs, options: options)
+            guard let (relationship, rest) = try splitComparison(lhs, op, rhs, options, layout: layout, lookup: lookup) else {
+                switch quantifier {
+                case .any, .all: return inner
+                case .none: return .not(inner)
+                }
+            }
+            switch quantifier {
+            case .any: return .any(key: relationship, rest)
+            case .all: return .not(.any(key: relationship, .not(rest)))
+            case .none: return .not(.any(key: relationship, rest))
+            }
+        case .keyComparison(let lhs, let op, let rhs, let options):
+            guard let (relationship, rest) = try splitComparison(lhs, op, rhs, options, layout: layout, lookup: lookup) else { return nil }
+            return .any(key: relationship, rest)
         case .quantified(let quantifier, let inner):
             guard let key = inner.leafKey else {
                 throw .invalidPredicate("\(quantifier.rawValue.uppercased()) applies to one comparison on a key path, not to \(inner)")
@@ -39,6 +55,51 @@ enum PredicateResolution {
             guard let split = try split(key, of: predicate, layout: layout, lookup: lookup) else { return nil }
             return .any(key: split.relationship, split.rest)
         }
+    }
+
+    /// A key-path comparison one of whose key paths crosses a to-many relationship, as the
+    /// relationship and the comparison for its destinations (the other side read from the outer
+    /// object); nil when neither side crosses one.
+    private static func splitComparison(
+        _ lhs: ObjectExpression, _ op: ComparisonOperator, _ rhs: ObjectExpression, _ options: TextOptions, layout: EntityLayout,
+        lookup: (String) -> EntityLayout?
+    ) throws(AmbarError) -> (String, ObjectPredicate)? {
+        func crossing(_ expression: ObjectExpression) -> (relationship: String, rest: String)? {
+            guard case .key(let key) = expression, key.contains(".") else { return nil }
+            return splitPath(key, layout: layout, lookup: lookup)
+        }
+        let description = ObjectPredicate.keyComparison(lhs, op, rhs, options: options)
+        switch (crossing(lhs), crossing(rhs)) {
+        case (nil, nil):
+            return nil
+        case (.some, .some):
+            throw .invalidPredicate(
+                "both sides of \(description) cross a to-many relationship; compare one of them with a value, or use SUBQUERY")
+        case (.some(let split), nil):
+            guard let outside = rhs.fromInside else {
+                throw .invalidPredicate("in \(description), the other side of a key path through a to-many relationship must be an attribute")
+            }
+            return (split.relationship, .keyComparison(.key(split.rest), op, outside, options: options))
+        case (nil, .some(let split)):
+            guard let outside = lhs.fromInside else {
+                throw .invalidPredicate("in \(description), the other side of a key path through a to-many relationship must be an attribute")
+            }
+            return (split.relationship, .keyComparison(outside, op, .key(split.rest), options: options))
+        }
+    }
+
+    /// `key` cut after its first to-many relationship, when it crosses one before its end.
+    private static func splitPath(_ key: String, layout: EntityLayout, lookup: (String) -> EntityLayout?) -> (relationship: String, rest: String)? {
+        let parts = key.split(separator: ".").map(String.init)
+        var current = layout
+        for (n, name) in parts.dropLast().enumerated() {
+            guard let i = current.relationshipIndex[name] else { return nil }
+            let relationship = current.relationships[i]
+            if relationship.isToMany { return (parts[...n].joined(separator: "."), parts[(n + 1)...].joined(separator: ".")) }
+            guard let next = lookup(relationship.description.destination) else { return nil }
+            current = next
+        }
+        return nil
     }
 
     /// `key` cut after its first to-many relationship (when it has one before its end): the
@@ -83,7 +144,7 @@ extension ObjectPredicate {
         case .comparison(let key, _, _, _), .isIn(let key, _, _), .between(let key, _, _), .text(let key, _, _, _),
             .relationship(let key, _), .any(let key, _), .count(let key, _, _), .aggregate(let key, _, _, _, _):
             return key
-        case .constant, .objectIn, .and, .or, .not, .quantified:
+        case .constant, .objectIn, .and, .or, .not, .quantified, .keyComparison:
             return nil
         }
     }
@@ -100,7 +161,7 @@ extension ObjectPredicate {
         case .count(_, let op, let count): return .count(key: key, op: op, count: count)
         case .aggregate(_, let function, let attribute, let op, let value):
             return .aggregate(key: key, function: function, attribute: attribute, op: op, value: value)
-        case .constant, .objectIn, .and, .or, .not, .quantified: return self
+        case .constant, .objectIn, .and, .or, .not, .quantified, .keyComparison: return self
         }
     }
 }

@@ -172,6 +172,8 @@ struct PredicateFormatRenderer {
             let word = ["beginsWith": "BEGINSWITH", "contains": "CONTAINS", "endsWith": "ENDSWITH", "like": "LIKE", "matches": "MATCHES"][op.rawValue]!
             let k = key(path)
             return "\(k) \(keyword(word))\(options(opts)) \(value(.string(pattern)))"
+        case .keyComparison(.key(let a), let op, .key(let b), let opts):
+            return "\(key(a)) \(comparison(op))\(options(opts)) \(key(b))"
         default:
             preconditionFailure("the random generator does not make \(predicate)")
         }

@@ -63,8 +63,13 @@ struct FormatLowering {
             return try keyComparison(path, swapped, options, value, valuePosition)
         case (.evaluatedObject, .constant(let value, let valuePosition)), (.constant(let value, let valuePosition), .evaluatedObject):
             return try selfComparison(op, value, valuePosition)
-        case (.keyPath, .keyPath), (.keyPath, .evaluatedObject), (.evaluatedObject, .keyPath):
-            throw error("comparing two key paths is not supported; compare a key path with a value", at: position)
+        case (.keyPath(let left, _), .keyPath(let right, _)):
+            guard let comparison = op.comparison else {
+                throw error("\(op.rawValue) between two key paths is not supported; compare them with ==, !=, <, <=, > or >=", at: position)
+            }
+            return .keyComparison(try expression(left, position), comparison, try expression(right, position), options: options)
+        case (.keyPath, .evaluatedObject), (.evaluatedObject, .keyPath):
+            throw error("comparing SELF with a key path is not supported; compare SELF with an object or a key path with a value", at: position)
         default:
             throw error("a comparison needs a key path on one side and a value on the other", at: position)
         }
@@ -98,6 +103,25 @@ struct FormatLowering {
         case .value(let v): return .quantified(.any, .comparison(key: key, op: .equal, value: v, options: options))
         case .list: throw error("a collection IN a key path is not supported; use key IN collection", at: position)
         }
+    }
+
+    /// A key path as one side of a comparison of two key paths: an attribute, `rel.@count`, or
+    /// `rel.@sum.attribute` (and `@avg`, `@min`, `@max`).
+    private func expression(_ path: [String], _ position: Int) throws(AmbarError) -> ObjectExpression {
+        guard let at = path.firstIndex(where: { $0.hasPrefix("@") }) else { return .key(try plainKey(path, position)) }
+        let relationship = path[..<at].joined(separator: ".")
+        guard !relationship.isEmpty else { throw error("\(path[at]) needs a to-many key path before it", at: position) }
+        guard let function = AggregateFunction(rawValue: String(path[at].dropFirst()).lowercased()) else {
+            throw error("\(path[at]) is not a collection operator Ambar supports (@count, @sum, @avg, @min, @max)", at: position)
+        }
+        if function == .count {
+            guard at == path.count - 1 else { throw error("@count ends a key path", at: position) }
+            return .count(relationship)
+        }
+        guard at == path.count - 2 else {
+            throw error("@\(function.rawValue) must be followed by one attribute name (rel.@\(function.rawValue).attribute)", at: position)
+        }
+        return .aggregate(relationship, function, attribute: path[at + 1])
     }
 
     private func plainKey(_ path: [String], _ position: Int) throws(AmbarError) -> String {

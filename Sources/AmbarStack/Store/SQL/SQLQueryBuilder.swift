@@ -13,12 +13,16 @@ struct SQLQueryBuilder {
     final class Scope {
         let alias: String
         let layout: EntityLayout
+        /// The scope an `EXISTS` over a to-many relationship was opened from: what
+        /// ``ObjectExpression/outer(_:)`` reads.
+        let parent: Scope?
         var joins: [String] = []
         var joined: [String: (alias: String, layout: EntityLayout)] = [:]
 
-        init(alias: String, layout: EntityLayout) {
+        init(alias: String, layout: EntityLayout, parent: Scope? = nil) {
             self.alias = alias
             self.layout = layout
+            self.parent = parent
         }
     }
 
@@ -213,6 +217,11 @@ struct SQLQueryBuilder {
             if dialect == .postgres { return "\(scope.alias).Z_PK = ANY(\(placeholder(.integers(pks))))" }
             _ = bind(.string(StatementShape.idList(pks)))
             return "\(scope.alias).Z_PK \(StatementShape.inIDList)"
+        case .keyComparison(let lhs, let op, let rhs, let options):
+            let a = try operand(lhs, in: scope)
+            let b = try operand(rhs, in: scope)
+            let type = try KeyComparisonTypes.common(a.type, b.type, predicate)
+            return try keyComparison(a, op, b, type, options, predicate)
         case .comparison(let key, let op, let value, let options):
             let reference = try attributeReference(key, in: scope)
             let param = try PredicateEvaluation.coerce(value, to: reference.attribute, key: key)
@@ -278,7 +287,7 @@ struct SQLQueryBuilder {
             return "(\(column) IS NOT NULL AND \(column) = \(bind(.integer(pk))))"
         case .any(let key, let sub):
             let (from, link, destination) = try toManyLink(key, in: scope)
-            let inner = Scope(alias: from.alias, layout: destination)
+            let inner = Scope(alias: from.alias, layout: destination, parent: scope)
             let condition = try compile(sub, in: inner)
             return "EXISTS (SELECT 1 FROM \(from.sql) \(inner.joins.joined(separator: " ")) WHERE \(link) AND \(condition))"
         case .count(let key, let op, let count):
@@ -287,27 +296,92 @@ struct SQLQueryBuilder {
         case .aggregate(let key, let function, let attributeName, let op, let value):
             let (from, link, destination) = try toManyLink(key, in: scope)
             let (attribute, param) = try PredicateEvaluation.aggregateOperand(function, attributeName, value, destination, key: key)
-            guard let i = destination.attributeIndex[attributeName] else { throw .unknownProperty(entity: destination.name, property: attributeName) }
-            let column = "\(from.alias).\(quoted(try destination.column(ofAttribute: i)))"
-            let sqlFunction: String
-            switch function {
-            case .count: sqlFunction = "COUNT(\(column))"
-            case .sum:
-                if attribute.type.isInteger || attribute.type == .boolean {
-                    sqlFunction = "COALESCE(SUM(\(column)), 0)"
-                } else {
-                    sqlFunction = dialect == .postgres ? "COALESCE(SUM(\(column)::float8), 0.0)" : "COALESCE(TOTAL(\(column)), 0.0)"
-                }
-            case .avg: sqlFunction = "AVG(\(column))"
-            case .min: sqlFunction = "MIN(\(column))"
-            case .max: sqlFunction = "MAX(\(column))"
-            }
-            let expression = "(SELECT \(sqlFunction) FROM \(from.sql) WHERE \(link))"
+            let expression = try aggregateExpression(function, attribute, from: from, link: link, destination: destination)
             switch op {
             case .equal: return param.isNull ? "(\(expression) IS NULL)" : "(\(expression) \(nullSafe(true)) \(bind(param)))"
             case .notEqual: return param.isNull ? "(\(expression) IS NOT NULL)" : "(\(expression) \(nullSafe(false)) \(bind(param)))"
             default: return param.isNull ? literal(false) : "COALESCE(\(expression) \(op.sqlOperator) \(bind(param)), \(literal(false)))"
             }
+        }
+    }
+
+    /// `(SELECT <function>(column) FROM … WHERE link)` over a to-many relationship's destinations.
+    private func aggregateExpression(
+        _ function: AggregateFunction, _ attribute: AttributeDescription, from: (sql: String, alias: String), link: String, destination: EntityLayout
+    ) throws(AmbarError) -> String {
+        guard let i = destination.attributeIndex[attribute.name] else { throw .unknownProperty(entity: destination.name, property: attribute.name) }
+        let column = "\(from.alias).\(quoted(try destination.column(ofAttribute: i)))"
+        let sqlFunction: String
+        switch function {
+        case .count: sqlFunction = "COUNT(\(column))"
+        case .sum:
+            if attribute.type.isInteger || attribute.type == .boolean {
+                sqlFunction = "COALESCE(SUM(\(column)), 0)"
+            } else {
+                sqlFunction = dialect == .postgres ? "COALESCE(SUM(\(column)::float8), 0.0)" : "COALESCE(TOTAL(\(column)), 0.0)"
+            }
+        case .avg: sqlFunction = "AVG(\(column))"
+        case .min: sqlFunction = "MIN(\(column))"
+        case .max: sqlFunction = "MAX(\(column))"
+        }
+        return "(SELECT \(sqlFunction) FROM \(from.sql) WHERE \(link))"
+    }
+
+    /// The SQL of one side of a key-path comparison, and its type.
+    private mutating func operand(_ expression: ObjectExpression, in scope: Scope) throws(AmbarError) -> (sql: String, type: AttributeType) {
+        switch expression {
+        case .key(let path):
+            let reference = try attributeReference(path, in: scope)
+            return (reference.sql, reference.attribute.type)
+        case .outer(let path):
+            guard let parent = scope.parent else {
+                throw .invalidPredicate("'\(path)' reads the object an enclosing ANY ranges from, but there is no enclosing ANY")
+            }
+            let reference = try attributeReference(path, in: parent)
+            return (reference.sql, reference.attribute.type)
+        case .count(let path):
+            let (from, link, _) = try toManyLink(path, in: scope)
+            return ("(SELECT COUNT(*) FROM \(from.sql) WHERE \(link))", .integer64)
+        case .aggregate(let path, let function, let attributeName):
+            let (from, link, destination) = try toManyLink(path, in: scope)
+            let (attribute, _) = try PredicateEvaluation.aggregateOperand(function, attributeName, .null, destination, key: path)
+            let sql = try aggregateExpression(function, attribute, from: from, link: link, destination: destination)
+            return (sql, PredicateEvaluation.aggregateType(function, attribute.type))
+        }
+    }
+
+    /// `lhs op rhs` for two values of the object, compared as `type` (see `KeyComparisonTypes`).
+    private mutating func keyComparison(
+        _ lhs: (sql: String, type: AttributeType), _ op: ComparisonOperator, _ rhs: (sql: String, type: AttributeType), _ type: AttributeType,
+        _ options: TextOptions, _ predicate: ObjectPredicate
+    ) throws(AmbarError) -> String {
+        var (a, b) = (lhs.sql, rhs.sql)
+        if dialect == .postgres && KeyComparisonTypes.isNumber(type) {
+            // PostgreSQL compares booleans with booleans only.
+            if lhs.type == .boolean { a = "(\(a))::int" }
+            if rhs.type == .boolean { b = "(\(b))::int" }
+        }
+        let bothPresent = "\(a) IS NOT NULL AND \(b) IS NOT NULL"
+        if type == .decimal && dialect == .sqlite {
+            let test = "(\(bothPresent) AND ambar_deccmp(\(a), \(b)) \(op == .notEqual ? "=" : op.sqlOperator) 0)"
+            switch op {
+            case .equal: return "((\(a) IS NULL AND \(b) IS NULL) OR \(test))"
+            case .notEqual: return "NOT ((\(a) IS NULL AND \(b) IS NULL) OR \(test))"
+            default: return test
+            }
+        }
+        if !options.isEmpty && [.string, .uuid, .uri].contains(type) {
+            guard dialect == .sqlite else {
+                throw .invalidPredicate(
+                    "\(predicate): comparing two text key paths with [c] or [d] is not supported on PostgreSQL stores (compare one of them with a value, or filter in memory)"
+                )
+            }
+            (a, b) = (textExpression(a, options, type), textExpression(b, options, type))
+        }
+        switch op {
+        case .equal: return "(\(a) \(nullSafe(true)) \(b))"
+        case .notEqual: return "(\(a) \(nullSafe(false)) \(b))"
+        default: return "(\(bothPresent) AND \(a) \(op.sqlOperator) \(b))"
         }
     }
 
