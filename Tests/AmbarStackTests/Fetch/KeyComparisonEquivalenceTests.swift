@@ -30,21 +30,8 @@ extension PredicateEquivalenceTests {
     func testSQLAndMemoryAgreeOnRandomKeyPathComparisons() throws {
         let seed = UInt64(ProcessInfo.processInfo.environment["AMBAR_PBT_SEED"] ?? "") ?? 20_261_126
         var rng = SeededRandom(seed: seed)
-        let model = try TestModel.allTypes()
-        let sql = ManagedObjectContext(
-            concurrencyType: .privateQueue, coordinator: try PersistentStoreCoordinator(model: model, store: try store("keys-sql.sqlite")))
-        let memory = ManagedObjectContext(
-            concurrencyType: .privateQueue, coordinator: try PersistentStoreCoordinator(model: model, store: .sqlite(directory.file("keys-memory.sqlite"))))
         let rows = (0..<120).map { _ in Self.attributes.map { randomValue($0, &rng) } }
-        for context in [sql, memory] {
-            try context.performAndWait {
-                for row in rows {
-                    let object = try context.insertObject(entityName: "Sample")
-                    for (attribute, value) in zip(Self.attributes, row) { try object.setValue(value, forKey: attribute) }
-                }
-            }
-        }
-        try sql.performAndWait { try sql.save() }
+        let (sql, memory) = try samples(rows, named: "keys")
         var nonTrivial = 0
         for n in 0..<250 {
             let predicate = randomKeyComparison(&rng)

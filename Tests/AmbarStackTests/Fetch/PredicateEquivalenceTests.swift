@@ -80,20 +80,14 @@ final class PredicateEquivalenceTests: StoreTestCase {
         }
     }
 
-    /// One row's values as a comparable string.
-    func render(_ object: ManagedObject) throws -> String {
-        try Self.attributes.map { "\(try object.value(forKey: $0))" }.joined(separator: "|")
-    }
-
-    func testSQLAndMemoryAgreeOnRandomPredicatesAndSorts() throws {
-        let seed = UInt64(ProcessInfo.processInfo.environment["AMBAR_PBT_SEED"] ?? "") ?? 20_261_122
-        var rng = SeededRandom(seed: seed)
+    /// The same `Sample` rows in two contexts: saved in a store of the run's backend (fetches run
+    /// as SQL), and pending over an empty SQLite store (fetches evaluate in memory).
+    func samples(_ rows: [[AttributeValue]], named name: String) throws -> (sql: ManagedObjectContext, memory: ManagedObjectContext) {
         let model = try TestModel.allTypes()
-        let saved = try PersistentStoreCoordinator(model: model, store: try store("sql.sqlite"))
-        let empty = try PersistentStoreCoordinator(model: model, store: .sqlite(directory.file("memory.sqlite")))
+        let saved = try PersistentStoreCoordinator(model: model, store: try store("\(name).sqlite"))
+        let empty = try PersistentStoreCoordinator(model: model, store: .sqlite(directory.file("\(name)-memory.sqlite")))
         let sql = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: saved)
         let memory = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: empty)
-        let rows = (0..<150).map { _ in Self.attributes.map { randomValue($0, &rng) } }
         for context in [sql, memory] {
             try context.performAndWait {
                 for row in rows {
@@ -103,6 +97,19 @@ final class PredicateEquivalenceTests: StoreTestCase {
             }
         }
         try sql.performAndWait { try sql.save() }
+        return (sql, memory)
+    }
+
+    /// One row's values as a comparable string.
+    func render(_ object: ManagedObject) throws -> String {
+        try Self.attributes.map { "\(try object.value(forKey: $0))" }.joined(separator: "|")
+    }
+
+    func testSQLAndMemoryAgreeOnRandomPredicatesAndSorts() throws {
+        let seed = UInt64(ProcessInfo.processInfo.environment["AMBAR_PBT_SEED"] ?? "") ?? 20_261_122
+        var rng = SeededRandom(seed: seed)
+        let rows = (0..<150).map { _ in Self.attributes.map { randomValue($0, &rng) } }
+        let (sql, memory) = try samples(rows, named: "sql")
 
         var checked = 0
         var nonTrivial = 0

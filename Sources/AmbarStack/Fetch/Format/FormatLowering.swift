@@ -136,20 +136,10 @@ struct FormatLowering {
         -> ObjectPredicate
     {
         // Collection operators: rel.@count, rel.@sum.attribute…
-        if let at = path.firstIndex(where: { $0.hasPrefix("@") }) {
-            let relationship = path[..<at].joined(separator: ".")
-            guard !relationship.isEmpty else { throw error("\(path[at]) needs a to-many key path before it", at: position) }
-            guard let function = AggregateFunction(rawValue: String(path[at].dropFirst()).lowercased()) else {
-                throw error("\(path[at]) is not a collection operator Ambar supports (@count, @sum, @avg, @min, @max)", at: position)
-            }
-            if function == .count {
-                guard at == path.count - 1 else { throw error("@count ends a key path", at: position) }
-                return try countComparison(relationship, op, value, position)
-            }
-            guard at == path.count - 2 else {
-                throw error("@\(function.rawValue) must be followed by one attribute name (rel.@\(function.rawValue).attribute)", at: position)
-            }
-            return try aggregateComparison(relationship, function, path[at + 1], op, value, position)
+        switch try expression(path, position) {
+        case .count(let relationship): return try countComparison(relationship, op, value, position)
+        case .aggregate(let relationship, let function, let attribute): return try aggregateComparison(relationship, function, attribute, op, value, position)
+        case .key, .outer: break
         }
         let key = try plainKey(path, position)
         switch op {
