@@ -139,11 +139,11 @@ extension ManagedObjectContext {
             let asFaults = request.returnsObjectsAsFaults
             // Rows mostly share one entity: its layout is looked up once, by the ID's scope.
             var last: (scope: UnsafeMutableRawPointer, layout: EntityLayout)?
-            // Builds (or fills) the object of one row; called as each row is read, while the
-            // row's values are still in the cache.
             // A context with nothing registered (a fresh reader or importer) needs no lookup:
             // one fetch never reads the same row twice.
             let nothingRegistered = state.registered.isEmpty
+            // Builds (or fills) the object of one row; called as each row is read, while the
+            // row's values are still in the cache.
             func add(_ row: StoreRow) {
                 let id = row.id
                 if !nothingRegistered, let existing = state.registered[id] {

@@ -21,23 +21,6 @@ public indirect enum ObjectExpression: Sendable, Hashable {
     /// ranges from: in `ANY items.price > budget`, `budget` is the outer object's.
     case outer(String)
 
-    /// The key path the expression starts from.
-    var keyPath: String {
-        switch self {
-        case .key(let key), .count(let key), .aggregate(let key, _, _), .outer(let key): return key
-        }
-    }
-
-    /// The expression on another key path (its kind kept).
-    func replacingKeyPath(with key: String) -> ObjectExpression {
-        switch self {
-        case .key: return .key(key)
-        case .count: return .count(key)
-        case .aggregate(_, let function, let attribute): return .aggregate(key, function, attribute: attribute)
-        case .outer: return .outer(key)
-        }
-    }
-
     /// The expression read from inside an `ANY` over a relationship of the object it was written
     /// for: its key paths become the outer object's.
     var fromInside: ObjectExpression? {

@@ -31,7 +31,7 @@ enum PredicateResolution {
             guard let key = inner.leafKey else {
                 throw .invalidPredicate("\(quantifier.rawValue.uppercased()) applies to one comparison on a key path, not to \(inner)")
             }
-            guard let split = try split(key, of: inner, layout: layout, lookup: lookup) else {
+            guard let split = split(key, of: inner, layout: layout, lookup: lookup) else {
                 // No to-many relationship on the way: the condition applies to the one value.
                 switch quantifier {
                 case .any, .all: return inner
@@ -52,7 +52,7 @@ enum PredicateResolution {
             fallthrough
         default:
             guard let key = predicate.leafKey, key.contains(".") else { return nil }
-            guard let split = try split(key, of: predicate, layout: layout, lookup: lookup) else { return nil }
+            guard let split = split(key, of: predicate, layout: layout, lookup: lookup) else { return nil }
             return .any(key: split.relationship, split.rest)
         }
     }
@@ -104,22 +104,11 @@ enum PredicateResolution {
 
     /// `key` cut after its first to-many relationship (when it has one before its end): the
     /// relationship's path, and `leaf` rewritten for the destination entity.
-    private static func split(_ key: String, of leaf: ObjectPredicate, layout: EntityLayout, lookup: (String) -> EntityLayout?) throws(AmbarError) -> (
+    private static func split(_ key: String, of leaf: ObjectPredicate, layout: EntityLayout, lookup: (String) -> EntityLayout?) -> (
         relationship: String, rest: ObjectPredicate
     )? {
-        let parts = key.split(separator: ".").map(String.init)
-        var current = layout
-        for (n, name) in parts.dropLast().enumerated() {
-            guard let i = current.relationshipIndex[name] else { return nil }
-            let relationship = current.relationships[i]
-            if relationship.isToMany {
-                let rest = parts[(n + 1)...].joined(separator: ".")
-                return (parts[...n].joined(separator: "."), leaf.replacingLeafKey(with: rest))
-            }
-            guard let next = lookup(relationship.description.destination) else { return nil }
-            current = next
-        }
-        return nil
+        guard let split = splitPath(key, layout: layout, lookup: lookup) else { return nil }
+        return (split.relationship, leaf.replacingLeafKey(with: split.rest))
     }
 
     /// The layout holding the last component of `key`, following to-one relationships.

@@ -86,6 +86,16 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
     /// The names of all entities.
     public var entityNames: [String] { entities.map(\.name) }
 
+    /// Whether the entity named `name` is `ancestor` or inherits from it, directly or not
+    /// (false when the model has no entity named `name`).
+    ///
+    /// ```swift
+    /// model.entity(named: "Manager", isKindOf: "Employee")  // true
+    /// ```
+    public func entity(named name: String, isKindOf ancestor: String) -> Bool {
+        resolved.entities[name]?.isKind(of: ancestor) ?? false
+    }
+
     enum CodingKeys: String, CodingKey { case entities, fetchRequestTemplates }
 
     public init(from decoder: any Decoder) throws {

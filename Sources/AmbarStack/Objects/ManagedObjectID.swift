@@ -54,9 +54,6 @@ public struct ManagedObjectID: Sendable, Hashable, BitwiseCopyable, CustomString
         self.key = key
     }
 
-    /// Whether this ID and `other` are of the same entity in the same store.
-    func hasSameScope(as other: ManagedObjectID) -> Bool { scope.toOpaque() == other.scope.toOpaque() }
-
     // Scopes are interned, so the same store and entity is the same scope instance: equality and
     // hashing compare the key and the scope's address, never a string.
     public static func == (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {

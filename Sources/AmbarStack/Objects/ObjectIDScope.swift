@@ -76,9 +76,4 @@ struct StoreScopes: Sendable {
     func scope(_ entityName: String) -> Unmanaged<ObjectIDScope> {
         byName[entityName] ?? ObjectIDScope.interned(entityName: entityName, storeIdentifier: storeIdentifier)
     }
-
-    /// The permanent ID of row `primaryKey` of `entityName` in this store.
-    func id(_ entityName: String, _ primaryKey: Int64) -> ManagedObjectID {
-        ManagedObjectID(scope: scope(entityName), primaryKey: primaryKey)
-    }
 }

@@ -81,18 +81,9 @@ extension SQLiteStore {
     }
 
     func fetchRows(_ query: StoreQuery) throws(AmbarError) -> [StoreRow] {
-        let rowSpec = try spec(for: try model.resolved.layout(query.entity))
-        let (sql, arguments, spec) = try select({ rowSpec.selectList($0) }, query)
-        return try readOneStatement("fetch") { db in
-            let statement = try db.cachedStatement(sql: sql)
-            statement.setUncheckedArguments(StatementArguments(arguments))
-            var rows: [StoreRow] = []
-            let cursor = try Row.fetchCursor(statement)
-            while try cursor.next() != nil {
-                if let row = readRow(statement.sqliteStatement, spec) { rows.append(row) }
-            }
-            return rows
-        }
+        var rows: [StoreRow] = []
+        try forEachRow(query) { rows.append($0) }
+        return rows
     }
 
     func forEachRow(_ query: StoreQuery, _ body: (StoreRow) -> Void) throws(AmbarError) {
