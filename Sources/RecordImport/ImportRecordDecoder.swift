@@ -14,6 +14,9 @@ public struct ImportRecordDecoder {
     public let relationships: [String: ImportRelationshipTarget]
     /// Fields a line may hold that are not imported (`--ignore`).
     public let ignoredFields: Set<String>
+    /// The entity and every entity that inherits from it: the objects an import makes or
+    /// updates (related objects it touches through inverses are of other entities).
+    public let importedEntities: Set<String>
     private let decoder = JSONDecoder()
 
     /// A decoder for `entityName` of `model`, upserting by `keyAttribute` when given.
@@ -28,16 +31,26 @@ public struct ImportRecordDecoder {
         guard model.entity(named: entityName) != nil else {
             throw .unknownEntity(entityName, known: model.entityNames)
         }
-        func allAttributes(_ entityName: String) -> [String: AttributeDescription] {
-            var attributes: [String: AttributeDescription] = [:]
-            var name: String? = entityName
-            while let current = name, let entity = model.entity(named: current) {
-                for attribute in entity.attributes where attributes[attribute.name] == nil { attributes[attribute.name] = attribute }
-                name = entity.parent
-            }
-            return attributes
+        let attributes = Self.allAttributes(of: entityName, in: model)
+        if let keyAttribute, attributes[keyAttribute] == nil {
+            throw .unknownKey(keyAttribute, entity: entityName, known: attributes.keys.sorted())
         }
-        let attributes = allAttributes(entityName)
+        self.entityName = entityName
+        self.keyAttribute = keyAttribute
+        self.attributes = attributes
+        self.relationships = try Self.relationshipTargets(of: entityName, in: model, relate: relate)
+        self.ignoredFields = ignoring
+        self.importedEntities = Set(model.entityNames.filter { model.entity(named: $0, isKindOf: entityName) })
+    }
+
+    /// The stored relationships of `entityName` (inherited ones included) and how a line names
+    /// their destinations: by the attribute `relate` gives for the relationship, or by URI.
+    ///
+    /// - Throws: ``ImportSetupError`` when `relate` names a relationship the entity does not
+    ///   have, or an attribute its destination does not have.
+    public static func relationshipTargets(
+        of entityName: String, in model: ManagedObjectModel, relate: [String: String]
+    ) throws(ImportSetupError) -> [String: ImportRelationshipTarget] {
         var declared: [String: RelationshipDescription] = [:]
         var name: String? = entityName
         while let current = name, let entity = model.entity(named: current) {
@@ -46,14 +59,14 @@ public struct ImportRecordDecoder {
             }
             name = entity.parent
         }
-        if let keyAttribute, attributes[keyAttribute] == nil {
-            throw .unknownKey(keyAttribute, entity: entityName, known: attributes.keys.sorted())
+        for relationshipName in relate.keys.sorted() where declared[relationshipName] == nil {
+            throw .unknownRelationship(relationshipName, entity: entityName, known: declared.keys.sorted())
         }
-        var relationships: [String: ImportRelationshipTarget] = [:]
+        var targets: [String: ImportRelationshipTarget] = [:]
         for (relationshipName, description) in declared {
             var key: AttributeDescription?
             if let keyName = relate[relationshipName] {
-                let destinationAttributes = allAttributes(description.destination)
+                let destinationAttributes = allAttributes(of: description.destination, in: model)
                 guard var found = destinationAttributes[keyName] else {
                     throw .unknownRelatedKey(
                         keyName, relationship: relationshipName, destination: description.destination, known: destinationAttributes.keys.sorted())
@@ -61,18 +74,22 @@ public struct ImportRecordDecoder {
                 found.isOptional = false  // a reference names an object: null is not a key
                 key = found
             }
-            relationships[relationshipName] = ImportRelationshipTarget(
+            targets[relationshipName] = ImportRelationshipTarget(
                 name: relationshipName, destination: description.destination, isToMany: description.isToMany,
                 isOrdered: description.isOrdered, keyAttribute: key)
         }
-        for relationshipName in relate.keys where declared[relationshipName] == nil {
-            throw .unknownRelationship(relationshipName, entity: entityName, known: declared.keys.sorted())
+        return targets
+    }
+
+    /// The attributes of `entityName`, inherited ones included, by name.
+    private static func allAttributes(of entityName: String, in model: ManagedObjectModel) -> [String: AttributeDescription] {
+        var attributes: [String: AttributeDescription] = [:]
+        var name: String? = entityName
+        while let current = name, let entity = model.entity(named: current) {
+            for attribute in entity.attributes where attributes[attribute.name] == nil { attributes[attribute.name] = attribute }
+            name = entity.parent
         }
-        self.entityName = entityName
-        self.keyAttribute = keyAttribute
-        self.attributes = attributes
-        self.relationships = relationships
-        self.ignoredFields = ignoring
+        return attributes
     }
 
     /// `--relate` arguments (`RELATIONSHIP=KEY`, each possibly a comma-separated list) as a map.
@@ -140,12 +157,15 @@ public struct ImportRecordDecoder {
                         line: line, field: target.name, reason: "names \(target.destination) by its \(key.name): \(error.reason)")
                 }
             }
-            guard case .string(let text) = item, (try? ManagedObjectID(uriString: text)) != nil else {
+            let advice = "to name related objects by a key attribute, pass --relate \(target.name)=KEY"
+            guard case .string(let text) = item else {
                 throw ImportLineError(
-                    line: line, field: target.name,
-                    reason:
-                        "expected \(target.destination) object URIs (ambar://…), got \(item.shortDescription); to name related objects by a key attribute, pass --relate \(target.name)=KEY"
-                )
+                    line: line, field: target.name, reason: "expected \(target.destination) object URIs (ambar://…), got \(item.shortDescription); \(advice)")
+            }
+            do {
+                _ = try ManagedObjectID(uriString: text)
+            } catch {
+                throw ImportLineError(line: line, field: target.name, reason: "expected \(target.destination) object URIs: \(error.description); \(advice)")
             }
             return .string(text)
         }

@@ -22,49 +22,35 @@ public enum JSONValue: Decodable, Equatable, Sendable {
     /// descended into: a line nested thousands deep costs one scan, not a decode per level (each
     /// failed attempt at a level would build a coding path as long as the depth).
     public init(from decoder: any Decoder) throws {
+        self = try Self.decode(decoder, elements: true)
+    }
+
+    /// The value `decoder` holds. Its kind is found by trying each kind in turn: a `Decoder` has
+    /// no other way to say what it holds, so a failed attempt answers "not this kind" and is not
+    /// an error to report. With `elements`, an array's elements are read, one level deep.
+    private static func decode(_ decoder: any Decoder, elements: Bool) throws -> JSONValue {
         let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Int64.self) {
-            self = .integer(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .double(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if var items = try? decoder.unkeyedContainer() {
-            var elements: [JSONValue] = []
-            while !items.isAtEnd { elements.append(try items.decode(FlatElement.self).value) }
-            self = .array(elements)
-        } else {
-            _ = try decoder.container(keyedBy: AnyKey.self)
-            self = .object
+        if container.decodeNil() { return .null }
+        if let value = try? container.decode(Bool.self) { return .bool(value) }
+        if let value = try? container.decode(Int64.self) { return .integer(value) }
+        if let value = try? container.decode(Double.self) { return .double(value) }
+        if let value = try? container.decode(String.self) { return .string(value) }
+        if var items = try? decoder.unkeyedContainer() {
+            guard elements else { return .array([]) }
+            var values: [JSONValue] = []
+            while !items.isAtEnd { values.append(try items.decode(Element.self).value) }
+            return .array(values)
         }
+        _ = try decoder.container(keyedBy: AnyKey.self)
+        return .object
     }
 
     /// An array's element: a scalar, or a nested array or object recognised without descending.
-    private struct FlatElement: Decodable {
+    private struct Element: Decodable {
         let value: JSONValue
 
         init(from decoder: any Decoder) throws {
-            let container = try decoder.singleValueContainer()
-            if container.decodeNil() {
-                value = .null
-            } else if let v = try? container.decode(Bool.self) {
-                value = .bool(v)
-            } else if let v = try? container.decode(Int64.self) {
-                value = .integer(v)
-            } else if let v = try? container.decode(Double.self) {
-                value = .double(v)
-            } else if let v = try? container.decode(String.self) {
-                value = .string(v)
-            } else if (try? decoder.unkeyedContainer()) != nil {
-                value = .array([])
-            } else {
-                _ = try decoder.container(keyedBy: AnyKey.self)
-                value = .object
-            }
+            value = try JSONValue.decode(decoder, elements: false)
         }
     }
 

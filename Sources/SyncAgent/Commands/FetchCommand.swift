@@ -77,7 +77,8 @@ struct FetchCommand: ParsableCommand {
         let outcome: Result<[String], AmbarError> = context.performAndWait {
             do throws(AmbarError) {
                 let objects = try context.fetch(request)
-                return .success(objects.map { asJSON ? ObjectJSON.line($0, relatedKeys: relatedKeys) : Self.textLine($0) })
+                return .success(
+                    try objects.map { object throws(AmbarError) in asJSON ? try ObjectJSON.line(object, relatedKeys: relatedKeys) : try Self.textLine(object) })
             } catch {
                 return .failure(error)
             }
@@ -96,7 +97,7 @@ struct FetchCommand: ParsableCommand {
     static func relatedKeys(_ arguments: [String], entity: String, model: ManagedObjectModel) throws(ImportSetupError) -> [String: String] {
         let map = try ImportRecordDecoder.relateOptions(arguments)
         // The same checks as import's --relate: the relationship and the key exist.
-        _ = try ImportRecordDecoder(model: model, entityName: entity, keyAttribute: nil, relate: map)
+        _ = try ImportRecordDecoder.relationshipTargets(of: entity, in: model, relate: map)
         return map
     }
 
@@ -122,8 +123,8 @@ struct FetchCommand: ParsableCommand {
         }
     }
 
-    static func textLine(_ object: ManagedObject) -> String {
-        let fields = ObjectJSON.attributes(object).map { name, value -> String in
+    static func textLine(_ object: ManagedObject) throws(AmbarError) -> String {
+        let fields = try ObjectJSON.attributes(object).map { name, value -> String in
             switch value {
             case .string(let s): return "\(name)=\(s.debugDescription)"
             default: return "\(name)=\(ObjectJSON.jsonValue(value) is NSNull ? "nil" : "\(ObjectJSON.jsonValue(value))")"

@@ -22,7 +22,7 @@ struct ImportCommand: AsyncParsableCommand {
             tags=name); without it, their object URIs as `fetch --json` prints them (ambar://…, \
             this store's only). A to-one takes one value or null (null clears it); a to-many an \
             array, which replaces its destinations (in the array's order for an ordered one). The \
-            related objects must exist in the store or come earlier in the same batch; a value \
+            related objects must exist in the store or be made by a line of the same batch; a value \
             that names none, or more than one, is an error of its line naming the field and the \
             value. A field "id" holding an object URI (what `fetch --json` prints) is not \
             imported: the store gives new objects their own IDs.

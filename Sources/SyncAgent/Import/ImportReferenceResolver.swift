@@ -3,9 +3,10 @@ import Foundation
 import RecordImport
 
 /// Finds the objects a batch's lines name in their relationship fields and sets them: by the
-/// destination's key attribute (`--relate`), looked up in batches of 500 (objects made earlier
+/// destination's key attribute (`--relate`), looked up in batches of 500 (objects made anywhere
 /// in the same batch included), or by object URI. A name that finds nothing is an error of its
-/// line, naming the field and the value.
+/// line (``ImportLineError``), naming the field and the value; a store that fails while looking
+/// is not the line's fault, and its ``AmbarError`` is thrown as it is.
 struct ImportReferenceResolver {
     let context: ManagedObjectContext
     let targets: [String: ImportRelationshipTarget]
@@ -18,40 +19,35 @@ struct ImportReferenceResolver {
     }
 
     /// Looks up, per relationship named by key, every destination the records name.
-    mutating func prefetch(_ records: [ImportRecord]) throws(ImportLineError) {
-        var wanted: [String: Set<AttributeValue>] = [:]
+    mutating func prefetch(_ records: [ImportRecord]) throws {
+        var wanted: [String: (values: Set<AttributeValue>, firstLine: Int)] = [:]
         for record in records {
             for (name, reference) in record.references where targets[name]?.keyAttribute != nil {
+                let values: [AttributeValue]
                 switch reference {
-                case .one(let value?): wanted[name, default: []].insert(value)
-                case .one(nil): break
-                case .many(let values): wanted[name, default: []].formUnion(values)
+                case .one(let value): values = value.map { [$0] } ?? []
+                case .many(let many): values = many
                 }
+                wanted[name, default: ([], record.line)].values.formUnion(values)
             }
         }
-        for (name, values) in wanted {
+        for (name, (values, firstLine)) in wanted {
             guard let target = targets[name], let key = target.keyAttribute else { continue }
             let all = Array(values)
             var byKey: [AttributeValue: ManagedObject] = [:]
             for start in stride(from: 0, to: all.count, by: 500) {
                 var request = FetchRequest<ManagedObject>(entityName: target.destination)
                 request.predicate = .isIn(key: key.name, values: Array(all[start..<min(start + 500, all.count)]), options: [])
-                do {
-                    for object in try context.fetch(request) {
-                        let value = try object.value(forKey: key.name)
-                        if let other = byKey[value], other !== object {
-                            throw ImportLineError(
-                                line: records.first?.line ?? 0, field: name,
-                                reason:
-                                    "more than one \(target.destination) has \(key.name) \(Self.describe(value)); --relate \(name)=\(key.name) needs a key that names one object"
-                            )
-                        }
-                        byKey[value] = object
+                for object in try context.fetch(request) {
+                    let value = try object.value(forKey: key.name)
+                    if let other = byKey[value], other !== object {
+                        throw ImportLineError(
+                            line: firstLine, field: name,
+                            reason:
+                                "more than one \(target.destination) has \(key.name) \(Self.describe(value)); --relate \(name)=\(key.name) needs a key that names one object"
+                        )
                     }
-                } catch let error as ImportLineError {
-                    throw error
-                } catch {
-                    throw ImportLineError(line: records.first?.line ?? 0, field: name, reason: "looking up \(target.destination) failed: \(error)")
+                    byKey[value] = object
                 }
             }
             found[name] = byKey
@@ -59,30 +55,22 @@ struct ImportReferenceResolver {
     }
 
     /// Sets the relationships `record` names on `object`.
-    func apply(_ record: ImportRecord, to object: ManagedObject) throws(ImportLineError) {
+    func apply(_ record: ImportRecord, to object: ManagedObject) throws {
         for (name, reference) in record.references.sorted(by: { $0.key < $1.key }) {
             guard let target = targets[name] else { continue }
-            func destination(_ value: AttributeValue) throws(ImportLineError) -> ManagedObject {
-                do throws(Unresolved) {
+            func destination(_ value: AttributeValue) throws -> ManagedObject {
+                do {
                     return try self.destination(value, target)
-                } catch {
-                    throw ImportLineError(line: record.line, field: name, reason: error.reason)
+                } catch let unresolved as Unresolved {
+                    throw ImportLineError(line: record.line, field: name, reason: unresolved.reason)
                 }
             }
-            let one: ManagedObject?
-            var many: [ManagedObject] = []
-            switch reference {
-            case .one(let value): one = try value.map(destination)
-            case .many(let values):
-                one = nil
-                for value in values { many.append(try destination(value)) }
-            }
-            do throws(AmbarError) {
+            do {
                 switch reference {
-                case .one:
-                    try object.setObject(one, forKey: name)
-                case .many:
-                    let destinations = many
+                case .one(let value):
+                    try object.setObject(try value.map(destination), forKey: name)
+                case .many(let values):
+                    let destinations = try values.map(destination)
                     if target.isOrdered {
                         var seen = Set<ObjectIdentifier>()
                         try object.setOrderedObjects(destinations.filter { seen.insert(ObjectIdentifier($0)).inserted }, forKey: name)
@@ -90,46 +78,39 @@ struct ImportReferenceResolver {
                         try object.setObjects(Set(destinations), forKey: name)
                     }
                 }
-            } catch {
+            } catch let error as AmbarError where RecordImporter.isDataError(error) {
                 throw ImportLineError(line: record.line, field: name, reason: error.description)
             }
         }
     }
 
-    /// Why a value names no object.
+    /// Why a value names no object: the line's fault.
     private struct Unresolved: Error {
         let reason: String
     }
 
-    /// The one object `value` names for `target`.
-    private func destination(_ value: AttributeValue, _ target: ImportRelationshipTarget) throws(Unresolved) -> ManagedObject {
+    /// The one object `value` names for `target`. Throws ``Unresolved`` when it names none, and
+    /// the store's ``AmbarError`` when reading fails.
+    private func destination(_ value: AttributeValue, _ target: ImportRelationshipTarget) throws -> ManagedObject {
         if let key = target.keyAttribute {
             guard let object = found[target.name]?[value] else {
                 throw Unresolved(reason: "no \(target.destination) has \(key.name) \(Self.describe(value))")
             }
             return object
         }
-        guard case .string(let uri) = value, let id = try? ManagedObjectID(uriString: uri) else {
-            throw Unresolved(reason: "\(Self.describe(value)) is not an object URI")
-        }
+        guard case .string(let uri) = value else { throw Unresolved(reason: "\(Self.describe(value)) is not an object URI") }
+        let id = try ManagedObjectID(uriString: uri)
         guard id.storeIdentifier == context.persistentStoreCoordinator.storeIdentifier else {
             throw Unresolved(reason: "\(uri) is an object of another store; name related objects by a key attribute with --relate \(target.name)=KEY")
         }
-        guard let object = try? context.existingObject(with: id) else { throw Unresolved(reason: "no object at \(uri)") }
-        guard isKind(object.entityName, of: target.destination) else {
-            throw Unresolved(reason: "\(uri) is \(object.entityName), not \(target.destination)")
+        guard context.persistentStoreCoordinator.model.entity(named: id.entityName, isKindOf: target.destination) else {
+            throw Unresolved(reason: "\(uri) is \(id.entityName), not \(target.destination)")
         }
-        return object
-    }
-
-    /// Whether `entity` is `ancestor` or inherits from it.
-    private func isKind(_ entity: String, of ancestor: String) -> Bool {
-        var name: String? = entity
-        while let current = name {
-            if current == ancestor { return true }
-            name = context.persistentStoreCoordinator.model.entity(named: current)?.parent
+        do throws(AmbarError) {
+            return try context.existingObject(with: id)
+        } catch .objectNotFound {
+            throw Unresolved(reason: "no object at \(uri)")
         }
-        return false
     }
 
     private static func describe(_ value: AttributeValue) -> String {

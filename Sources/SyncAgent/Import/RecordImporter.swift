@@ -125,7 +125,7 @@ struct RecordImporter {
             let saved = SavedOutcome()
             // Only objects of the imported entity count: setting a relationship also updates the
             // related objects through the inverse.
-            let counted = Self.kinds(of: decoder.entityName, in: try stack.model)
+            let counted = decoder.importedEntities
             let observation = context.observeDidSave { note in
                 saved.value = (
                     note.token, note.inserted.filter { counted.contains($0.entityName) }.count,
@@ -167,10 +167,10 @@ struct RecordImporter {
             // Relationships last, so that a line can name an object a later line of the batch makes.
             if !withReferences.isEmpty {
                 var resolver = ImportReferenceResolver(context: context, targets: decoder.relationships)
-                do throws(ImportLineError) {
+                do {
                     try resolver.prefetch(withReferences.map(\.0))
                     for (record, object) in withReferences { try resolver.apply(record, to: object) }
-                } catch {
+                } catch let error as ImportLineError {
                     throw BatchFailure(error: error)
                 }
             }
@@ -189,19 +189,6 @@ struct RecordImporter {
             guard let outcome = saved.value else { return (0, 0, nil) }
             return (outcome.inserted, outcome.updated, outcome.token)
         }
-    }
-
-    /// `entity` and every entity that inherits from it.
-    static func kinds(of entity: String, in model: ManagedObjectModel) -> Set<String> {
-        Set(
-            model.entityNames.filter { name in
-                var current: String? = name
-                while let c = current {
-                    if c == entity { return true }
-                    current = model.entity(named: c)?.parent
-                }
-                return false
-            })
     }
 
     /// Whether a save failed because of the records themselves (validation, a uniqueness

@@ -11,7 +11,8 @@ import SharedStoreIPC
 ///
 /// - `id:` is the token, `data:` the object `watch --json` prints for it, plus `objects`: each
 ///   inserted and updated object that still exists, as `fetch --json` prints it (its values when
-///   the event is sent; at most ``maximumObjectsPerEvent``, then `objects_truncated: true`).
+///   the event is sent; at most ``maximumObjectsPerEvent``, then `objects_truncated: true`). An
+///   object whose values cannot be read is `{"id": URI, "error": reason}` instead.
 /// - It starts after `Last-Event-ID` (what a reconnecting client sends), else after `?after=TOKEN`,
 ///   else at the ledger's head: across reconnects, exactly the ledger's transactions, in order.
 /// - History purged after that token is one `event: expired` (`after`, `purged_through`,
@@ -121,7 +122,12 @@ struct ChangeStreamEndpoint: Sendable {
                 var objects: [[String: Any]] = []
                 for id in ids.prefix(maximumObjectsPerEvent) {
                     guard let object = try? reader.existingObject(with: id) else { continue }  // deleted since
-                    objects.append(ObjectJSON.fields(object))
+                    do throws(AmbarError) {
+                        objects.append(try ObjectJSON.fields(object))
+                    } catch {
+                        // Said in the event, not printed half: the client sees which object and why.
+                        objects.append(["id": id.uriString, "error": error.description])
+                    }
                 }
                 data["objects"] = objects
                 if ids.count > maximumObjectsPerEvent { data["objects_truncated"] = true }

@@ -35,7 +35,7 @@ struct ObjectsEndpoint: Sendable {
         let context = try stack.temporaryContext()
         let request = fetch
         let outcome: Result<[[String: Any]], AmbarError> = context.performAndWait {
-            Result { () throws(AmbarError) in try context.fetch(request).map { ObjectJSON.fields($0) } }
+            Result { () throws(AmbarError) in try context.fetch(request).map { object throws(AmbarError) in try ObjectJSON.fields(object) } }
         }
         switch outcome {
         case .success(let objects):

@@ -8,34 +8,35 @@ import Foundation
 enum ObjectJSON {
     /// The object's ID, stored attributes and stored relationships; a relationship named in
     /// `relatedKeys` as its destinations' values of that attribute, any other as their URIs.
-    static func fields(_ object: ManagedObject, relatedKeys: [String: String] = [:]) -> [String: Any] {
+    ///
+    /// - Throws: the ``AmbarError`` of a value or relationship that cannot be read (a fault the
+    ///   store cannot fill): an object is printed whole or not at all, never with a value missing.
+    static func fields(_ object: ManagedObject, relatedKeys: [String: String] = [:]) throws(AmbarError) -> [String: Any] {
         var fields: [String: Any] = ["id": object.objectID.uriString]
-        for (name, value) in attributes(object) { fields[name] = jsonValue(value) }
+        for (name, value) in try attributes(object) { fields[name] = jsonValue(value) }
         for relationship in relationships(object) {
             let name = relationship.name
-            let show: (ManagedObject) -> Any = { destination in
+            func show(_ destination: ManagedObject) throws(AmbarError) -> Any {
                 guard let key = relatedKeys[name] else { return destination.objectID.uriString }
-                return jsonValue((try? destination.value(forKey: key)) ?? .null)
+                return jsonValue(try destination.value(forKey: key))
             }
             if relationship.isToMany {
-                if relationship.isOrdered {
-                    fields[name] = ((try? object.orderedObjects(forKey: name)) ?? []).map(show)
-                } else {
-                    // Sorted by what is printed, so that the same set always prints the same.
-                    let shown = ((try? object.objects(forKey: name)) ?? []).map(show)
-                    fields[name] = shown.sorted { "\($0)" < "\($1)" }
-                }
+                var shown: [Any] = []
+                let destinations = relationship.isOrdered ? try object.orderedObjects(forKey: name) : Array(try object.objects(forKey: name))
+                for destination in destinations { shown.append(try show(destination)) }
+                // Unordered: sorted by what is printed, so that the same set always prints the same.
+                fields[name] = relationship.isOrdered ? shown : shown.sorted { "\($0)" < "\($1)" }
             } else {
-                fields[name] = ((try? object.object(forKey: name)) ?? nil).map(show) ?? NSNull()
+                fields[name] = try object.object(forKey: name).map(show) ?? NSNull()
             }
         }
         return fields
     }
 
     /// One JSON line of ``fields(_:relatedKeys:)``, keys sorted.
-    static func line(_ object: ManagedObject, relatedKeys: [String: String] = [:]) -> String {
-        guard let data = try? JSONSerialization.data(withJSONObject: fields(object, relatedKeys: relatedKeys), options: [.sortedKeys, .withoutEscapingSlashes])
-        else {
+    static func line(_ object: ManagedObject, relatedKeys: [String: String] = [:]) throws(AmbarError) -> String {
+        let fields = try fields(object, relatedKeys: relatedKeys)
+        guard let data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes]) else {
             return #"{"id":"\#(object.objectID.uriString)"}"#
         }
         return String(decoding: data, as: UTF8.self)
@@ -53,8 +54,12 @@ enum ObjectJSON {
     }
 
     /// The stored attributes of `object` (inherited ones first), by name.
-    static func attributes(_ object: ManagedObject) -> [(String, AttributeValue)] {
-        chain(object).flatMap { $0.attributes.filter { !$0.isTransient }.map(\.name) }.map { ($0, (try? object.value(forKey: $0)) ?? .null) }
+    static func attributes(_ object: ManagedObject) throws(AmbarError) -> [(String, AttributeValue)] {
+        var values: [(String, AttributeValue)] = []
+        for name in chain(object).flatMap({ $0.attributes.filter { !$0.isTransient }.map(\.name) }) {
+            values.append((name, try object.value(forKey: name)))
+        }
+        return values
     }
 
     /// The stored relationships of `object` (inherited ones first).

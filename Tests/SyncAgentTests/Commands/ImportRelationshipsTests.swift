@@ -98,6 +98,15 @@ final class ImportRelationshipsTests: AgentTestCase {
         XCTAssertEqual(foreign.status, 65)
         XCTAssertTrue(foreign.error.contains("an object of another store"), foreign.error)
 
+        let tagURI = try XCTUnwrap(try fetched("Tag").first?["id"] as? String)
+        let wrongEntity = try importing("Book", "uid", [#"{"uid":"b4","author":"\#(tagURI)"}"#])
+        XCTAssertEqual(wrongEntity.status, 65)
+        XCTAssertTrue(wrongEntity.error.contains("is Tag, not Author"), wrongEntity.error)
+
+        let malformed = try importing("Book", "uid", [#"{"uid":"b4","author":"ambar://nothing"}"#])
+        XCTAssertEqual(malformed.status, 65)
+        XCTAssertTrue(malformed.error.contains("Invalid object ID") && malformed.error.contains("ambar://nothing"), malformed.error)
+
         let notArray = try importing("Book", "uid", [#"{"uid":"b4","tags":"x"}"#], ["--relate", "tags=name"])
         XCTAssertEqual(notArray.status, 65)
         XCTAssertTrue(notArray.error.contains(#"field "tags": is a to-many relationship: expected an array"#), notArray.error)
