@@ -121,9 +121,10 @@ struct ChangeStreamEndpoint: Sendable {
                 let ids = (transaction.inserted.union(transaction.updated)).sorted { $0.uriString < $1.uriString }
                 var objects: [[String: Any]] = []
                 for id in ids.prefix(maximumObjectsPerEvent) {
-                    guard let object = try? reader.existingObject(with: id) else { continue }  // deleted since
                     do throws(AmbarError) {
-                        objects.append(try ObjectJSON.fields(object))
+                        objects.append(try ObjectJSON.fields(try reader.existingObject(with: id)))
+                    } catch .objectNotFound {
+                        continue  // deleted since
                     } catch {
                         // Said in the event, not printed half: the client sees which object and why.
                         objects.append(["id": id.uriString, "error": error.description])
