@@ -27,6 +27,13 @@ struct HubCommand: AsyncParsableCommand {
         let settings = try service.settings()
         bootstrapLogging(level: settings.value.logLevel)
         let logger = Logger(label: "ambar.agent.hub")
+        // Everything inside the service group, whose signal handlers are in place from the start:
+        // a SIGTERM while the store is still opening (a slow or frozen server) stops it cleanly.
+        try await AgentService.run(logger: logger) { try await serve(settings: settings, logger: logger) }
+    }
+
+    /// Opens the store, serves the hub and keeps the store's upkeep until graceful shutdown.
+    private func serve(settings: LiveSettings, logger: Logger) async throws {
         let model = try existingModel(directory)
         let coordinator = try PersistentStoreCoordinator(model: model, store: try directory.storeDescription(), name: "ambar.hub")
         guard let uuid = UUID(uuidString: coordinator.storeIdentifier) else { throw ValidationError("The store has no valid UUID.") }
@@ -63,41 +70,39 @@ struct HubCommand: AsyncParsableCommand {
             }
         }
         defer { upkeep.cancel() }
-        try await AgentService.run(logger: logger) {
-            var failure: (any Error)?
-            do {
-                // Until graceful shutdown, or until the store file is replaced: the hub then
-                // exits non-zero, and the new store's processes elect a hub of their own.
-                try await until({ await storeReplacement(of: coordinator) }) {
-                    await Supervision.serveUntilShutdown(
-                        logger: logger,
-                        status: {
-                            let peers = await hub.peers().count
-                            let history =
-                                (try? coordinator.historySummary()).map { "head token \($0.headToken), \($0.transactions) in the ledger" }
-                                ?? "ledger unreadable"
-                            let listening = doorbell.map { ", server doorbell \($0.state)" } ?? ""
-                            return "serving \(peers) peer\(peers == 1 ? "" : "s"), \(history)\(listening)"
-                        },
-                        afterReady: {
-                            // Keep-alives come from the loop that serves the peers: if it hangs, they stop.
-                            if let interval = Watchdog.keepAliveInterval {
-                                logger.info("watchdog armed", metadata: ["interval": "\(interval)"])
-                                hub.onEventLoop(every: interval) { ServiceNotifier.notify(.watchdog) }
-                            }
-                        },
-                        reload: {
-                            let reloaded = try settings.reload()
-                            try maintenance.setRetention(reloaded.retention)
-                            await hub.setMaximumPeers(reloaded.maximumPeers)
-                        })
-                }
-            } catch {
-                failure = error
+        var failure: (any Error)?
+        do {
+            // Until graceful shutdown, or until the store file is replaced: the hub then
+            // exits non-zero, and the new store's processes elect a hub of their own.
+            try await until({ await storeReplacement(of: coordinator) }) {
+                await Supervision.serveUntilShutdown(
+                    logger: logger,
+                    status: {
+                        let peers = await hub.peers().count
+                        let history =
+                            (try? coordinator.historySummary()).map { "head token \($0.headToken), \($0.transactions) in the ledger" }
+                            ?? "ledger unreadable"
+                        let listening = doorbell.map { ", server doorbell \($0.state)" } ?? ""
+                        return "serving \(peers) peer\(peers == 1 ? "" : "s"), \(history)\(listening)"
+                    },
+                    afterReady: {
+                        // Keep-alives come from the loop that serves the peers: if it hangs, they stop.
+                        if let interval = Watchdog.keepAliveInterval {
+                            logger.info("watchdog armed", metadata: ["interval": "\(interval)"])
+                            hub.onEventLoop(every: interval) { ServiceNotifier.notify(.watchdog) }
+                        }
+                    },
+                    reload: {
+                        let reloaded = try settings.reload()
+                        try maintenance.setRetention(reloaded.retention)
+                        await hub.setMaximumPeers(reloaded.maximumPeers)
+                    })
             }
-            await doorbell?.stop()
-            await hub.stop()
-            if let failure { throw failure }
+        } catch {
+            failure = error
         }
+        await doorbell?.stop()
+        await hub.stop()
+        if let failure { throw failure }
     }
 }

@@ -57,7 +57,15 @@ struct RunCommand: AsyncParsableCommand {
         let settings = try service.settings()
         bootstrapLogging(identifier: "sync-agent@\(name)", level: settings.value.logLevel)
         let logger = Logger(label: "ambar.agent.run")
+        // Everything inside the service group, whose signal handlers are in place from the start:
+        // a SIGTERM while the store is still opening (a slow or frozen server) stops it cleanly.
+        try await AgentService.run(logger: logger) { try await serve(settings: settings, logger: logger) }
+    }
+
+    /// Opens the store, joins its sharing and imports the inbox until graceful shutdown.
+    private func serve(settings: LiveSettings, logger: Logger) async throws {
         let stack = try openExistingStack(directory)
+        let coordinator = try stack.mainCoordinator
         let decoder = try ImportRecordDecoder(model: stack.model, entityName: resolvedEntity ?? "", keyAttribute: resolvedKey)
         let inbox = try Inbox(root: directory.url, name: name)
         var sharing = socket.sharing(in: directory.url)
@@ -70,35 +78,32 @@ struct RunCommand: AsyncParsableCommand {
         let worker = InboxWorker(
             inbox: inbox, name: name, stack: stack, decoder: decoder,
             pollInterval: Double(pollInterval) / 1000, limits: settings.value.inboxLimits, logger: logger)
-        let coordinator = try stack.mainCoordinator
-        try await AgentService.run(logger: logger) {
-            var failure: (any Error)?
-            do {
-                // Until graceful shutdown, or until the store file is replaced (exit non-zero:
-                // files not yet in the store at the path stay in the inbox).
-                try await untilSharingFails(sync) {
-                    await Supervision.serveUntilShutdown(
-                        logger: logger,
-                        status: {
-                            let c = worker.counters
-                            let head = (try? coordinator.currentHistoryToken()).map(String.init) ?? "?"
-                            let base = "\(c.files) files imported (\(c.objects) objects), \(c.failed) failed, \(c.waiting) waiting; head token \(head)"
-                            return c.retrying.map { "\(base); \($0)" } ?? base
-                        },
-                        afterReady: { worker.start() },
-                        reload: {
-                            let reloaded = try settings.reload()
-                            try sync.setRetention(reloaded.retention)
-                            worker.setLimits(reloaded.inboxLimits)
-                        })
-                }
-            } catch {
-                failure = error
+        var failure: (any Error)?
+        do {
+            // Until graceful shutdown, or until the store file is replaced (exit non-zero:
+            // files not yet in the store at the path stay in the inbox).
+            try await untilSharingFails(sync) {
+                await Supervision.serveUntilShutdown(
+                    logger: logger,
+                    status: {
+                        let c = worker.counters
+                        let head = (try? coordinator.currentHistoryToken()).map(String.init) ?? "?"
+                        let base = "\(c.files) files imported (\(c.objects) objects), \(c.failed) failed, \(c.waiting) waiting; head token \(head)"
+                        return c.retrying.map { "\(base); \($0)" } ?? base
+                    },
+                    afterReady: { worker.start() },
+                    reload: {
+                        let reloaded = try settings.reload()
+                        try sync.setRetention(reloaded.retention)
+                        worker.setLimits(reloaded.inboxLimits)
+                    })
             }
-            await worker.stop()
-            merges.cancel()
-            await sync.stop()
-            if let failure { throw failure }
+        } catch {
+            failure = error
         }
+        await worker.stop()
+        merges.cancel()
+        await sync.stop()
+        if let failure { throw failure }
     }
 }

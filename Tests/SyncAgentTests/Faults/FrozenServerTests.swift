@@ -54,4 +54,51 @@ final class FrozenServerTests: AgentTestCase {
         XCTAssertEqual(watch.terminationReason, .exit, "watch exited, not killed by a signal")
         XCTAssertEqual(run.terminationReason, .exit, "run exited, not killed by a signal")
     }
+
+    /// The server frozen before `run` starts: its store is still opening, inside a connection the
+    /// server never answers, when SIGTERM comes. It exits cleanly instead of dying by the signal.
+    func testSIGTERMEndsRunCleanlyWhileItIsStillOpeningTheStoreOnAFrozenServer() throws {
+        let server: PostgresTestServer
+        do {
+            server = try PostgresTestServer.startPrivate()
+        } catch let unavailable as PostgresTestServer.Unavailable where !PostgresTestServer.isRequired {
+            throw XCTSkip("no PostgreSQL server: \(unavailable)")
+        }
+        let url = try server.url(database: "frozenstart").absoluteString
+        let modelFile = directory.url.appendingPathComponent("model.json")
+        try JSONEncoder().encode(try itemModel()).write(to: modelFile)
+        let created = try agent(["init", "--model", modelFile.path, "--directory", directory.url.path, "--store", url])
+        XCTAssertEqual(created.status, 0, created.error)
+
+        let postmaster = try XCTUnwrap(
+            Int32(try String(contentsOfFile: server.directory + "/data/postmaster.pid", encoding: .utf8).split(separator: "\n").first ?? ""))
+        let group = getpgid(postmaster)
+        XCTAssertGreaterThan(group, 1)
+        XCTAssertEqual(kill(-group, SIGSTOP), 0)
+        defer { kill(-group, SIGCONT) }
+        let run = try startAgent(["run", "--name", "frozen", "--entity", "Item", "--key", "uid", "--directory", directory.url.path, "--store", url])
+        // The kernel accepts the connection for the stopped server: once `run` holds one, it is
+        // waiting for the server's answer inside opening the store.
+        XCTAssertTrue(
+            eventually(timeout: 30) { connections(of: run.processIdentifier, toPort: server.port) > 0 },
+            "run connects to the server")
+        XCTAssertTrue(run.isRunning)
+
+        let stopping = Date()
+        kill(run.processIdentifier, SIGTERM)
+        XCTAssertTrue(eventually(timeout: 15) { !run.isRunning }, "run ended after SIGTERM")
+        let took = Date().timeIntervalSince(stopping)
+        XCTAssertLessThan(took, 10, "SIGTERM ended it in \(took) s with the server frozen")
+        run.waitUntilExit()
+        XCTAssertEqual(run.terminationReason, .exit, "run exited, not killed by the signal")
+        XCTAssertEqual(run.terminationStatus, 0)
+    }
+}
+
+/// TCP connections the process `pid` holds to a local `port`, as `ss -tnp` lists them.
+private func connections(of pid: Int32, toPort port: Int) -> Int {
+    guard let result = try? ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/ss"), ["-tnpH", "dport", "=", ":\(port)"], timeout: 10) else {
+        return 0
+    }
+    return result.output.split(separator: "\n").filter { $0.contains("pid=\(pid),") }.count
 }
