@@ -1,6 +1,7 @@
 /// One side of a comparison between two values the object holds
 /// (``ObjectPredicate/keyComparison(_:_:_:options:)``): an attribute, a count or an aggregate of
-/// a to-many relationship, or an attribute of the object an enclosing `ANY` ranges from.
+/// a to-many relationship, or an attribute of the object an enclosing `ANY` or `SUBQUERY` ranges
+/// from.
 ///
 /// ```swift
 /// // dog.name == name, items.@count == quantity, ANY items.price > budget
@@ -18,15 +19,18 @@ public indirect enum ObjectExpression: Sendable, Hashable {
     /// (`items.@sum.price`; see ``AggregateFunction`` for empty relationships).
     case aggregate(String, AggregateFunction, attribute: String)
     /// An attribute's key path on the object that an enclosing `ANY` (``ObjectPredicate/any(key:_:)``)
-    /// ranges from: in `ANY items.price > budget`, `budget` is the outer object's.
-    case outer(String)
+    /// or `SUBQUERY` (``ObjectPredicate/subquery(key:_:op:count:)``) ranges from: in
+    /// `ANY items.price > budget`, `budget` is the outer object's. `levels` counts enclosing
+    /// ranges outwards: 2 is the object the enclosing range's own enclosing range ranges from.
+    case outer(String, levels: Int = 1)
 
     /// The expression read from inside an `ANY` over a relationship of the object it was written
     /// for: its key paths become the outer object's.
     var fromInside: ObjectExpression? {
         switch self {
         case .key(let key): return .outer(key)
-        case .count, .aggregate, .outer: return nil
+        case .outer(let key, let levels): return .outer(key, levels: levels + 1)
+        case .count, .aggregate: return nil
         }
     }
 }

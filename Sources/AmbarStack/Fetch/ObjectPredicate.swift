@@ -52,6 +52,22 @@ public indirect enum ObjectPredicate: Sendable, Hashable {
     /// of the destinations (`ALL employees.salary > 50000`). A key path through a to-many
     /// relationship in any other predicate means ``Quantifier/any``.
     case quantified(Quantifier, ObjectPredicate)
+    /// `SUBQUERY(key, $x, predicate).@count op count`: the number of objects of the to-many
+    /// relationship at `key` that match `predicate` compares to `count`. `predicate` is written for
+    /// the destination entity, as in ``any(key:_:)``; inside it, ``enclosing(_:)`` and
+    /// ``ObjectExpression/outer(_:levels:)`` read the object the relationship belongs to.
+    ///
+    /// ```swift
+    /// // SUBQUERY(items, $i, $i.price > 10 AND $i.price > budget).@count >= 2
+    /// let p = ObjectPredicate.subquery(
+    ///     key: "items", Key<Double>("price") > 10 && .keyComparison(.key("price"), .greater, .outer("budget")),
+    ///     op: .greaterOrEqual, count: 2)
+    /// ```
+    case subquery(key: String, ObjectPredicate, op: ComparisonOperator, count: Int)
+    /// The predicate holds for the object that the innermost enclosing ``any(key:_:)`` or
+    /// ``subquery(key:_:op:count:)`` ranges from (`SUBQUERY(items, $i, $i.price > 5 AND rush == YES)`
+    /// reads `rush` on the order). Outside any range it is an error.
+    case enclosing(ObjectPredicate)
 
     /// A predicate that every object matches.
     public static var all: ObjectPredicate { .constant(true) }

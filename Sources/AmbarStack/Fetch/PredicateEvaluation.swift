@@ -3,9 +3,10 @@ import Foundation
 /// Evaluates predicates and sort orders on managed objects in memory, with the same semantics as
 /// the SQL a store generates (see ``ObjectPredicate``). Must run on the objects' context queue.
 enum PredicateEvaluation {
-    /// Whether `object` matches `predicate`; `outer` is the object an enclosing `ANY` ranges
-    /// from (what ``ObjectExpression/outer(_:)`` reads).
-    static func evaluate(_ predicate: ObjectPredicate, on object: ManagedObject, outer: ManagedObject? = nil) throws(AmbarError) -> Bool {
+    /// Whether `object` matches `predicate`; `outer` holds the objects enclosing `ANY`s and
+    /// `SUBQUERY`s range from, innermost last (what ``ObjectExpression/outer(_:levels:)`` and
+    /// ``ObjectPredicate/enclosing(_:)`` read).
+    static func evaluate(_ predicate: ObjectPredicate, on object: ManagedObject, outer: [ManagedObject] = []) throws(AmbarError) -> Bool {
         let context = object.managedObjectContext
         if let rewritten = try PredicateResolution.rewrite(predicate, layout: object.layout, lookup: { context?.layoutIfKnown($0) }) {
             return try evaluate(rewritten, on: object, outer: outer)
@@ -65,10 +66,22 @@ enum PredicateEvaluation {
         case .any(let key, let sub):
             let (holder, rel) = try resolveRelationship(key, on: object, toMany: true)
             guard let holder else { return false }
-            for destination in try holder.readDestinations(at: rel.index) where try evaluate(sub, on: destination, outer: object) {
+            for destination in try holder.readDestinations(at: rel.index) where try evaluate(sub, on: destination, outer: outer + [object]) {
                 return true
             }
             return false
+        case .subquery(let key, let sub, let op, let count):
+            let (holder, rel) = try resolveRelationship(key, on: object, toMany: true)
+            var matching = 0
+            for destination in try holder?.readDestinations(at: rel.index) ?? [] where try evaluate(sub, on: destination, outer: outer + [object]) {
+                matching += 1
+            }
+            return compare(.integer(Int64(matching)), op, .integer(Int64(count)), .integer64, [])
+        case .enclosing(let sub):
+            guard let enclosing = outer.last else {
+                throw .invalidPredicate("\(sub) is read on the object an enclosing ANY or SUBQUERY ranges from, but there is none")
+            }
+            return try evaluate(sub, on: enclosing, outer: Array(outer.dropLast()))
         case .count(let key, let op, let count):
             let (holder, rel) = try resolveRelationship(key, on: object, toMany: true)
             let n = try holder.map { h throws(AmbarError) in try h.readDestinationIDs(at: rel.index).count } ?? 0
@@ -90,18 +103,18 @@ enum PredicateEvaluation {
     }
 
     /// The value of one side of a key-path comparison, and the type it has.
-    private static func operand(_ expression: ObjectExpression, on object: ManagedObject, outer: ManagedObject?) throws(AmbarError) -> (
+    private static func operand(_ expression: ObjectExpression, on object: ManagedObject, outer: [ManagedObject]) throws(AmbarError) -> (
         value: AttributeValue, type: AttributeType
     ) {
         switch expression {
         case .key(let path):
             let (attribute, value) = try resolveAttribute(path, on: object)
             return (value, attribute.type)
-        case .outer(let path):
-            guard let outer else {
-                throw .invalidPredicate("'\(path)' reads the object an enclosing ANY ranges from, but there is no enclosing ANY")
+        case .outer(let path, let levels):
+            guard levels >= 1, levels <= outer.count else {
+                throw .invalidPredicate("'\(path)' reads the object \(levels) enclosing ANY or SUBQUERY range(s) out, but there are fewer enclosing ranges")
             }
-            let (attribute, value) = try resolveAttribute(path, on: outer)
+            let (attribute, value) = try resolveAttribute(path, on: outer[outer.count - levels])
             return (value, attribute.type)
         case .count(let path):
             let (holder, rel) = try resolveRelationship(path, on: object, toMany: true)

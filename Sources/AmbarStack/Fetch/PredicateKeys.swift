@@ -132,4 +132,16 @@ public struct ToManyKey: Sendable, Hashable {
     public func count(_ op: ComparisonOperator, _ count: Int) -> ObjectPredicate {
         .count(key: path, op: op, count: count)
     }
+    /// The number of destinations that match `predicate` (written for the destination entity)
+    /// compared to `count`: `SUBQUERY(path, $x, predicate).@count op count`.
+    ///
+    /// ```swift
+    /// // Orders with at least two lines dearer than 10 and than the order's own budget.
+    /// let p = ToManyKey("items").count(
+    ///     where: Key<Double>("price") > 10 && .keyComparison(.key("price"), .greater, .outer("budget")),
+    ///     .greaterOrEqual, 2)
+    /// ```
+    public func count(where predicate: ObjectPredicate, _ op: ComparisonOperator, _ count: Int) -> ObjectPredicate {
+        .subquery(key: path, predicate, op: op, count: count)
+    }
 }

@@ -133,7 +133,7 @@ extension ObjectPredicate {
         case .comparison(let key, _, _, _), .isIn(let key, _, _), .between(let key, _, _), .text(let key, _, _, _),
             .relationship(let key, _), .any(let key, _), .count(let key, _, _), .aggregate(let key, _, _, _, _):
             return key
-        case .constant, .objectIn, .and, .or, .not, .quantified, .keyComparison:
+        case .constant, .objectIn, .and, .or, .not, .quantified, .keyComparison, .subquery, .enclosing:
             return nil
         }
     }
@@ -150,7 +150,7 @@ extension ObjectPredicate {
         case .count(_, let op, let count): return .count(key: key, op: op, count: count)
         case .aggregate(_, let function, let attribute, let op, let value):
             return .aggregate(key: key, function: function, attribute: attribute, op: op, value: value)
-        case .constant, .objectIn, .and, .or, .not, .quantified, .keyComparison: return self
+        case .constant, .objectIn, .and, .or, .not, .quantified, .keyComparison, .subquery, .enclosing: return self
         }
     }
 }

@@ -10,20 +10,103 @@ struct FormatLowering {
     }
 
     func lower(_ predicate: FormatPredicate) throws(AmbarError) -> ObjectPredicate {
+        try lower(predicate, scopes: [nil])
+    }
+
+    /// `scopes` lists the objects the predicate can name, outermost first: the evaluated object
+    /// (`nil`: bare key paths and `SELF`), then each enclosing `SUBQUERY`'s variable. The
+    /// predicate is lowered for the last one.
+    private func lower(_ predicate: FormatPredicate, scopes: [String?]) throws(AmbarError) -> ObjectPredicate {
         switch predicate {
         case .constant(let b): return .constant(b)
         case .and(let parts):
             var lowered: [ObjectPredicate] = []
-            for p in parts { lowered.append(try lower(p)) }
+            for p in parts { lowered.append(try lower(p, scopes: scopes)) }
             return .and(lowered)
         case .or(let parts):
             var lowered: [ObjectPredicate] = []
-            for p in parts { lowered.append(try lower(p)) }
+            for p in parts { lowered.append(try lower(p, scopes: scopes)) }
             return .or(lowered)
-        case .not(let p): return .not(try lower(p))
+        case .not(let p): return .not(try lower(p, scopes: scopes))
         case .comparison(let quantifier, let lhs, let op, let options, let rhs, let position):
-            let inner = try comparison(try substitute(lhs), op, options, try substitute(rhs), position)
-            return quantifier.map { .quantified($0, inner) } ?? inner
+            let left = try operand(lhs, scopes: scopes)
+            let right = try operand(rhs, scopes: scopes)
+            // Written for the innermost object both sides reach; read from here through
+            // `enclosing` that many ranges out.
+            let levels = min(left.levels ?? Int.max, right.levels ?? Int.max)
+            guard levels != Int.max else { throw error("a comparison needs a key path on one side and a value on the other", at: position) }
+            let inner = try comparison(left.lifted(by: levels), op, options, right.lifted(by: levels), position)
+            var lowered = quantifier.map { .quantified($0, inner) } ?? inner
+            for _ in 0..<levels { lowered = .enclosing(lowered) }
+            return lowered
+        }
+    }
+
+    /// One side of a comparison, resolved against the scopes it can name.
+    private enum Operand {
+        case value(FormatValue, position: Int)
+        /// A key path on the object `levels` ranges out (0: the innermost).
+        case path([String], levels: Int, position: Int)
+        /// The object itself (`SELF`, `$item`).
+        case object(levels: Int, position: Int)
+        /// `SUBQUERY(key, …)` on the object `levels` ranges out, its predicate lowered for the
+        /// relationship's destination, and the key path applied to its result.
+        case subquery(key: [String], ObjectPredicate, path: [String], levels: Int, position: Int)
+
+        var levels: Int? {
+            switch self {
+            case .value: return nil
+            case .path(_, let levels, _), .object(let levels, _), .subquery(_, _, _, let levels, _): return levels
+            }
+        }
+
+        /// The operand as read from `levels` ranges further out.
+        func lifted(by levels: Int) -> Operand {
+            switch self {
+            case .value: return self
+            case .path(let path, let l, let position): return .path(path, levels: l - levels, position: position)
+            case .object(let l, let position): return .object(levels: l - levels, position: position)
+            case .subquery(let key, let predicate, let path, let l, let position):
+                return .subquery(key: key, predicate, path: path, levels: l - levels, position: position)
+            }
+        }
+    }
+
+    private func operand(_ expression: FormatExpression, scopes: [String?]) throws(AmbarError) -> Operand {
+        let innermost = scopes.count - 1
+        switch expression {
+        case .keyPath(let path, let position): return .path(path, levels: innermost, position: position)
+        case .evaluatedObject(let position): return .object(levels: innermost, position: position)
+        case .variable(let name, let position):
+            if let bound = scopes.lastIndex(of: name) { return .object(levels: innermost - bound, position: position) }
+            guard case .constant(let value, _) = try substitute(expression) else { return .value(.value(.null), position: position) }
+            return .value(value, position: position)
+        case .variableKeyPath(let name, let path, let position):
+            guard let bound = scopes.lastIndex(of: name) else {
+                throw error("$\(name) is not a SUBQUERY's variable here, so $\(name).\(path.joined(separator: ".")) names nothing", at: position)
+            }
+            return .path(path, levels: innermost - bound, position: position)
+        case .constant(let value, let position): return .value(value, position: position)
+        case .list(_, let position):
+            guard case .constant(let value, _) = try substitute(expression) else { return .value(.list([]), position: position) }
+            return .value(value, position: position)
+        case .subquery(let collection, let variable, let predicate, let path, let position):
+            // The collection is a key path of one of the scopes; the subquery ranges from there.
+            let (key, owner): ([String], Int)
+            switch try operand(collection, scopes: scopes) {
+            case .path(let p, let levels, _): (key, owner) = (p, innermost - levels)
+            default: throw error("SUBQUERY ranges over a to-many key path (SUBQUERY(items, $item, …))", at: collection.position)
+            }
+            // Its elements see the scopes out to the collection's owner; a variable further in
+            // (the collection's owner is outside it) cannot be read from there.
+            let hidden = scopes[(owner + 1)...].compactMap { $0 }.filter { predicate.variables.contains($0) }
+            if let name = hidden.first {
+                throw error(
+                    "this SUBQUERY ranges over a collection of an object outside $\(name), so it cannot read $\(name); range over a key path of $\(name) (SUBQUERY($\(name).…, …))",
+                    at: position)
+            }
+            let inner = try lower(predicate, scopes: Array(scopes[...owner]) + [variable])
+            return .subquery(key: key, inner, path: path, levels: innermost - owner, position: position)
         }
     }
 
@@ -47,6 +130,66 @@ struct FormatLowering {
         default:
             return expression
         }
+    }
+
+    /// A comparison whose sides are read from the innermost object at least one of them names
+    /// (`levels` 0); the other may name an object further out.
+    private func comparison(_ lhs: Operand, _ op: FormatOperator, _ options: TextOptions, _ rhs: Operand, _ position: Int) throws(AmbarError)
+        -> ObjectPredicate
+    {
+        switch (lhs, rhs) {
+        case (.subquery(let key, let predicate, let path, 0, let subqueryPosition), .value(let value, _)):
+            return try subqueryComparison(key, predicate, path, op, value, subqueryPosition)
+        case (.value(let value, _), .subquery(let key, let predicate, let path, 0, let subqueryPosition)):
+            guard let swapped = op.swapped else {
+                throw error("\(op.rawValue) needs SUBQUERY(…).@count on its left", at: position)
+            }
+            return try subqueryComparison(key, predicate, path, swapped, value, subqueryPosition)
+        case (.subquery, _), (_, .subquery):
+            throw error("SUBQUERY(…).@count compares with a number (SUBQUERY(items, $item, …).@count > 0)", at: position)
+        case (.path(let left, 0, _), .path(let right, let levels, _)) where levels > 0:
+            return try outerComparison(left, op, options, right, levels, position, swapped: false)
+        case (.path(let left, let levels, _), .path(let right, 0, _)) where levels > 0:
+            return try outerComparison(right, op, options, left, levels, position, swapped: true)
+        case (.path(_, let a, _), .object(let b, _)) where a != b, (.object(let a, _), .path(_, let b, _)) where a != b,
+            (.object(let a, _), .object(let b, _)) where a != b:
+            throw error("comparing an object with a key path or an object of another scope is not supported; compare key paths of attributes", at: position)
+        default:
+            return try comparison(try expression(lhs), op, options, try expression(rhs), position)
+        }
+    }
+
+    /// The operand, read from the innermost object, as the format expression it stands for.
+    private func expression(_ operand: Operand) throws(AmbarError) -> FormatExpression {
+        switch operand {
+        case .value(let value, let position): return .constant(value, position: position)
+        case .path(let path, _, let position): return .keyPath(path, position: position)
+        case .object(_, let position): return .evaluatedObject(position: position)
+        case .subquery(_, _, _, _, let position): throw error("SUBQUERY(…).@count compares with a number", at: position)
+        }
+    }
+
+    /// `path op outer` where `outer` is an attribute of the object `levels` ranges out.
+    private func outerComparison(
+        _ path: [String], _ op: FormatOperator, _ options: TextOptions, _ outer: [String], _ levels: Int, _ position: Int, swapped: Bool
+    ) throws(AmbarError) -> ObjectPredicate {
+        guard let comparison = op.comparison else {
+            throw error("\(op.rawValue) between two key paths is not supported; compare them with ==, !=, <, <=, > or >=", at: position)
+        }
+        let inner = try expression(path, position)
+        let other = ObjectExpression.outer(try plainKey(outer, position), levels: levels)
+        return swapped ? .keyComparison(other, comparison, inner, options: options) : .keyComparison(inner, comparison, other, options: options)
+    }
+
+    /// `SUBQUERY(key, $x, predicate).@count op value` (and `BETWEEN`, `IN`).
+    private func subqueryComparison(
+        _ key: [String], _ predicate: ObjectPredicate, _ path: [String], _ op: FormatOperator, _ value: FormatValue, _ position: Int
+    ) throws(AmbarError) -> ObjectPredicate {
+        guard path.count == 1, path[0].lowercased() == "@count" else {
+            throw error("SUBQUERY(…) is compared by its number of objects: SUBQUERY(…).@count", at: position)
+        }
+        let relationship = try plainKey(key, position)
+        return try countComparison(op, value, position) { .subquery(key: relationship, predicate, op: $0, count: $1) }
     }
 
     private func comparison(_ lhs: FormatExpression, _ op: FormatOperator, _ options: TextOptions, _ rhs: FormatExpression, _ position: Int) throws(AmbarError)
@@ -137,7 +280,7 @@ struct FormatLowering {
     {
         // Collection operators: rel.@count, rel.@sum.attribute…
         switch try expression(path, position) {
-        case .count(let relationship): return try countComparison(relationship, op, value, position)
+        case .count(let relationship): return try countComparison(op, value, position) { .count(key: relationship, op: $0, count: $1) }
         case .aggregate(let relationship, let function, let attribute): return try aggregateComparison(relationship, function, attribute, op, value, position)
         case .key, .outer: break
         }
@@ -199,7 +342,11 @@ struct FormatLowering {
         }
     }
 
-    private func countComparison(_ key: String, _ op: FormatOperator, _ value: FormatValue, _ position: Int) throws(AmbarError) -> ObjectPredicate {
+    /// A number of objects compared with a value (`op` a comparison, `BETWEEN` or `IN`), each
+    /// single comparison made by `make`.
+    private func countComparison(
+        _ op: FormatOperator, _ value: FormatValue, _ position: Int, _ make: (ComparisonOperator, Int) -> ObjectPredicate
+    ) throws(AmbarError) -> ObjectPredicate {
         func count(_ v: FormatValue) throws(AmbarError) -> Int {
             switch v {
             case .value(.integer(let n)): return Int(n)
@@ -207,13 +354,13 @@ struct FormatLowering {
             default: throw error("@count compares with a whole number", at: position)
             }
         }
-        if let comparison = op.comparison { return .count(key: key, op: comparison, count: try count(value)) }
+        if let comparison = op.comparison { return make(comparison, try count(value)) }
         switch (op, value) {
         case (.between, .list(let items)) where items.count == 2:
-            return .and([.count(key: key, op: .greaterOrEqual, count: try count(items[0])), .count(key: key, op: .lessOrEqual, count: try count(items[1]))])
+            return .and([make(.greaterOrEqual, try count(items[0])), make(.lessOrEqual, try count(items[1]))])
         case (.in, .list(let items)):
             var parts: [ObjectPredicate] = []
-            for item in items { parts.append(.count(key: key, op: .equal, count: try count(item))) }
+            for item in items { parts.append(make(.equal, try count(item))) }
             return .or(parts)
         default:
             throw error("@count supports comparisons, BETWEEN and IN", at: position)

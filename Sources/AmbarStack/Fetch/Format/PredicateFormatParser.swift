@@ -188,6 +188,10 @@ struct PredicateFormatParser {
             return .constant(.value(.double(d)), position: position)
         case .variable(let name):
             advance()
+            if isSymbol(".") {
+                advance()
+                return .variableKeyPath(name, try keyPathComponents(), position: position)
+            }
             return .variable(name, position: position)
         case .specifier(let conversion):
             advance()
@@ -228,7 +232,8 @@ struct PredicateFormatParser {
                     }
                     return .evaluatedObject(position: position)
                 case "CAST": return try parseCast()
-                case "SUBQUERY", "FUNCTION", "FIRST", "LAST", "SIZE":
+                case "SUBQUERY": return try parseSubquery()
+                case "FUNCTION", "FIRST", "LAST", "SIZE":
                     throw error("\(name.uppercased()) is not supported; use ANY/ALL/NONE with a key path, or @count / @sum / @avg / @min / @max", at: position)
                 case "AND", "OR", "NOT", "IN", "BETWEEN", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "MATCHES", "ANY", "ALL", "NONE", "SOME",
                     "TRUEPREDICATE", "FALSEPREDICATE":
@@ -254,6 +259,35 @@ struct PredicateFormatParser {
             guard isSymbol(".") else { return parts }
             advance()
         }
+    }
+
+    /// `SUBQUERY(collection, $variable, predicate)`, then the key path applied to its result
+    /// (`.@count`).
+    private mutating func parseSubquery() throws(AmbarError) -> FormatExpression {
+        let position = current.position
+        try nest()
+        defer { depth -= 1 }
+        advance()
+        try expect("(", "after SUBQUERY")
+        let collection = try parseExpression()
+        switch collection {
+        case .keyPath, .variableKeyPath: break
+        default: throw error("SUBQUERY ranges over a to-many key path (SUBQUERY(items, $item, …))", at: collection.position)
+        }
+        try expect(",", "after SUBQUERY's collection")
+        guard case .variable(let variable) = current.kind else {
+            throw error("expected SUBQUERY's variable, such as $item, after the collection", at: current.position)
+        }
+        advance()
+        try expect(",", "after SUBQUERY's variable")
+        let predicate = try parseOr()
+        try expect(")", "to close SUBQUERY")
+        var path: [String] = []
+        if isSymbol(".") {
+            advance()
+            path = try keyPathComponents()
+        }
+        return .subquery(collection: collection, variable: variable, predicate: predicate, path: path, position: position)
     }
 
     /// `CAST(number, "NSDate")`: a date given as seconds since 2001-01-01 (what `NSPredicate`

@@ -13,12 +13,30 @@ indirect enum FormatExpression {
     case keyPath([String], position: Int)
     case constant(FormatValue, position: Int)
     case variable(String, position: Int)
+    /// `$x.key.path`: a key path from a `SUBQUERY`'s variable.
+    case variableKeyPath(String, [String], position: Int)
     case list([FormatExpression], position: Int)
     case evaluatedObject(position: Int)
+    /// `SUBQUERY(collection, $variable, predicate)` followed by `path` (`.@count`).
+    case subquery(collection: FormatExpression, variable: String, predicate: FormatPredicate, path: [String], position: Int)
 
     var position: Int {
         switch self {
-        case .keyPath(_, let p), .constant(_, let p), .variable(_, let p), .list(_, let p), .evaluatedObject(let p): return p
+        case .keyPath(_, let p), .constant(_, let p), .variable(_, let p), .variableKeyPath(_, _, let p), .list(_, let p), .evaluatedObject(let p),
+            .subquery(_, _, _, _, let p):
+            return p
+        }
+    }
+
+    /// The names of the substitution variables it uses (a `SUBQUERY`'s own variable is bound, not
+    /// substituted).
+    var variables: Set<String> {
+        switch self {
+        case .variable(let name, _), .variableKeyPath(let name, _, _): return [name]
+        case .list(let items, _): return items.reduce(into: []) { $0.formUnion($1.variables) }
+        case .subquery(let collection, let variable, let predicate, _, _):
+            return collection.variables.union(predicate.variables.subtracting([variable]))
+        case .keyPath, .constant, .evaluatedObject: return []
         }
     }
 }
@@ -83,20 +101,13 @@ indirect enum FormatPredicate {
     case not(FormatPredicate)
     case comparison(quantifier: Quantifier?, lhs: FormatExpression, op: FormatOperator, options: TextOptions, rhs: FormatExpression, position: Int)
 
-    /// The names of the variables it uses.
+    /// The names of the substitution variables it uses.
     var variables: Set<String> {
-        func names(_ e: FormatExpression) -> Set<String> {
-            switch e {
-            case .variable(let name, _): return [name]
-            case .list(let items, _): return items.reduce(into: []) { $0.formUnion(names($1)) }
-            default: return []
-            }
-        }
         switch self {
         case .constant: return []
         case .and(let parts), .or(let parts): return parts.reduce(into: []) { $0.formUnion($1.variables) }
         case .not(let p): return p.variables
-        case .comparison(_, let lhs, _, _, let rhs, _): return names(lhs).union(names(rhs))
+        case .comparison(_, let lhs, _, _, let rhs, _): return lhs.variables.union(rhs.variables)
         }
     }
 }

@@ -57,13 +57,14 @@ extension ObjectPredicate {
     /// `MATCHES` with `[c]`, `[d]`, `[cd]`; `AND`/`OR`/`NOT` and `&&`/`||`/`!`;
     /// `ANY`/`SOME`/`ALL`/`NONE`; `@count`, `@sum`, `@avg`, `@min`, `@max`; key paths through
     /// relationships; `nil`/`NULL`, `YES`/`NO`/`TRUE`/`FALSE`, `TRUEPREDICATE`/`FALSEPREDICATE`;
-    /// `SELF`; `CAST(…, "NSDate")`. A parsed predicate is the same ``ObjectPredicate`` the typed
-    /// keys build, so it evaluates identically in SQL and in memory.
+    /// `SELF`; `CAST(…, "NSDate")`; two key paths compared (`items.@count == quantity`);
+    /// `SUBQUERY(items, $i, $i.price > budget).@count > 0`. A parsed predicate is the same
+    /// ``ObjectPredicate`` the typed keys build, so it evaluates identically in SQL and in memory.
     ///
     /// - Throws: ``AmbarError/invalidPredicateFormat(format:position:reason:)`` quoting the format
     ///   and pointing at the position, for a syntax error, a construct Ambar does not support
-    ///   (`SUBQUERY`, `FUNCTION`, arithmetic), a `$VARIABLE` (use ``PredicateTemplate``) or a
-    ///   wrong number of arguments.
+    ///   (`FUNCTION`, arithmetic), a `$VARIABLE` (use ``PredicateTemplate``) or a wrong number
+    ///   of arguments.
     public init(format: String, _ arguments: Any?...) throws(AmbarError) {
         try self.init(format: format, argumentArray: arguments)
     }

@@ -13,8 +13,8 @@ struct SQLQueryBuilder {
     final class Scope {
         let alias: String
         let layout: EntityLayout
-        /// The scope an `EXISTS` over a to-many relationship was opened from: what
-        /// ``ObjectExpression/outer(_:)`` reads.
+        /// The scope an `EXISTS` or a counted subquery over a to-many relationship was opened
+        /// from: what ``ObjectExpression/outer(_:levels:)`` and ``ObjectPredicate/enclosing(_:)`` read.
         let parent: Scope?
         var joins: [String] = []
         var joined: [String: (alias: String, layout: EntityLayout)] = [:]
@@ -290,6 +290,17 @@ struct SQLQueryBuilder {
             let inner = Scope(alias: from.alias, layout: destination, parent: scope)
             let condition = try compile(sub, in: inner)
             return "EXISTS (SELECT 1 FROM \(from.sql) \(inner.joins.joined(separator: " ")) WHERE \(link) AND \(condition))"
+        case .subquery(let key, let sub, let op, let count):
+            let (from, link, destination) = try toManyLink(key, in: scope)
+            let inner = Scope(alias: from.alias, layout: destination, parent: scope)
+            let condition = try compile(sub, in: inner)
+            let counted = "SELECT COUNT(*) FROM \(from.sql) \(inner.joins.joined(separator: " ")) WHERE \(link) AND \(condition)"
+            return "((\(counted)) \(op.sqlOperator) \(bind(.integer(Int64(count)))))"
+        case .enclosing(let sub):
+            guard let parent = scope.parent else {
+                throw .invalidPredicate("\(sub) is read on the object an enclosing ANY or SUBQUERY ranges from, but there is none")
+            }
+            return try compile(sub, in: parent)
         case .count(let key, let op, let count):
             let (from, link, _) = try toManyLink(key, in: scope)
             return "((SELECT COUNT(*) FROM \(from.sql) WHERE \(link)) \(op.sqlOperator) \(bind(.integer(Int64(count)))))"
@@ -333,11 +344,13 @@ struct SQLQueryBuilder {
         case .key(let path):
             let reference = try attributeReference(path, in: scope)
             return (reference.sql, reference.attribute.type)
-        case .outer(let path):
-            guard let parent = scope.parent else {
-                throw .invalidPredicate("'\(path)' reads the object an enclosing ANY ranges from, but there is no enclosing ANY")
+        case .outer(let path, let levels):
+            var enclosing: Scope? = levels >= 1 ? scope : nil
+            for _ in 0..<max(levels, 0) { enclosing = enclosing?.parent }
+            guard let enclosing else {
+                throw .invalidPredicate("'\(path)' reads the object \(levels) enclosing ANY or SUBQUERY range(s) out, but there are fewer enclosing ranges")
             }
-            let reference = try attributeReference(path, in: parent)
+            let reference = try attributeReference(path, in: enclosing)
             return (reference.sql, reference.attribute.type)
         case .count(let path):
             let (from, link, _) = try toManyLink(path, in: scope)
