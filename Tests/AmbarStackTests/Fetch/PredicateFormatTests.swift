@@ -174,7 +174,7 @@ final class PredicateFormatTests: XCTestCase {
         let cases: [(String, [Any?], Int, String)] = [
             ("name == ", [], 8, "ends where"),
             ("name === 'a'", [], 7, "key path or a value"),
-            ("SUBQUERY(employees, $e, $e.salary > 5).@count > 0", [], 0, "SUBQUERY is not supported"),
+            ("SUBQUERY(employees, $e, $e.salary > 5) > 0", [], 0, "SUBQUERY(…).@count"),
             ("FUNCTION(name, 'uppercaseString') == 'A'", [], 0, "FUNCTION is not supported"),
             ("salary + 1 > 5", [], 7, "arithmetic"),
             ("name == 'open", [], 8, "not closed"),
