@@ -11,7 +11,8 @@ struct FetchCommand: ParsableCommand {
         abstract: "Print the objects of an entity that match an NSPredicate format string.",
         discussion: """
             The predicate is an NSPredicate format string without arguments, e.g. \
-            "name BEGINSWITH[c] 'a' AND salary > 50000" or "ANY employees.age < 30". Objects of \
+            "name BEGINSWITH[c] 'a' AND salary > 50000", "ANY employees.age < 30" or \
+            "SUBQUERY(employees, $e, $e.salary > budget).@count >= 2". Objects of \
             sub-entities are included. With --json each object is one JSON line holding "id" (its \
             URI), every stored attribute by name (binary and transformable values as base64, \
             dates as ISO 8601, UUIDs, URIs and decimals as strings, nil as null) and every stored \
