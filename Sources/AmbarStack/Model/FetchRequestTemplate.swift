@@ -10,16 +10,31 @@ public struct FetchRequestTemplate: Codable, Sendable, Hashable {
     public var predicateFormat: String
     /// At most this many results (0: no limit).
     public var fetchLimit: Int
+    /// The order of the results (empty: primary key order).
+    public var sortDescriptors: [ObjectSortDescriptor]
+    /// Whether objects of the entity's sub-entities are fetched too.
+    public var includesSubentities: Bool
 
     /// Creates a template.
-    public init(name: String, entityName: String, predicateFormat: String, fetchLimit: Int = 0) {
+    ///
+    /// ```swift
+    /// let recent = FetchRequestTemplate(
+    ///     name: "RecentBooks", entityName: "Book", predicateFormat: "published > $SINCE",
+    ///     fetchLimit: 20, sortDescriptors: [ObjectSortDescriptor(key: "published", ascending: false)])
+    /// ```
+    public init(
+        name: String, entityName: String, predicateFormat: String, fetchLimit: Int = 0, sortDescriptors: [ObjectSortDescriptor] = [],
+        includesSubentities: Bool = true
+    ) {
         self.name = name
         self.entityName = entityName
         self.predicateFormat = predicateFormat
         self.fetchLimit = fetchLimit
+        self.sortDescriptors = sortDescriptors
+        self.includesSubentities = includesSubentities
     }
 
-    enum CodingKeys: String, CodingKey { case name, entityName, predicateFormat, fetchLimit }
+    enum CodingKeys: String, CodingKey { case name, entityName, predicateFormat, fetchLimit, sortDescriptors, includesSubentities }
 
     /// Decodes the description, taking the fields added after the first release as absent
     /// (their defaults) when a stored model does not have them.
@@ -28,6 +43,19 @@ public struct FetchRequestTemplate: Codable, Sendable, Hashable {
         self.init(
             name: try c.decode(String.self, forKey: .name), entityName: try c.decode(String.self, forKey: .entityName),
             predicateFormat: try c.decodeIfPresent(String.self, forKey: .predicateFormat) ?? "",
-            fetchLimit: try c.decodeIfPresent(Int.self, forKey: .fetchLimit) ?? 0)
+            fetchLimit: try c.decodeIfPresent(Int.self, forKey: .fetchLimit) ?? 0,
+            sortDescriptors: try c.decodeIfPresent([ObjectSortDescriptor].self, forKey: .sortDescriptors) ?? [],
+            includesSubentities: try c.decodeIfPresent(Bool.self, forKey: .includesSubentities) ?? true)
+    }
+
+    /// Encodes the template, leaving out settings at their defaults.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(entityName, forKey: .entityName)
+        try c.encode(predicateFormat, forKey: .predicateFormat)
+        try c.encode(fetchLimit, forKey: .fetchLimit)
+        if !sortDescriptors.isEmpty { try c.encode(sortDescriptors, forKey: .sortDescriptors) }
+        if !includesSubentities { try c.encode(includesSubentities, forKey: .includesSubentities) }
     }
 }

@@ -65,7 +65,26 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
                             entity: nil, property: template.name,
                             message: "fetch request template '\(template.name)' fetches '\(template.entityName)', which is not in the model")))
             }
+            for sort in template.sortDescriptors {
+                if let problem = resolved.sortKeyProblem(sort.key, from: template.entityName) {
+                    throw .invalidModel(
+                        describe(ModelIssue(entity: nil, property: template.name, message: "fetch request template '\(template.name)' sorts by \(problem)")))
+                }
+            }
             templates[template.name] = template
+        }
+        for entity in entities {
+            for property in entity.fetchedProperties {
+                for sort in property.sortDescriptors {
+                    if let problem = resolved.sortKeyProblem(sort.key, from: property.entityName) {
+                        throw .invalidModel(
+                            describe(
+                                ModelIssue(
+                                    entity: entity.name, property: property.name,
+                                    message: "fetched property '\(entity.name).\(property.name)' sorts by \(problem)")))
+                    }
+                }
+            }
         }
         self.fetchRequestTemplates = templates
         self.versionHash = Self.hash(of: entities)

@@ -185,4 +185,22 @@ final class ResolvedModel: Sendable {
         guard let first = s.unicodeScalars.first, first.properties.isAlphabetic || first == "_", first.isASCII else { return false }
         return s.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }
     }
+
+    /// Why `key` cannot sort objects of `entity` (a stored attribute, optionally behind to-one
+    /// relationships), or nil when it can.
+    func sortKeyProblem(_ key: String, from entity: String) -> String? {
+        guard var layout = entities[entity] else { return "'\(key)' of '\(entity)', which is not in the model" }
+        let parts = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        for (n, name) in parts.enumerated() {
+            if n == parts.count - 1 {
+                guard let i = layout.attributeIndex[name] else { return "'\(key)', but '\(layout.name)' has no attribute '\(name)'" }
+                return layout.attributes[i].isTransient ? "'\(key)', a transient attribute (not in the store)" : nil
+            }
+            guard let i = layout.relationshipIndex[name], !layout.relationships[i].isToMany,
+                let next = entities[layout.relationships[i].description.destination]
+            else { return "'\(key)', but '\(name)' is not a to-one relationship of '\(layout.name)'" }
+            layout = next
+        }
+        return "an empty key"
+    }
 }

@@ -82,10 +82,19 @@ struct FormatLowering {
             guard case .constant(let value, _) = try substitute(expression) else { return .value(.value(.null), position: position) }
             return .value(value, position: position)
         case .variableKeyPath(let name, let path, let position):
-            guard let bound = scopes.lastIndex(of: name) else {
+            if let bound = scopes.lastIndex(of: name) { return .path(path, levels: innermost - bound, position: position) }
+            // A substitution variable holding a dictionary (`$FETCHED_PROPERTY.userInfo.genre`).
+            guard let entry = variables[name] else {
                 throw error("$\(name) is not a SUBQUERY's variable here, so $\(name).\(path.joined(separator: ".")) names nothing", at: position)
             }
-            return .path(path, levels: innermost - bound, position: position)
+            var value: Any? = entry
+            for key in path {
+                guard let dictionary = Self.dictionary(value), let next = dictionary[key] else {
+                    throw error("$\(name).\(path.joined(separator: ".")) has no value: the substitution variable has no '\(key)' there", at: position)
+                }
+                value = next
+            }
+            return .value(try PredicateFormatParser.formatValue(value, format: format, position: position), position: position)
         case .constant(let value, let position): return .value(value, position: position)
         case .list(_, let position):
             guard case .constant(let value, _) = try substitute(expression) else { return .value(.list([]), position: position) }
@@ -107,6 +116,16 @@ struct FormatLowering {
             }
             let inner = try lower(predicate, scopes: Array(scopes[...owner]) + [variable])
             return .subquery(key: key, inner, path: path, levels: innermost - owner, position: position)
+        }
+    }
+
+    /// A substitution value read as a dictionary by key, as key-value coding reads one.
+    private static func dictionary(_ value: Any?) -> [String: Any?]? {
+        switch value {
+        case let d as [String: Any?]: return d
+        case let d as [String: Any]: return d.mapValues { $0 }
+        case let d as [String: String]: return d.mapValues { $0 }
+        default: return nil
         }
     }
 

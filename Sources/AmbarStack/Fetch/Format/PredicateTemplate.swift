@@ -115,13 +115,17 @@ extension ManagedObjectModel {
             request.predicate = try PredicateTemplate(format: template.predicateFormat).predicate(substituting: substitutionVariables)
         }
         request.fetchLimit = template.fetchLimit
+        request.sortDescriptors = template.sortDescriptors
+        request.includesSubentities = template.includesSubentities
         return request
     }
 }
 
 extension ManagedObjectContext {
     /// The objects of the fetched property `name` of `object` (Core Data's `<fetchedProperty>`),
-    /// fetched now with `$FETCH_SOURCE` standing for `object`. Call it on the context's queue.
+    /// fetched now with `$FETCH_SOURCE` standing for `object` and `$FETCHED_PROPERTY.userInfo.KEY`
+    /// for the property's user info, in the order of its sort descriptors. Call it on the
+    /// context's queue.
     ///
     /// - Throws: ``AmbarError/unknownProperty(entity:property:)`` when the entity has no such
     ///   fetched property, the errors of ``fetch(_:)``, or
@@ -134,9 +138,11 @@ extension ManagedObjectContext {
         }
         var request = FetchRequest<ManagedObject>(entityName: property.entityName)
         if !property.predicateFormat.isEmpty {
+            let description: [String: Any?] = ["name": property.name, "userInfo": property.userInfo]
             request.predicate = try PredicateTemplate(format: property.predicateFormat)
-                .predicate(substituting: ["FETCH_SOURCE": object.objectID])
+                .predicate(substituting: ["FETCH_SOURCE": object.objectID, "FETCHED_PROPERTY": description])
         }
+        request.sortDescriptors = property.sortDescriptors
         return try fetch(request)
     }
 }

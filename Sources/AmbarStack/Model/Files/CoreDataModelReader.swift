@@ -14,7 +14,8 @@ import Logging
 /// fetch request templates; renaming identifiers (Xcode's "Renaming ID", kept as `elementID`).
 ///
 /// Configurations are accepted and ignored (one store holds every entity); layout (`elements`)
-/// and `userInfo` are ignored. Anything else is an error naming the element and the line where it
+/// and `userInfo` are ignored, except a fetched property's (its predicate reads it as
+/// `$FETCHED_PROPERTY.userInfo.KEY`). Anything else is an error naming the element and the line where it
 /// opens, never a silent skip.
 enum CoreDataModelReader {
     static let logger = Logger(label: "ambar.model")
@@ -135,6 +136,8 @@ private final class ModelXMLBuilder: NSObject, XMLParserDelegate {
     private var constraint: [String]?
     private var index: (name: String, line: Int, properties: [String])?
     private var fetchedProperty: (name: String, line: Int)?
+    /// The `<userInfo>` entries of the fetched property being read.
+    private var fetchedUserInfo: [String: String] = [:]
     private var ignoredDepth = 0
     /// Where each element opens: entity name → line, and entity → property → line.
     private var entityLines: [String: Int] = [:]
@@ -174,6 +177,11 @@ private final class ModelXMLBuilder: NSObject, XMLParserDelegate {
         switch element {
         case "model":
             sawModel = true
+        case "userInfo" where fetchedProperty != nil && current != nil:
+            break  // the fetched property's, which its predicate reads as $FETCHED_PROPERTY.userInfo
+        case "entry" where fetchedProperty != nil && current != nil:
+            guard let key = a["key"] else { return fail(parser, "<entry> of a fetched property's user info needs a key") }
+            fetchedUserInfo[key] = a["value"] ?? ""
         case "elements", "userInfo", "configuration":
             ignoredDepth = 1  // layout, user info, configurations: no effect on the store
         case "entity":
@@ -278,7 +286,7 @@ private final class ModelXMLBuilder: NSObject, XMLParserDelegate {
                 templates.append(
                     FetchRequestTemplate(
                         name: name, entityName: entity, predicateFormat: a["predicateString"] ?? "",
-                        fetchLimit: Int(a["fetchLimit"] ?? "") ?? 0))
+                        fetchLimit: Int(a["fetchLimit"] ?? "") ?? 0, includesSubentities: a["includesSubentities"] != "NO"))
                 if templateLines[name] == nil { templateLines[name] = line }
                 ignoredDepth = 1
             }
@@ -314,7 +322,11 @@ private final class ModelXMLBuilder: NSObject, XMLParserDelegate {
                 current?.indexes.append(found.properties)
             }
         case "fetchedProperty":
+            if let name = fetchedProperty?.name, let i = current?.fetchedProperties.lastIndex(where: { $0.name == name }) {
+                current?.fetchedProperties[i].userInfo = fetchedUserInfo
+            }
             fetchedProperty = nil
+            fetchedUserInfo = [:]
         default:
             break
         }

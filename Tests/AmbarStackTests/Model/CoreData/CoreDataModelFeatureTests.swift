@@ -65,7 +65,12 @@ final class CoreDataModelFeatureTests: XCTestCase {
         XCTAssertEqual(relationship(book, "author")?.isToMany, false)
         XCTAssertEqual(
             author.fetchedProperties,
-            [FetchedPropertyDescription(name: "longBooks", entityName: "Book", predicateFormat: "author == $FETCH_SOURCE AND pages > 300")])
+            [
+                FetchedPropertyDescription(name: "longBooks", entityName: "Book", predicateFormat: "author == $FETCH_SOURCE AND pages > 300"),
+                FetchedPropertyDescription(
+                    name: "titledBooks", entityName: "Book",
+                    predicateFormat: "author == $FETCH_SOURCE AND title BEGINSWITH $FETCHED_PROPERTY.userInfo.prefix", userInfo: ["prefix": "Le Guin"]),
+            ])
         XCTAssertEqual(attribute(author, "name")?.isIndexed, true, "a one-element fetch index")
         XCTAssertEqual(
             Set(book.indexes), [["title", "published"], ["author", "pages"], ["author"]],
@@ -295,6 +300,78 @@ final class CoreDataModelFeatureTests: XCTestCase {
             try context.save()
             XCTAssertEqual(try context.fetchedProperty("longBooks", of: leGuin).count, 3, "evaluated again on each access")
             XCTAssertThrowsError(try context.fetchedProperty("missing", of: leGuin))
+            // $FETCHED_PROPERTY.userInfo.prefix is the property's <userInfo> entry.
+            XCTAssertEqual(
+                Set(try context.fetchedProperty("titledBooks", of: leGuin).map { try $0.value(forKey: "title") }),
+                [.string("Le Guin 0"), .string("Le Guin 1"), .string("Le Guin 2")])
+        }
+    }
+
+    /// Sort descriptors and `includesSubentities` of templates and fetched properties, as a JSON
+    /// model gives them (Xcode's format has no place for sort descriptors), are applied; a sort
+    /// key the entity does not have is refused when the model loads.
+    func testTemplatesAndFetchedPropertiesKeepTheirOrder() throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("ordered.json")
+        try #"""
+        {"entities": [
+          {"name": "Author", "attributes": [{"name": "name", "type": "string"}],
+           "relationships": [{"name": "books", "destination": "Book", "inverse": "author", "toMany": true}],
+           "fetchedProperties": [{"name": "byLength", "entityName": "Book", "predicateFormat": "author == $FETCH_SOURCE",
+                                  "sortDescriptors": ["pages:desc", {"key": "title", "ascending": true}]},
+                                 {"name": "tagged", "entityName": "Book", "predicateFormat": "author == $FETCH_SOURCE AND tag == $FETCHED_PROPERTY.userInfo.tag",
+                                  "sortDescriptors": ["title"], "userInfo": {"tag": "x"}}]},
+          {"name": "Book", "attributes": [{"name": "title", "type": "string"}, {"name": "pages", "type": "integer32"},
+                                          {"name": "tag", "type": "string", "optional": true}],
+           "relationships": [{"name": "author", "destination": "Author", "inverse": "books"}]},
+          {"name": "Comic", "parent": "Book"}],
+         "fetchRequests": [{"name": "Shortest", "entityName": "Book", "predicateFormat": "pages > $MIN", "fetchLimit": 2,
+                            "sortDescriptors": [{"key": "pages"}, "title:desc"]},
+                           {"name": "OnlyBooks", "entityName": "Book", "predicateFormat": "", "includesSubentities": false,
+                            "sortDescriptors": ["author.name", "title"]}]}
+        """#.write(to: file, atomically: true, encoding: .utf8)
+        let model = try ModelFile.load(file)
+        XCTAssertEqual(
+            model.fetchRequestTemplates["Shortest"]?.sortDescriptors,
+            [ObjectSortDescriptor(key: "pages"), ObjectSortDescriptor(key: "title", ascending: false)])
+        let stored = directory.file("stored.json")
+        try JSONEncoder().encode(model).write(to: stored)
+        let again = try ModelFile.load(stored)
+        XCTAssertEqual(again.fetchRequestTemplates, model.fetchRequestTemplates, "templates keep their settings when the model is stored")
+        XCTAssertEqual(again.entity(named: "Author")?.fetchedProperties, model.entity(named: "Author")?.fetchedProperties)
+
+        let coordinator = try PersistentStoreCoordinator(model: model, store: .sqlite(directory.file("ordered.sqlite")))
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try context.performAndWait { () throws in
+            let author = try context.insertObject(entityName: "Author")
+            try author.setValue("A", forKey: "name")
+            for (title, pages, tag, entity) in [("b", 100, "x", "Book"), ("a", 100, "y", "Book"), ("c", 300, "x", "Comic"), ("d", 50, "x", "Book")] {
+                let book = try context.insertObject(entityName: entity)
+                try book.setValue(title, forKey: "title")
+                try book.setValue(pages, forKey: "pages")
+                try book.setValue(tag, forKey: "tag")
+                try book.setObject(author, forKey: "author")
+            }
+            try context.save()
+            let titles = { (objects: [ManagedObject]) throws -> [String] in
+                try objects.map { object -> String in
+                    guard case .string(let title) = try object.value(forKey: "title") else { return "?" }
+                    return title
+                }
+            }
+            XCTAssertEqual(try titles(context.fetchedProperty("byLength", of: author)), ["c", "a", "b", "d"])
+            XCTAssertEqual(try titles(context.fetchedProperty("tagged", of: author)), ["b", "c", "d"])
+            XCTAssertEqual(try titles(context.fetch(model.fetchRequestTemplate(named: "Shortest", substitutionVariables: ["MIN": 60]))), ["b", "a"])
+            XCTAssertEqual(try titles(context.fetch(model.fetchRequestTemplate(named: "OnlyBooks"))), ["a", "b", "d"])
+        }
+
+        for (sort, reason) in [("pages:sideways", "asc or desc"), ("colour", "has no attribute 'colour'"), ("books.title", "not a to-one relationship")] {
+            let bad = try String(contentsOf: file, encoding: .utf8).replacingOccurrences(of: "\"pages:desc\"", with: "\"\(sort)\"")
+            try bad.write(to: file, atomically: true, encoding: .utf8)
+            XCTAssertThrowsError(try ModelFile.load(file), sort) { error in
+                XCTAssertTrue("\(error)".contains(reason), "\(sort): \(error)")
+            }
+            try bad.replacingOccurrences(of: "\"\(sort)\"", with: "\"pages:desc\"").write(to: file, atomically: true, encoding: .utf8)
         }
     }
 
