@@ -12,7 +12,8 @@ public struct EntityDescription: Sendable, Hashable {
     public var attributes: [AttributeDescription]
     /// The relationships the entity declares itself.
     public var relationships: [RelationshipDescription]
-    /// Groups of attribute names whose combined values must be unique among the entity's objects.
+    /// Groups of property names whose combined values must be unique among the entity's objects:
+    /// attributes, and to-one relationships (compared by the object they point to).
     public var uniquenessConstraints: [[String]]
     /// The entity's name in an earlier model version, when it was renamed: lightweight migration
     /// then keeps its rows (Core Data's renaming identifier).

@@ -59,8 +59,19 @@ final class ResolvedModel: Sendable {
                 guard !group.isEmpty else { throw issue(e.name, nil, "entity '\(e.name)' has an empty uniqueness constraint") }
                 var names: [String] = []
                 for a in group {
+                    // An attribute, or a to-one relationship (its foreign key), as Core Data allows.
+                    if let relationship = hierarchy.findRelationship(e.name, a) {
+                        guard !relationship.isToMany else {
+                            throw issue(e.name, a, "uniqueness constraint of '\(e.name)' names '\(a)', a to-many relationship (only attributes and to-one relationships can be unique)")
+                        }
+                        guard !relationship.isTransient, let column = columns.relationshipColumn(e.name, a) else {
+                            throw issue(e.name, a, "uniqueness constraint of '\(e.name)' names '\(a)', which is transient and so not in the store")
+                        }
+                        names.append(column)
+                        continue
+                    }
                     guard let attribute = attributes.first(where: { $0.name == a }) else {
-                        throw issue(e.name, a, "uniqueness constraint of '\(e.name)' names '\(a)', which is not an attribute")
+                        throw issue(e.name, a, "uniqueness constraint of '\(e.name)' names '\(a)', which is neither an attribute nor a to-one relationship")
                     }
                     guard !attribute.isTransient, let column = columns.attributeColumn(e.name, a) else {
                         throw issue(e.name, a, "uniqueness constraint of '\(e.name)' names '\(a)', which is transient and so not in the store")

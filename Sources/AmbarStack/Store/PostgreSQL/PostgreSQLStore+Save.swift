@@ -213,7 +213,7 @@ struct PostgreSQLSaveTransaction: SaveTransaction {
                     "SELECT Z_PK FROM \(quoted(layout.rootName)) WHERE Z_PK = ANY($1::bigint[])", [.integerArray(chunk.map(\.primaryKey))])
                 let keys = Set(present.rows.compactMap { PostgreSQLValues.integer($0[0]) })
                 let refused = chunk.first { !keys.contains($0.primaryKey) }
-                throw ConstraintRefusal(values: refused?.values ?? [])
+                throw ConstraintRefusal(values: refused?.values ?? [], toOne: refused?.toOne ?? [])
             }
         }
     }

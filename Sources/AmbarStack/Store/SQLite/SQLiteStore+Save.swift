@@ -148,7 +148,7 @@ struct SQLiteSaveTransaction: SaveTransaction {
                     index += 1
                 }
             }
-            guard try SQLiteValues.stepInsert(handle, db) else { throw ConstraintRefusal(values: row.values) }
+            guard try SQLiteValues.stepInsert(handle, db) else { throw ConstraintRefusal(values: row.values, toOne: row.toOne) }
         }
     }
 

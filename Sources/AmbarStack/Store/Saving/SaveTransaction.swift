@@ -79,6 +79,7 @@ struct NewRow {
 /// holder; an update reports none (the save knows them).
 struct ConstraintRefusal: Error {
     var values: [AttributeValue] = []
+    var toOne: [ManagedObjectID?] = []
 }
 
 /// An insert refused under ``SaveWork``'s optimistic attempt: the save starts over, looking up

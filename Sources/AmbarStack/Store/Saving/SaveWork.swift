@@ -150,14 +150,13 @@ struct SaveWork<Transaction: SaveTransaction> {
             for (group, inserts) in byGroup.sorted(by: { $0.key.joined(separator: ",") < $1.key.joined(separator: ",") }) {
                 let keys: [[StoredScalar]?] = inserts.map { insert in
                     guard let layout = resolved.entities[insert.id.entityName] else { return nil }
-                    let values = group.compactMap { layout.attributeIndex[$0].map { StoredScalar(insert.values[$0]) } }
-                    return values.count == group.count && !values.contains(.null) ? values : nil
+                    return uniquenessKey(group, layout, values: insert.values, toOne: insert.toOne)
                 }
                 let existing = try existingRows(rootLayout, group: group, keys: keys.compactMap { $0 })
                 var claimed: [[StoredScalar]: InsertChange] = [:]
                 for (insert, key) in zip(inserts, keys) {
                     guard let key, let layout = resolved.entities[insert.id.entityName] else { continue }
-                    let values = group.compactMap { layout.attributeIndex[$0].map { insert.values[$0] } }
+                    let values = uniquenessValues(group, layout, values: insert.values, toOne: insert.toOne)
                     if let earlier = claimed[key] {
                         // Two new objects with the same unique values in one save.
                         try resolveDuplicate(
@@ -180,15 +179,50 @@ struct SaveWork<Transaction: SaveTransaction> {
         guard !keys.isEmpty else { return [:] }
         let columns = group.map { name in
             rootLayout.selfAndDescendants.lazy.compactMap { entity in
-                self.resolved.entities[entity].flatMap { layout in layout.attributeIndex[name].flatMap { layout.attributeColumns[$0] } }
+                self.resolved.entities[entity].flatMap { layout in
+                    layout.attributeIndex[name].flatMap { layout.attributeColumns[$0] }
+                        ?? layout.relationshipIndex[name].flatMap { layout.relationshipColumns[$0] }
+                }
             }.first ?? name
         }
         var result: [[StoredScalar]: StoreRow] = [:]
         for row in try db.rows(rootLayout, columns: columns, matching: keys) {
-            guard let layout = resolved.entities[row.id.entityName] else { continue }
-            result[group.compactMap { layout.attributeIndex[$0].map { StoredScalar(row.values[$0]) } }] = row
+            guard let layout = resolved.entities[row.id.entityName],
+                let key = uniquenessKey(group, layout, values: row.values, toOne: row.toOne)
+            else { continue }
+            result[key] = row
         }
         return result
+    }
+
+    /// A uniqueness group's key for an object: each attribute's stored value, each to-one
+    /// relationship's destination primary key. Nil when one of them is nil: as in SQL, nil
+    /// never collides.
+    func uniquenessKey(_ group: [String], _ layout: EntityLayout, values: [AttributeValue], toOne: [ManagedObjectID?]) -> [StoredScalar]? {
+        var key: [StoredScalar] = []
+        key.reserveCapacity(group.count)
+        for name in group {
+            if let i = layout.attributeIndex[name], values.indices.contains(i) {
+                let value = StoredScalar(values[i])
+                if value == .null { return nil }
+                key.append(value)
+            } else if let i = layout.relationshipIndex[name], let target = toOne[safe: i] ?? nil, let pk = resolve(target).primaryKey {
+                key.append(.integer(pk))
+            } else {
+                return nil
+            }
+        }
+        return key
+    }
+
+    /// A uniqueness group's values as the constraint error shows them: attributes as they are,
+    /// to-one relationships as the destination's URI.
+    func uniquenessValues(_ group: [String], _ layout: EntityLayout, values: [AttributeValue], toOne: [ManagedObjectID?]) -> [AttributeValue] {
+        group.map { name in
+            if let i = layout.attributeIndex[name] { return values[safe: i] ?? .null }
+            if let i = layout.relationshipIndex[name], let target = toOne[safe: i] ?? nil { return .url(resolve(target).uriRepresentation) }
+            return .null
+        }
     }
 
     mutating func resolveDuplicate(
@@ -264,7 +298,7 @@ struct SaveWork<Transaction: SaveTransaction> {
             changed = try db.updateRow(
                 root: layout.rootName, primaryKey: pk, version: update.expectedVersion + 1, assignments: assignments, expectedVersion: update.expectedVersion)
         } catch is ConstraintRefusal {
-            throw uniquenessViolation(layout, values: update.values)
+            throw uniquenessViolation(layout, values: update.values, toOne: update.toOne)
         }
         if changed {
             outcome.versions[update.id] = update.expectedVersion + 1
@@ -323,7 +357,7 @@ struct SaveWork<Transaction: SaveTransaction> {
         do {
             _ = try db.updateRow(root: layout.rootName, primaryKey: pk, version: newVersion, assignments: assignments, expectedVersion: nil)
         } catch is ConstraintRefusal {
-            throw uniquenessViolation(layout, values: values)
+            throw uniquenessViolation(layout, values: values, toOne: toOne)
         }
     }
 
@@ -367,7 +401,7 @@ struct SaveWork<Transaction: SaveTransaction> {
             } catch let refusal as ConstraintRefusal {
                 if insertsOptimistically { throw OptimisticInsertRefused() }
                 // Only a row written by another client since the uniqueness check can get here.
-                throw uniquenessViolation(layout, values: refusal.values)
+                throw uniquenessViolation(layout, values: refusal.values, toOne: refusal.toOne)
             }
             ledger.record(entity: entity, .insert, primaryKeys: keys)
         }
@@ -439,14 +473,14 @@ struct SaveWork<Transaction: SaveTransaction> {
     }
 
     /// The constraint error for an object whose values collide with a stored row.
-    func uniquenessViolation(_ layout: EntityLayout, values: [AttributeValue]) -> AmbarError {
+    func uniquenessViolation(_ layout: EntityLayout, values: [AttributeValue], toOne: [ManagedObjectID?]) -> AmbarError {
         for group in layout.uniquenessConstraints {
-            let groupValues = group.compactMap { layout.attributeIndex[$0].map { values[$0] } }
-            if !groupValues.contains(where: \.isNull),
-                let rows = try? existingRows(layout, group: group, keys: [groupValues.map(StoredScalar.init)]),
+            if let key = uniquenessKey(group, layout, values: values, toOne: toOne),
+                let rows = try? existingRows(layout, group: group, keys: [key]),
                 let holder = rows.values.first
             {
-                return .constraintViolation(entity: layout.name, attributes: group, values: groupValues, existing: holder.id)
+                return .constraintViolation(
+                    entity: layout.name, attributes: group, values: uniquenessValues(group, layout, values: values, toOne: toOne), existing: holder.id)
             }
         }
         return .constraintViolation(entity: layout.name, attributes: layout.uniquenessConstraints.first ?? [], values: [], existing: nil)

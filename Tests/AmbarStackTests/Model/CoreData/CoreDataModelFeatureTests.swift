@@ -490,7 +490,7 @@ final class CoreDataModelFeatureTests: XCTestCase {
                     </uniquenessConstraint>
                 </uniquenessConstraints>
             </entity>
-            """, line: 7, mentions: "names 'missing', which is not an attribute")
+            """, line: 7, mentions: "names 'missing', which is neither an attribute nor a to-one relationship")
         assertRefused(
             """
             <fetchRequest name="all" entity="Missing"/>
