@@ -24,8 +24,12 @@ struct ImportCommand: AsyncParsableCommand {
             array, which replaces its destinations (in the array's order for an ordered one). The \
             related objects must exist in the store or be made by a line of the same batch; a value \
             that names none, or more than one, is an error of its line naming the field and the \
-            value. A field "id" holding an object URI (what `fetch --json` prints) is not \
-            imported: the store gives new objects their own IDs.
+            value. With --missing wait, a line naming an object that does not exist yet waits \
+            instead: it is imported after the rest of the file (after the lines that follow it, \
+            so a later line of the same key is applied before it), once a line has made the \
+            object, and is an error only if no line of the file does. A field "id" holding an \
+            object URI (what `fetch --json` prints) is not imported: the store gives new objects \
+            their own IDs.
 
             Round trip: export each entity with `sync-agent fetch --entity E --json --relations \
             REL=KEY`, then import the files with --key and the same --relate, destinations first. \
@@ -50,6 +54,9 @@ struct ImportCommand: AsyncParsableCommand {
     @Option(name: .long, help: "RELATIONSHIP=KEY: the field RELATIONSHIP names related objects by their attribute KEY (repeatable, or comma-separated).")
     var relate: [String] = []
 
+    @Option(name: .long, help: "error (a line naming a related object that does not exist is in error) or wait (it waits for a later line of the file to make it).")
+    var missing: String = "error"
+
     @Option(name: .long, help: "A field to leave out of every line (repeatable).")
     var ignore: [String] = []
 
@@ -62,6 +69,7 @@ struct ImportCommand: AsyncParsableCommand {
     func validate() throws {
         guard batchSize > 0 else { throw ValidationError("--batch-size must be positive.") }
         guard OnError(rawValue: onError) != nil else { throw ValidationError("--on-error must be abort or skip.") }
+        guard OnMissing(rawValue: missing) != nil else { throw ValidationError("--missing must be error or wait.") }
         do { _ = try ImportRecordDecoder.relateOptions(relate) } catch { throw ValidationError(error.description) }
     }
 
@@ -75,6 +83,7 @@ struct ImportCommand: AsyncParsableCommand {
         var importer = RecordImporter(stack: stack, decoder: decoder)
         importer.batchSize = batchSize
         importer.onError = OnError(rawValue: onError) ?? .abort
+        importer.onMissing = OnMissing(rawValue: missing) ?? .error
         let bar = ProgressBar()
         let report = try importer.run(
             source,
@@ -96,9 +105,15 @@ struct ImportCommand: AsyncParsableCommand {
         }
         if let error = report.abortedBy {
             let kept = report.tokens.isEmpty ? "nothing was imported" : "the \(report.tokens.count) earlier batch(es) stay imported"
+            let lines = report.unwrittenWaiting.map(String.init).joined(separator: ", ")
+            let unwritten =
+                report.unwrittenWaiting.contains(error.line)
+                ? "line(s) \(lines) name related objects that no line of the file made and were not written; every other line was (\(kept))."
+                : "nothing from line \(report.firstUnwrittenLine ?? error.line) on was written; \(kept)."
+                    + (lines.isEmpty ? "" : " Line(s) \(lines) waited for related objects and were not written either.")
             FileHandle.standardError.write(
                 Data(
-                    "error: \(error)\naborted: nothing from line \(report.firstUnwrittenLine ?? error.line) on was written; \(kept). Fix the line and import again (with --key the import is an upsert, safe to repeat), or pass --on-error skip.\n"
+                    "error: \(error)\naborted: \(unwritten) Fix the line and import again (with --key the import is an upsert, safe to repeat), or pass --on-error skip.\n"
                         .utf8))
             throw ExitCode(65)
         }

@@ -5,8 +5,9 @@ import RecordImport
 /// Finds the objects a batch's lines name in their relationship fields and sets them: by the
 /// destination's key attribute (`--relate`), looked up in batches of 500 (objects made anywhere
 /// in the same batch included), or by object URI. A name that finds nothing is an error of its
-/// line (``ImportLineError``), naming the field and the value; a store that fails while looking
-/// is not the line's fault, and its ``AmbarError`` is thrown as it is.
+/// line (``ImportLineError``, inside ``MissingReference`` when no object has it yet), naming the
+/// field and the value; a store that fails while looking is not the line's fault, and its
+/// ``AmbarError`` is thrown as it is.
 struct ImportReferenceResolver {
     let context: ManagedObjectContext
     let targets: [String: ImportRelationshipTarget]
@@ -62,7 +63,8 @@ struct ImportReferenceResolver {
                 do {
                     return try self.destination(value, target)
                 } catch let unresolved as Unresolved {
-                    throw ImportLineError(line: record.line, field: name, reason: unresolved.reason)
+                    let error = ImportLineError(line: record.line, field: name, reason: unresolved.reason)
+                    throw unresolved.isMissing ? MissingReference(error: error) : error
                 }
             }
             do {
@@ -84,9 +86,17 @@ struct ImportReferenceResolver {
         }
     }
 
-    /// Why a value names no object: the line's fault.
+    /// Why a value names no object: the line's fault. `isMissing` when it is well-formed but
+    /// no object has it (yet): a later line could make one.
     private struct Unresolved: Error {
         let reason: String
+        var isMissing = false
+    }
+
+    /// A line names an object that does not exist (yet): its error, which an import that waits
+    /// for later lines (`--missing wait`) holds back until the end of the file.
+    struct MissingReference: Error {
+        let error: ImportLineError
     }
 
     /// The one object `value` names for `target`. Throws ``Unresolved`` when it names none, and
@@ -94,7 +104,7 @@ struct ImportReferenceResolver {
     private func destination(_ value: AttributeValue, _ target: ImportRelationshipTarget) throws -> ManagedObject {
         if let key = target.keyAttribute {
             guard let object = found[target.name]?[value] else {
-                throw Unresolved(reason: "no \(target.destination) has \(key.name) \(Self.describe(value))")
+                throw Unresolved(reason: "no \(target.destination) has \(key.name) \(Self.describe(value))", isMissing: true)
             }
             return object
         }
@@ -109,7 +119,7 @@ struct ImportReferenceResolver {
         do throws(AmbarError) {
             return try context.existingObject(with: id)
         } catch .objectNotFound {
-            throw Unresolved(reason: "no object at \(uri)")
+            throw Unresolved(reason: "no object at \(uri)", isMissing: true)
         }
     }
 

@@ -10,6 +10,15 @@ enum OnError: String, CaseIterable, Sendable {
     case skip
 }
 
+/// What to do with a line whose relationship names an object that does not exist.
+enum OnMissing: String, CaseIterable, Sendable {
+    /// The line is in error at once (and `OnError` applies).
+    case error
+    /// The line waits: it is imported after the rest of the file, once a later line has made the
+    /// object, and is in error only if no line does.
+    case wait
+}
+
 /// The outcome of an import.
 struct ImportReport {
     var lines = 0
@@ -20,6 +29,10 @@ struct ImportReport {
     /// Set when the import stopped (`--on-error abort`): the error and the first line not written.
     var abortedBy: ImportLineError?
     var firstUnwrittenLine: Int?
+    /// Lines that waited for objects (`--missing wait`) and were not written because the import
+    /// stopped: for one of them, when no line of the file made its object (every other line was
+    /// written then), or for an error of a later line.
+    var unwrittenWaiting: [Int] = []
     var seconds: TimeInterval = 0
 
     var json: [String: Any] {
@@ -38,6 +51,7 @@ struct RecordImporter {
     let decoder: ImportRecordDecoder
     var batchSize = 1000
     var onError = OnError.abort
+    var onMissing = OnMissing.error
     var author = "sync-agent import"
 
     /// Imports every line of `source`. With `idempotencyKey` (only for a single batch), the save
@@ -50,10 +64,11 @@ struct RecordImporter {
         let started = ContinuousClock.now
         var report = ImportReport()
         var batch: [ImportRecord] = []
+        var waiting: [Waiting] = []
         func flush() throws -> Bool {
             defer { batch.removeAll(keepingCapacity: true) }
             guard !batch.isEmpty else { return true }
-            let ok = try save(batch, into: &report, idempotencyKey: idempotencyKey)
+            let ok = try save(batch, into: &report, idempotencyKey: idempotencyKey, waiting: &waiting)
             progress(report)
             return ok
         }
@@ -81,13 +96,69 @@ struct RecordImporter {
             if report.abortedBy != nil { break }
             if batch.count >= batchSize, try !flush() { break }
         }
-        if report.abortedBy == nil { _ = try flush() }
+        if report.abortedBy == nil, try flush() { try importWaiting(&waiting, into: &report, progress: progress) }
+        if report.abortedBy != nil { report.unwrittenWaiting += waiting.map(\.record.line).sorted() }
         report.seconds = (ContinuousClock.now - started).inSeconds
         return report
     }
 
-    /// Saves one batch; returns false when the import must stop (abort mode).
-    private func save(_ batch: [ImportRecord], into report: inout ImportReport, idempotencyKey: String?) throws -> Bool {
+    /// A line held back (`--missing wait`) because it names an object no line has made yet.
+    struct Waiting {
+        let record: ImportRecord
+        let error: ImportLineError
+    }
+
+    /// Imports the lines that waited, in passes, for as long as a pass imports some (a line may
+    /// wait for another waiting line); the lines still waiting then are in error.
+    private func importWaiting(_ waiting: inout [Waiting], into report: inout ImportReport, progress: (ImportReport) -> Void) throws {
+        while !waiting.isEmpty {
+            let pass = waiting
+            waiting = []
+            for start in stride(from: 0, to: pass.count, by: batchSize) {
+                let chunk = pass[start..<min(start + batchSize, pass.count)].map(\.record)
+                guard try save(chunk, into: &report, idempotencyKey: nil, waiting: &waiting) else { return }
+                progress(report)
+            }
+            guard waiting.count == pass.count else { continue }
+            // No line of this pass found its objects: no later pass will.
+            let errors = waiting.sorted { $0.record.line < $1.record.line }.map(\.error)
+            if onError == .skip {
+                report.skipped += errors
+            } else {
+                report.abortedBy = errors.first
+                report.firstUnwrittenLine = errors.first?.line
+                report.unwrittenWaiting = errors.map(\.line)
+            }
+            waiting = []
+        }
+    }
+
+    /// Saves one batch; returns false when the import must stop (abort mode). With
+    /// `--missing wait`, lines naming objects that do not exist yet go to `waiting` and the rest
+    /// of the batch is saved without them.
+    private func save(_ batch: [ImportRecord], into report: inout ImportReport, idempotencyKey: String?, waiting: inout [Waiting]) throws -> Bool {
+        var batch = batch
+        while true {
+            do {
+                return try saveOnce(batch, into: &report, idempotencyKey: idempotencyKey, waiting: &waiting)
+            } catch let held as HeldBack {
+                // Without them, other lines of the batch may name what they would have made:
+                // those wait too, found by the next attempt.
+                waiting += batch.compactMap { record in held.errors[record.line].map { Waiting(record: record, error: $0) } }
+                batch.removeAll { held.errors[$0.line] != nil }
+                if batch.isEmpty { return true }
+            }
+        }
+    }
+
+    /// Lines of a batch that name objects that do not exist yet, by line: the batch was not saved.
+    private struct HeldBack: Error {
+        let errors: [Int: ImportLineError]
+    }
+
+    /// Saves one batch as it is; returns false when the import must stop (abort mode). Throws
+    /// ``HeldBack`` when lines wait for objects.
+    private func saveOnce(_ batch: [ImportRecord], into report: inout ImportReport, idempotencyKey: String?, waiting: inout [Waiting]) throws -> Bool {
         do {
             let outcome = try apply(batch, idempotencyKey: idempotencyKey)
             report.inserted += outcome.inserted
@@ -106,7 +177,7 @@ struct RecordImporter {
             }
             // Skip mode: find the bad lines by saving the batch one record at a time.
             for record in batch {
-                _ = try save([record], into: &report, idempotencyKey: nil)
+                _ = try save([record], into: &report, idempotencyKey: nil, waiting: &waiting)
             }
             return true
         }
@@ -167,11 +238,23 @@ struct RecordImporter {
             // Relationships last, so that a line can name an object a later line of the batch makes.
             if !withReferences.isEmpty {
                 var resolver = ImportReferenceResolver(context: context, targets: decoder.relationships)
+                var held: [Int: ImportLineError] = [:]
                 do {
                     try resolver.prefetch(withReferences.map(\.0))
-                    for (record, object) in withReferences { try resolver.apply(record, to: object) }
+                    for (record, object) in withReferences {
+                        do {
+                            try resolver.apply(record, to: object)
+                        } catch let missing as ImportReferenceResolver.MissingReference {
+                            guard onMissing == .wait else { throw missing.error }
+                            held[record.line] = missing.error
+                        }
+                    }
                 } catch let error as ImportLineError {
                     throw BatchFailure(error: error)
+                }
+                if !held.isEmpty {
+                    try context.reset()
+                    throw HeldBack(errors: held)
                 }
             }
             do throws(AmbarError) {

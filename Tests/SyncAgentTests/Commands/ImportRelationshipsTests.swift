@@ -133,6 +133,46 @@ final class ImportRelationshipsTests: AgentTestCase {
         XCTAssertEqual(byUID["p1"]?["reports"] as? [String], ["p2", "p3"])
     }
 
+    /// `--missing wait`: a line naming an object a later line makes (in a later batch, or only
+    /// after another waiting line) waits and is imported after the rest of the file; a line whose
+    /// object no line makes is an error of its line then, and every other line is written.
+    func testWithMissingWaitALineWaitsForALaterLineOfTheFile() throws {
+        try initStore(try libraryModel())
+        // Batches of 2: p4 names p3 (batch 2), p3 names p2 (batch 2, after it), p2 names p1 (batch 3).
+        let chain = [
+            #"{"uid":"p4","manager":"p3"}"#, #"{"uid":"p0","manager":null}"#, #"{"uid":"p3","manager":"p2"}"#, #"{"uid":"p2","manager":"p1"}"#,
+            #"{"uid":"p1","manager":"p0"}"#,
+        ]
+        let refused = try importing("Person", "uid", chain, ["--relate", "manager=uid", "--batch-size", "2"])
+        XCTAssertEqual(refused.status, 65, "without --missing wait, line 1 names an object that does not exist yet")
+        XCTAssertTrue(refused.error.contains("line 1") && refused.error.contains("\"p3\""), refused.error)
+        XCTAssertTrue(try fetched("Person").isEmpty, "nothing of the first batch was written")
+
+        let waited = try importing("Person", "uid", chain, ["--relate", "manager=uid", "--batch-size", "2", "--missing", "wait", "--json"])
+        XCTAssertEqual(waited.status, 0, waited.error)
+        XCTAssertEqual(try json(waited.output)["inserted"] as? Int, 5)
+        let managers = Dictionary(
+            uniqueKeysWithValues: try fetched("Person", ["--relations", "manager=uid"]).map { ($0["uid"] as? String ?? "", $0["manager"] as? String ?? "-") })
+        XCTAssertEqual(managers, ["p0": "-", "p1": "p0", "p2": "p1", "p3": "p2", "p4": "p3"])
+
+        // A line whose object no line makes: its error, after every other line is written.
+        let orphan = try importing(
+            "Person", "uid", [#"{"uid":"q1","manager":"nobody"}"#, #"{"uid":"q2","manager":"q3"}"#, #"{"uid":"q3","manager":"p0"}"#],
+            ["--relate", "manager=uid", "--missing", "wait"])
+        XCTAssertEqual(orphan.status, 65)
+        XCTAssertTrue(orphan.error.contains("line 1") && orphan.error.contains("\"nobody\"") && orphan.error.contains("every other line"), orphan.error)
+        let uids = Set(try fetched("Person").compactMap { $0["uid"] as? String })
+        XCTAssertTrue(uids.isSuperset(of: ["q2", "q3"]) && !uids.contains("q1"), "\(uids)")
+
+        // With --on-error skip it is reported and the import succeeds.
+        let skipped = try importing(
+            "Person", "uid", [#"{"uid":"r1","manager":"nobody"}"#, #"{"uid":"r2","manager":"p0"}"#],
+            ["--relate", "manager=uid", "--missing", "wait", "--on-error", "skip", "--json"])
+        XCTAssertEqual(skipped.status, 0, skipped.error)
+        XCTAssertEqual(try json(skipped.output)["skipped"] as? Int, 1)
+        XCTAssertEqual(try agent(["import", "--directory", directory.url.path, "--entity", "Person", "--missing", "later", try file([])]).status, 64)
+    }
+
     func testAnExportImportedIntoAnotherStoreReproducesTheGraph() throws {
         try seedLibrary()
         let export = { (entity: String, relations: String) -> [String] in
