@@ -15,7 +15,7 @@ extension ObjectPredicate {
     /// ranges (`(1...3).contains($0.priority)`); optional chaining through to-one relationships
     /// (`$0.project?.name == "Home"`); comparing a to-one relationship with an object or `nil`;
     /// and, on to-many relationships, `count`, `isEmpty`, `contains(object)`,
-    /// `contains(where:)` and `allSatisfy`.
+    /// `contains(where:)`, `allSatisfy`, and `filter { … }.count` or `.isEmpty` (a `SUBQUERY`).
     ///
     /// - Throws: ``AmbarError/invalidPredicate(_:)`` naming the expression that has no equivalent
     ///   (calling other methods, a computed or `@Transient` property).

@@ -38,7 +38,7 @@ struct PredicateCompilation {
             return try CompiledExpression.fromValue(value)
         }
         throw .invalidPredicate(
-            "\(Self.name(of: expression)) in a #Predicate has no equivalent in a store query; use ==, !=, <, <=, >, >=, &&, ||, !, contains, starts(with:), ranges, optional chaining through to-one relationships, and contains(where:) or allSatisfy on to-many relationships"
+            "\(Self.name(of: expression)) in a #Predicate has no equivalent in a store query; use ==, !=, <, <=, >, >=, &&, ||, !, contains, starts(with:), ranges, optional chaining through to-one relationships, and contains(where:), allSatisfy or filter { … }.count on to-many relationships"
         )
     }
 
@@ -80,6 +80,11 @@ enum CompiledExpression: CustomStringConvertible {
     case object(ManagedObjectID?)
     /// A range of values.
     case range(lower: AttributeValue, upper: AttributeValue, closed: Bool)
+    /// The objects of a to-many relationship that pass a test (`items.filter { … }`), written
+    /// for the destination entity.
+    case filtered(String, ObjectPredicate)
+    /// How many objects of a to-many relationship pass a test (`items.filter { … }.count`).
+    case filteredCount(String, ObjectPredicate)
 
     /// A captured or computed value, as the store compares it.
     static func fromValue(_ value: Any) throws(AmbarError) -> CompiledExpression {
@@ -111,6 +116,8 @@ enum CompiledExpression: CustomStringConvertible {
         case .constants(let v): return "the values \(v)"
         case .object(let id): return "the object \(id.map(\.description) ?? "nil")"
         case .range(let lower, let upper, _): return "the range \(lower)…\(upper)"
+        case .filtered(let key, _): return "the filtered objects of '\(key)'"
+        case .filteredCount(let key, _): return "the count of filtered objects of '\(key)'"
         }
     }
 }

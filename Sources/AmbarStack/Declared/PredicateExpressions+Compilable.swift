@@ -14,7 +14,14 @@ extension PredicateExpressions.Variable: ObjectPredicateCompilable {
 
 extension PredicateExpressions.KeyPath: ObjectPredicateCompilable {
     func compile(_ compilation: inout PredicateCompilation) throws(AmbarError) -> CompiledExpression {
-        guard case .property(let prefix, let kind) = try compilation.compile(root) else {
+        let compiledRoot = try compilation.compile(root)
+        if case .filtered(let key, let test) = compiledRoot {
+            // items.filter { … }.count and .isEmpty: SUBQUERY(items, $x, …).@count.
+            if Output.self == Int.self { return .filteredCount(key, test) }
+            if Output.self == Bool.self { return .condition(.subquery(key: key, test, op: .equal, count: 0)) }
+            throw .invalidPredicate("\(keyPath): of a filtered to-many relationship a #Predicate can test count and isEmpty")
+        }
+        guard case .property(let prefix, let kind) = compiledRoot else {
             throw .invalidPredicate("\(keyPath) must start at the object the #Predicate tests")
         }
         if kind == .toMany {
@@ -22,7 +29,7 @@ extension PredicateExpressions.KeyPath: ObjectPredicateCompilable {
             // the Bool one isEmpty.
             if Output.self == Int.self { return .count(prefix) }
             if Output.self == Bool.self { return .condition(.count(key: prefix, op: .equal, count: 0)) }
-            throw .invalidPredicate("\(keyPath): of a to-many relationship a #Predicate can test count, isEmpty, contains and contains(where:)")
+            throw .invalidPredicate("\(keyPath): of a to-many relationship a #Predicate can test count, isEmpty, contains, contains(where:), allSatisfy and filter { … }.count")
         }
         let name = try PredicateCompilation.propertyName(keyPath, on: Root.Output.self)
         return .property(prefix.isEmpty ? name : "\(prefix).\(name)", PropertyKind.of(Output.self))
@@ -128,6 +135,13 @@ extension PredicateExpressions.SequenceContainsWhere: ObjectPredicateCompilable 
     }
 }
 
+extension PredicateExpressions.Filter: ObjectPredicateCompilable {
+    func compile(_ compilation: inout PredicateCompilation) throws(AmbarError) -> CompiledExpression {
+        let (key, test) = try PredicateCompilation.toManyTest(sequence, variable.key, filter, &compilation)
+        return .filtered(key, test)
+    }
+}
+
 extension PredicateExpressions.SequenceAllSatisfy: ObjectPredicateCompilable {
     func compile(_ compilation: inout PredicateCompilation) throws(AmbarError) -> CompiledExpression {
         // Every destination matches: none fails (true for none at all, as in Swift).
@@ -190,6 +204,10 @@ extension PredicateCompilation {
             return try compare(rhs, op, lhs)
         case (.count(let key), .constant(.integer(let n))):
             return .count(key: key, op: op, count: Int(n))
+        case (.filteredCount(let key, let test), .constant(.integer(let n))):
+            return .subquery(key: key, test, op: op, count: Int(n))
+        case (.constant, .count), (.constant, .filteredCount):
+            return try compare(rhs, op.mirrored, lhs)
         case (.property(let a, .attribute), .property(let b, .attribute)):
             return .keyComparison(.key(a), op, .key(b))
         case (.count(let a), .property(let b, .attribute)):
@@ -215,14 +233,14 @@ extension PredicateCompilation {
         return .condition(.text(key: key, op: op, pattern: text, options: options))
     }
 
-    /// The relationship a `contains(where:)` or `allSatisfy` goes through, and its test, written
-    /// for the destination entity.
+    /// The relationship a `contains(where:)`, `allSatisfy` or `filter` goes through, and its test,
+    /// written for the destination entity.
     static func toManyTest(
         _ sequence: Any, _ variable: PredicateExpressions.VariableID, _ test: Any,
         _ compilation: inout PredicateCompilation
     ) throws(AmbarError) -> (String, ObjectPredicate) {
         guard case .property(let key, .toMany) = try compilation.compile(sequence) else {
-            throw .invalidPredicate("contains(where:) and allSatisfy in a #Predicate go through a to-many relationship of a declared class")
+            throw .invalidPredicate("contains(where:), allSatisfy and filter in a #Predicate go through a to-many relationship of a declared class")
         }
         var inner = PredicateCompilation()
         inner.variables = compilation.variables.mapValues { _ in "\u{0}outer" }  // the outer object cannot be named inside

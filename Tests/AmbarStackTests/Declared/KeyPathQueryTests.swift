@@ -82,6 +82,9 @@ final class KeyPathQueryTests: StoreTestCase {
         try assertAgrees(#Predicate<Tracker.Project> { $0.tasks.isEmpty }, "empty to-many")
         try assertAgrees(#Predicate<Tracker.Project> { $0.tasks.contains { $0.done } }, "some to-many contains(where:)")
         try assertAgrees(#Predicate<Tracker.Project> { $0.tasks.allSatisfy { !$0.done } }, "some to-many allSatisfy")
+        try assertAgrees(#Predicate<Tracker.Project> { $0.tasks.filter { $0.priority >= 2 }.count == 2 }, "some filtered count (SUBQUERY)")
+        try assertAgrees(#Predicate<Tracker.Project> { 1 <= $0.tasks.filter { !$0.done && $0.priority < 3 }.count }, "some filtered count, value first")
+        try assertAgrees(#Predicate<Tracker.Project> { $0.tasks.filter { $0.done }.isEmpty }, "some filtered isEmpty")
     }
 
     func testTheCompiledPredicateIsTheBuildersOne() throws {
@@ -89,6 +92,9 @@ final class KeyPathQueryTests: StoreTestCase {
             try ObjectPredicate(#Predicate<Tracker.Task> { $0.priority >= 2 && $0.title.starts(with: "P") }),
             Key<Int>("priority") >= 2 && Key<String>("title").beginsWith("P"))
         XCTAssertEqual(try ObjectPredicate(#Predicate<Tracker.Task> { $0.project?.name == "Home" }), Key<String>("project.name") == "Home")
+        XCTAssertEqual(
+            try ObjectPredicate(#Predicate<Tracker.Project> { $0.tasks.filter { $0.priority > 1 }.count >= 2 }),
+            ToManyKey("tasks").count(where: Key<Int>("priority") > 1, .greaterOrEqual, 2))
     }
 
     func testSortDescriptorsOrderLikeKeys() throws {
