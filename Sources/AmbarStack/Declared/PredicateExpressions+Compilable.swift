@@ -29,7 +29,8 @@ extension PredicateExpressions.KeyPath: ObjectPredicateCompilable {
             // the Bool one isEmpty.
             if Output.self == Int.self { return .count(prefix) }
             if Output.self == Bool.self { return .condition(.count(key: prefix, op: .equal, count: 0)) }
-            throw .invalidPredicate("\(keyPath): of a to-many relationship a #Predicate can test count, isEmpty, contains, contains(where:), allSatisfy and filter { … }.count")
+            throw .invalidPredicate(
+                "\(keyPath): of a to-many relationship a #Predicate can test count, isEmpty, contains, contains(where:), allSatisfy and filter { … }.count")
         }
         let name = try PredicateCompilation.propertyName(keyPath, on: Root.Output.self)
         return .property(prefix.isEmpty ? name : "\(prefix).\(name)", PropertyKind.of(Output.self))

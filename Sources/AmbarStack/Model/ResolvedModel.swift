@@ -62,7 +62,8 @@ final class ResolvedModel: Sendable {
                     // An attribute, or a to-one relationship (its foreign key), as Core Data allows.
                     if let relationship = hierarchy.findRelationship(e.name, a) {
                         guard !relationship.isToMany else {
-                            throw issue(e.name, a, "uniqueness constraint of '\(e.name)' names '\(a)', a to-many relationship (only attributes and to-one relationships can be unique)")
+                            let why = "a to-many relationship (only attributes and to-one relationships can be unique)"
+                            throw issue(e.name, a, "uniqueness constraint of '\(e.name)' names '\(a)', \(why)")
                         }
                         guard !relationship.isTransient, let column = columns.relationshipColumn(e.name, a) else {
                             throw issue(e.name, a, "uniqueness constraint of '\(e.name)' names '\(a)', which is transient and so not in the store")

@@ -54,7 +54,9 @@ struct ImportCommand: AsyncParsableCommand {
     @Option(name: .long, help: "RELATIONSHIP=KEY: the field RELATIONSHIP names related objects by their attribute KEY (repeatable, or comma-separated).")
     var relate: [String] = []
 
-    @Option(name: .long, help: "error (a line naming a related object that does not exist is in error) or wait (it waits for a later line of the file to make it).")
+    @Option(
+        name: .long,
+        help: "error (a line naming a related object that does not exist is in error) or wait (it waits for a later line of the file to make it).")
     var missing: String = "error"
 
     @Option(name: .long, help: "A field to leave out of every line (repeatable).")

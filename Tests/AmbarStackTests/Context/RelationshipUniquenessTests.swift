@@ -149,7 +149,8 @@ final class RelationshipUniquenessTests: StoreTestCase {
         for (group, reason) in [(["items"], "to-many relationship"), (["nothing"], "neither an attribute nor a to-one relationship")] {
             XCTAssertThrowsError(
                 try ManagedObjectModel(entities: [
-                    EntityDescription("Owner", properties: [.attribute("name", .string), .toMany("items", "Item", inverse: "owner")], uniquenessConstraints: [group]),
+                    EntityDescription(
+                        "Owner", properties: [.attribute("name", .string), .toMany("items", "Item", inverse: "owner")], uniquenessConstraints: [group]),
                     EntityDescription("Item", properties: [.attribute("name", .string), .toOne("owner", "Owner", inverse: "items")]),
                 ])
             ) { error in
