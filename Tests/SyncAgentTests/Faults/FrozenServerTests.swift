@@ -7,18 +7,35 @@ import XCTest
 /// hung host would): SIGTERM still ends `watch` and `run` within a few seconds, as it does with a
 /// frozen hub, instead of waiting out a minute of statement timeout.
 final class FrozenServerTests: AgentTestCase {
-    func testSIGTERMEndsWatchAndRunPromptlyWhileTheDatabaseServerIsFrozen() throws {
+    /// A private server with a store of items in database `name`.
+    private func serverWithStore(_ name: String) throws -> (server: PostgresTestServer, url: String) {
         let server: PostgresTestServer
         do {
             server = try PostgresTestServer.startPrivate()
         } catch let unavailable as PostgresTestServer.Unavailable where !PostgresTestServer.isRequired {
             throw XCTSkip("no PostgreSQL server: \(unavailable)")
         }
-        let url = try server.url(database: "frozen").absoluteString
+        let url = try server.url(database: name).absoluteString
         let modelFile = directory.url.appendingPathComponent("model.json")
         try JSONEncoder().encode(try itemModel()).write(to: modelFile)
         let created = try agent(["init", "--model", modelFile.path, "--directory", directory.url.path, "--store", url])
         XCTAssertEqual(created.status, 0, created.error)
+        return (server, url)
+    }
+
+    /// Stops every process of the server (SIGSTOP to its process group); returns the group, for
+    /// SIGCONT.
+    private func freeze(_ server: PostgresTestServer) throws -> pid_t {
+        let postmaster = try XCTUnwrap(
+            Int32(try String(contentsOfFile: server.directory + "/data/postmaster.pid", encoding: .utf8).split(separator: "\n").first ?? ""))
+        let group = getpgid(postmaster)
+        XCTAssertGreaterThan(group, 1)
+        XCTAssertEqual(kill(-group, SIGSTOP), 0)
+        return group
+    }
+
+    func testSIGTERMEndsWatchAndRunPromptlyWhileTheDatabaseServerIsFrozen() throws {
+        let (server, url) = try serverWithStore("frozen")
 
         let output = directory.url.appendingPathComponent("watch.out")
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
@@ -32,11 +49,7 @@ final class FrozenServerTests: AgentTestCase {
         XCTAssertTrue(eventually(timeout: 30) { ((try? String(contentsOf: output, encoding: .utf8)) ?? "").contains("Item") }, "watch follows the store")
 
         // Every process of the server stopped: statements and connection attempts get no answer.
-        let postmaster = try XCTUnwrap(
-            Int32(try String(contentsOfFile: server.directory + "/data/postmaster.pid", encoding: .utf8).split(separator: "\n").first ?? ""))
-        let group = getpgid(postmaster)
-        XCTAssertGreaterThan(group, 1)
-        XCTAssertEqual(kill(-group, SIGSTOP), 0)
+        let group = try freeze(server)
         defer { kill(-group, SIGCONT) }
         // Long enough for both to be inside a statement, and for the doorbell's connection to
         // have failed its check (4 s) and be connecting again: a window, not a synchronisation.
@@ -58,23 +71,8 @@ final class FrozenServerTests: AgentTestCase {
     /// The server frozen before `run` starts: its store is still opening, inside a connection the
     /// server never answers, when SIGTERM comes. It exits cleanly instead of dying by the signal.
     func testSIGTERMEndsRunCleanlyWhileItIsStillOpeningTheStoreOnAFrozenServer() throws {
-        let server: PostgresTestServer
-        do {
-            server = try PostgresTestServer.startPrivate()
-        } catch let unavailable as PostgresTestServer.Unavailable where !PostgresTestServer.isRequired {
-            throw XCTSkip("no PostgreSQL server: \(unavailable)")
-        }
-        let url = try server.url(database: "frozenstart").absoluteString
-        let modelFile = directory.url.appendingPathComponent("model.json")
-        try JSONEncoder().encode(try itemModel()).write(to: modelFile)
-        let created = try agent(["init", "--model", modelFile.path, "--directory", directory.url.path, "--store", url])
-        XCTAssertEqual(created.status, 0, created.error)
-
-        let postmaster = try XCTUnwrap(
-            Int32(try String(contentsOfFile: server.directory + "/data/postmaster.pid", encoding: .utf8).split(separator: "\n").first ?? ""))
-        let group = getpgid(postmaster)
-        XCTAssertGreaterThan(group, 1)
-        XCTAssertEqual(kill(-group, SIGSTOP), 0)
+        let (server, url) = try serverWithStore("frozenstart")
+        let group = try freeze(server)
         defer { kill(-group, SIGCONT) }
         let run = try startAgent(["run", "--name", "frozen", "--entity", "Item", "--key", "uid", "--directory", directory.url.path, "--store", url])
         // The kernel accepts the connection for the stopped server: once `run` holds one, it is
