@@ -259,7 +259,15 @@ extension ManagedObjectContext {
         for object in deleted where !object.objectID.isTemporaryID {
             changes.deletes.append(DeleteChange(id: object.objectID, expectedVersion: object.version))
         }
-        let outcome = try persistentStoreCoordinator.store.save(changes)
+        let started = ContinuousClock.now
+        let outcome: SaveOutcome
+        do {
+            outcome = try persistentStoreCoordinator.store.save(changes)
+        } catch {
+            StoreMetrics.saveFailures.increment()
+            throw error
+        }
+        StoreMetrics.saved(objects: changes.inserts.count + changes.updates.count + changes.deletes.count, duration: ContinuousClock.now - started)
         for object in transientOnly {
             object.commit(version: object.version)
             state.updated.removeValue(forKey: ObjectIdentifier(object))

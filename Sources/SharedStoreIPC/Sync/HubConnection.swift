@@ -129,7 +129,10 @@ final class HubConnection: Sendable {
                     socketPath: configuration.resolvedSocketPath, hello: hello, group: group,
                     maximumFrameSize: configuration.maximumFrameSize, welcomeTimeout: configuration.welcomeTimeout,
                     trustedHub: hubTrust(),
-                    onFrame: { [weak self] frame in self?.onFrame(frame) },
+                    onFrame: { [weak self] frame in
+                        SharingMetrics.doorbellsReceived.increment()
+                        self?.onFrame(frame)
+                    },
                     onClose: { [weak self] in self?.connectionClosed() })
                 let stopped = state.withLock { s -> Bool in
                     if !s.stopped {

@@ -340,6 +340,7 @@ final class LedgerFollower: Sendable {
         let now = Date()
         for pending in batch {
             let t = pending.transaction
+            SharingMetrics.merged(latency: now.timeIntervalSince(t.timestamp))
             events.post(
                 RemoteMergeEvent(
                     token: t.token, author: t.author, processID: t.processID, instanceID: t.instanceID ?? 0,

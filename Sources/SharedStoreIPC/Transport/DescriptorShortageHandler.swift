@@ -39,6 +39,7 @@ final class DescriptorShortageHandler: ChannelInboundHandler, @unchecked Sendabl
         }
         let refused = refuseWaitingConnections()
         refusedSinceLog += refused
+        SharingMetrics.hubRefusedConnections.increment(by: refused)
         let now = ContinuousClock.now
         if lastLog.map({ now - $0 >= .seconds(10) }) ?? true {
             Self.logger.error(

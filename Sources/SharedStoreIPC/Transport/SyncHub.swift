@@ -114,6 +114,7 @@ public final class SyncHub: Sendable {
     public static func start(_ configuration: Configuration) async throws -> SyncHub {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let state = HubState(configuration: configuration, eventLoop: group.next())
+        SharingMetrics.hubPeers.record(0)
         do {
             let channel: any Channel
             if let inherited = configuration.inheritedSocket {
@@ -311,9 +312,11 @@ final class HubState: @unchecked Sendable {
                 }
                 peers[key]?.fellBehind = true
                 droppedFrames += 1
+                SharingMetrics.hubDroppedFrames.increment()
                 continue
             }
             peer.channel.write(bytes, promise: nil)
+            SharingMetrics.hubRelayedFrames.increment()
             unflushed.insert(key)
             let peerToken = max(peer.lastToken, token)
             peers[key]?.lastToken = peerToken
@@ -363,6 +366,7 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     private func reply(_ context: ChannelHandlerContext, _ frame: Frame) {
         guard context.channel.isWritable else {
             state.droppedFrames += 1
+            SharingMetrics.hubDroppedFrames.increment()
             state.peers[ObjectIdentifier(context.channel)]?.fellBehind = true
             return
         }
@@ -378,6 +382,7 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     /// gone: bounded whatever the peer does).
     private func refuse(_ context: ChannelHandlerContext, _ code: Frame.ErrorCode, _ message: String) {
         SyncHub.logger.warning("refused peer: \(message)")
+        SharingMetrics.hubRefusedConnections.increment()
         let channel = context.channel
         do {
             let bytes = try channel.allocator.frame(.error(code: code, message: message), maximumFrameSize: state.configuration.maximumFrameSize)
@@ -418,7 +423,9 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
 
     func channelInactive(context: ChannelHandlerContext) {
         state.peers[ObjectIdentifier(context.channel)]?.handshakeDeadline?.cancel()
-        state.peers.removeValue(forKey: ObjectIdentifier(context.channel))
+        if state.peers.removeValue(forKey: ObjectIdentifier(context.channel))?.hello != nil {
+            SharingMetrics.hubPeers.record(state.admittedCount)
+        }
         state.unflushed.remove(ObjectIdentifier(context.channel))
         context.fireChannelInactive()
     }
@@ -460,6 +467,7 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
                     return refuse(context, .tooManyPeers, "the hub already serves \(state.maximumPeers) processes")
                 }
                 state.peers[key]?.hello = hello
+                SharingMetrics.hubPeers.record(state.admittedCount)
                 state.peers[key]?.handshakeDeadline?.cancel()
                 state.peers[key]?.handshakeDeadline = nil
             }

@@ -60,7 +60,7 @@ struct ConsumersCommand: ParsableCommand {
     }
 
     /// Seconds since the oldest transaction after `token` committed, and whether it was purged.
-    private static func lagSeconds(after token: Int64, _ coordinator: PersistentStoreCoordinator, now: Date) throws -> (Double, Bool) {
+    static func lagSeconds(after token: Int64, _ coordinator: PersistentStoreCoordinator, now: Date) throws -> (Double, Bool) {
         switch Result(catching: { () throws(AmbarError) in try coordinator.history(after: token, limit: 1) }) {
         case .success(let next): return (next.first.map { max(0, now.timeIntervalSince($0.timestamp)) } ?? 0, false)
         case .failure(.historyExpired): return (0, true)

@@ -22,20 +22,25 @@ struct HubCommand: AsyncParsableCommand {
     @OptionGroup var directory: DirectoryOptions
     @OptionGroup var socket: SocketOptions
     @OptionGroup var service: ServiceOptions
+    @OptionGroup var metricsOptions: MetricsOptions
 
     func run() async throws {
+        let metrics = try metricsOptions.endpoint(command: "hub")
         let settings = try service.settings()
         bootstrapLogging(level: settings.value.logLevel)
         let logger = Logger(label: "ambar.agent.hub")
         // Everything inside the service group, whose signal handlers are in place from the start:
         // a SIGTERM while the store is still opening (a slow or frozen server) stops it cleanly.
-        try await AgentService.run(logger: logger) { try await serve(settings: settings, logger: logger) }
+        try await AgentService.run(logger: logger, beside: try metrics.map { [try $0.service(logger: logger)] } ?? []) {
+            try await serve(settings: settings, metrics: metrics, logger: logger)
+        }
     }
 
     /// Opens the store, serves the hub and keeps the store's upkeep until graceful shutdown.
-    private func serve(settings: LiveSettings, logger: Logger) async throws {
+    private func serve(settings: LiveSettings, metrics: MetricsEndpoint?, logger: Logger) async throws {
         let model = try existingModel(directory)
         let coordinator = try PersistentStoreCoordinator(model: model, store: try directory.storeDescription(), name: "ambar.hub")
+        metrics?.collect { LedgerMetrics.collect(coordinator) }
         guard let uuid = UUID(uuidString: coordinator.storeIdentifier) else { throw ValidationError("The store has no valid UUID.") }
         let socketPath = socket.path(in: directory.url)
         let inherited = try SocketActivation.listeningSocket(named: "hub")

@@ -25,6 +25,7 @@ struct RunCommand: AsyncParsableCommand {
     @OptionGroup var directory: DirectoryOptions
     @OptionGroup var socket: SocketOptions
     @OptionGroup var service: ServiceOptions
+    @OptionGroup var metricsOptions: MetricsOptions
 
     @Option(name: .long, help: "The agent's name: its inbox is <directory>/inbox/NAME/.")
     var name: String
@@ -54,18 +55,22 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let metrics = try metricsOptions.endpoint(command: "run")
         let settings = try service.settings()
         bootstrapLogging(identifier: "sync-agent@\(name)", level: settings.value.logLevel)
         let logger = Logger(label: "ambar.agent.run")
         // Everything inside the service group, whose signal handlers are in place from the start:
         // a SIGTERM while the store is still opening (a slow or frozen server) stops it cleanly.
-        try await AgentService.run(logger: logger) { try await serve(settings: settings, logger: logger) }
+        try await AgentService.run(logger: logger, beside: try metrics.map { [try $0.service(logger: logger)] } ?? []) {
+            try await serve(settings: settings, metrics: metrics, logger: logger)
+        }
     }
 
     /// Opens the store, joins its sharing and imports the inbox until graceful shutdown.
-    private func serve(settings: LiveSettings, logger: Logger) async throws {
+    private func serve(settings: LiveSettings, metrics: MetricsEndpoint?, logger: Logger) async throws {
         let stack = try openExistingStack(directory)
         let coordinator = try stack.mainCoordinator
+        metrics?.collect { LedgerMetrics.collect(coordinator) }
         let decoder = try ImportRecordDecoder(model: stack.model, entityName: resolvedEntity ?? "", keyAttribute: resolvedKey)
         let inbox = try Inbox(root: directory.url, name: name)
         var sharing = socket.sharing(in: directory.url)

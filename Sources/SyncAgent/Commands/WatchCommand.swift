@@ -24,6 +24,7 @@ struct WatchCommand: AsyncParsableCommand {
 
     @OptionGroup var directory: DirectoryOptions
     @OptionGroup var socket: SocketOptions
+    @OptionGroup var metricsOptions: MetricsOptions
 
     @Flag(name: .long, help: "One JSON object per line: token, author, pid, instance, inserted, updated, deleted, latency_ms, history_expired.")
     var json = false
@@ -45,11 +46,17 @@ struct WatchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let metrics = try metricsOptions.endpoint(command: "watch")
         bootstrapLogging(level: .warning)
+        let logger = Logger(label: "ambar.agent.watch")
         // Everything inside the service group, whose signal handlers are in place from the start:
         // a SIGTERM at any point stops it cleanly.
-        try await AgentService.run(logger: Logger(label: "ambar.agent.watch")) {
+        try await AgentService.run(logger: logger, beside: try metrics.map { [try $0.service(logger: logger)] } ?? []) {
             let stack = try openExistingStack(directory)
+            if let metrics {
+                let coordinator = try stack.mainCoordinator
+                metrics.collect { LedgerMetrics.collect(coordinator) }
+            }
             var configuration = socket.sharing(in: directory.url)
             if consumer != nil { configuration.readsChangedRowsAhead = false }  // its main context shows nothing
             let sync = try await SharedStoreSync.start(stack: stack, configuration: configuration)

@@ -45,6 +45,8 @@ final class InboxWorker: Sendable {
     private let stopRequested = Locked(false)
     private let finished = DispatchSemaphore(value: 0)
     private let counterStorage = Locked(Counters())
+    /// The same work as metrics (nothing recorded without a metrics backend).
+    private let metrics: InboxMetrics
     private let watchdogInterval: Duration?
     private let clock = ContinuousClock()
     private let lastKeepAlive = Locked<ContinuousClock.Instant?>(nil)
@@ -59,6 +61,7 @@ final class InboxWorker: Sendable {
         self.limits = Locked(limits)
         self.inbox = inbox
         self.name = name
+        self.metrics = InboxMetrics(agent: name)
         self.stack = stack
         self.decoder = ImportRecordDecoderBox(decoder)
         self.pollInterval = pollInterval
@@ -111,6 +114,7 @@ final class InboxWorker: Sendable {
             keepAlive()
             let files = inbox.waiting()
             counterStorage.withLock { $0.waiting = files.count }
+            metrics.waiting.record(files.count)
             // Files waiting for a retry are skipped until their time; the loop goes on (and keeps
             // the watchdog fed) meanwhile.
             let now = clock.now
@@ -138,6 +142,7 @@ final class InboxWorker: Sendable {
         }
         let reason = "\(name) waits for the store (\(error)); next attempt in \(delay)"
         counterStorage.withLock { $0.retrying = reason }
+        metrics.retrying(because: error)
         logger.error(
             "could not import; the file stays in the inbox and is tried again",
             metadata: [
@@ -148,6 +153,7 @@ final class InboxWorker: Sendable {
     private func succeeded(_ file: URL) {
         retries.withLock { _ = $0.removeValue(forKey: file.lastPathComponent) }
         counterStorage.withLock { $0.retrying = nil }
+        metrics.retrying(because: nil)
     }
 
     private func process(_ file: URL) {
@@ -167,6 +173,7 @@ final class InboxWorker: Sendable {
                     "\(fileName): not imported; nothing of it was written.\nerror: the file is \(size) bytes, more than the maximum of \(limits.maximumFileBytes) (max-file-bytes): a file is imported in one transaction; split it into smaller files.\n"
                 try inbox.markFailed(file, report: text)
                 counterStorage.withLock { $0.failed += 1 }
+                metrics.failed.increment()
                 succeeded(file)
                 logger.error("file refused: too large", metadata: ["file": "\(fileName)", "bytes": "\(size)", "maximum": "\(limits.maximumFileBytes)"])
                 return
@@ -181,6 +188,7 @@ final class InboxWorker: Sendable {
                 let text = "\(fileName): not imported; nothing of it was written.\nerror: \(error)\n"
                 try inbox.markFailed(file, report: text)
                 counterStorage.withLock { $0.failed += 1 }
+                metrics.failed.increment()
                 succeeded(file)
                 logger.error(
                     "file rejected", metadata: ["file": "\(fileName)", "line": "\(error.line)", "field": "\(error.field ?? "-")", "reason": "\(error.reason)"])
@@ -196,6 +204,8 @@ final class InboxWorker: Sendable {
                 $0.files += 1
                 $0.objects += report.inserted + report.updated
             }
+            metrics.imported.increment()
+            metrics.objects.increment(by: report.inserted + report.updated)
             logger.notice(
                 "imported",
                 metadata: [

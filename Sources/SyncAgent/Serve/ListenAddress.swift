@@ -7,11 +7,11 @@ enum ListenAddress: Equatable, CustomStringConvertible {
     case unix(path: String)
     case tcp(host: String, port: Int)
 
-    /// Parses `text`; throws a `ValidationError` that shows the accepted forms.
-    init(parsing text: String) throws {
+    /// Parses `text`, given as `option`; throws a `ValidationError` that shows the accepted forms.
+    init(parsing text: String, option: String = "--listen") throws {
         if text.hasPrefix("unix:") {
             let path = String(text.dropFirst("unix:".count))
-            guard !path.isEmpty else { throw ValidationError("--listen unix: needs a socket path (unix:/run/ambar/http.sock)") }
+            guard !path.isEmpty else { throw ValidationError("\(option) unix: needs a socket path (unix:/run/ambar/http.sock)") }
             self = .unix(path: path)
             return
         }
@@ -20,11 +20,11 @@ enum ListenAddress: Equatable, CustomStringConvertible {
             return
         }
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65_535).contains(port) else {
-            throw ValidationError("--listen takes unix:PATH, HOST:PORT or [IPv6]:PORT (e.g. 127.0.0.1:8080), not \(text)")
+            throw ValidationError("\(option) takes unix:PATH, HOST:PORT or [IPv6]:PORT (e.g. 127.0.0.1:8080), not \(text)")
         }
         var host = String(text[..<colon])
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard !host.isEmpty else { throw ValidationError("--listen \(text) names no host; use 127.0.0.1:\(port) for loopback") }
+        guard !host.isEmpty else { throw ValidationError("\(option) \(text) names no host; use 127.0.0.1:\(port) for loopback") }
         self = .tcp(host: host, port: port)
     }
 

@@ -34,6 +34,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var directory: DirectoryOptions
     @OptionGroup var socket: SocketOptions
+    @OptionGroup var metricsOptions: MetricsOptions
 
     @Option(name: .long, help: "unix:PATH, HOST:PORT or [IPv6]:PORT (default: unix:<directory>/.ambar/http.sock).")
     var listen: String?
@@ -81,6 +82,7 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let metrics = try metricsOptions.endpoint(command: "serve")
         bootstrapLogging()
         let logger = Logger(label: "ambar.agent.serve")
         let address = try listenAddress()
@@ -88,6 +90,10 @@ struct ServeCommand: AsyncParsableCommand {
         let tls = try ServeTLS.settings(certificate: tlsCertificate, key: tlsKey)
         let scheme = tls == nil ? "" : " (HTTPS)"
         let stack = try openExistingStack(directory)
+        if let metrics {
+            let coordinator = try stack.mainCoordinator
+            metrics.collect { LedgerMetrics.collect(coordinator) }
+        }
         let sync = try await SharedStoreSync.start(stack: stack, configuration: socket.sharing(in: directory.url))
         try DescriptorBudget.require(16, for: "starting the HTTP server")  // its event loops stop the process on EMFILE
 
@@ -146,7 +152,8 @@ struct ServeCommand: AsyncParsableCommand {
             status: { "serving \(address)\(scheme)\(token == nil ? "" : " (bearer token required)"); ledger at \(sync.mergedThrough)" })
         let deadline = ShutdownDeadline(logger: logger)
         defer { withExtendedLifetime(deadline) {} }
-        let group = ServiceGroup(services: [sync, server, systemd], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        let beside = try metrics.map { [try $0.service(logger: logger)] } ?? []
+        let group = ServiceGroup(services: [sync, server, systemd] + beside, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
     }
 }

@@ -11,15 +11,16 @@ struct AgentService: Service {
 
     func run() async throws { try await body() }
 
-    /// Runs `body` in a service group until it returns after a graceful shutdown.
-    static func run(logger: Logger, _ body: @escaping @Sendable () async throws -> Void) async throws {
+    /// Runs `body` in a service group until it returns after a graceful shutdown, with `beside`
+    /// (a metrics endpoint) running until then too.
+    static func run(logger: Logger, beside: [any Service] = [], _ body: @escaping @Sendable () async throws -> Void) async throws {
         let deadline = ShutdownDeadline(logger: logger)
         defer { withExtendedLifetime(deadline) {} }
+        // The command ends the group when it returns; the services beside it stop with it.
+        let services = [ServiceGroupConfiguration.ServiceConfiguration(service: AgentService(body: body), successTerminationBehavior: .gracefullyShutdownGroup)]
+            + beside.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) }
         let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: [.init(service: AgentService(body: body))],
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger))
+            configuration: ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
     }
 }

@@ -1,0 +1,31 @@
+import CoreMetrics
+
+/// What SharedStoreIPC reports through swift-metrics: merges and their commit → merged latency in
+/// this process, doorbells, and, in the process that serves the hub, its peers and frames.
+///
+/// Nothing is recorded unless the process bootstraps a metrics backend (`MetricsSystem.bootstrap`)
+/// before it starts sharing; `sync-agent … --metrics ADDRESS` bootstraps Prometheus. The names,
+/// units and meaning of every metric are listed in `docs/metrics.md`.
+enum SharingMetrics {
+    /// Transactions of other processes merged into this process's main context.
+    static let merges = Counter(label: "ambar_merges_total")
+    /// From a transaction's commit (its ledger timestamp) to its merge here.
+    static let mergeLatency = Timer(label: "ambar_merge_latency_seconds")
+    /// Doorbells (did-save messages) this process received from the hub.
+    static let doorbellsReceived = Counter(label: "ambar_doorbells_received_total")
+    /// Processes the hub serves now (admitted by their hello).
+    static let hubPeers = Gauge(label: "ambar_hub_peers")
+    /// Did-save messages the hub relayed to a peer.
+    static let hubRelayedFrames = Counter(label: "ambar_hub_relayed_frames_total")
+    /// Frames the hub did not send because their receiver was not keeping up (it catches up from
+    /// the ledger).
+    static let hubDroppedFrames = Counter(label: "ambar_hub_dropped_frames_total")
+    /// Connections the hub refused (credentials, another store or version, over the peer limit).
+    static let hubRefusedConnections = Counter(label: "ambar_hub_refused_connections_total")
+
+    /// Records a merged transaction committed `latency` seconds ago.
+    static func merged(latency: Double) {
+        merges.increment()
+        mergeLatency.recordNanoseconds(Int64(max(0, latency) * 1e9))
+    }
+}

@@ -1,0 +1,42 @@
+import AmbarStack
+import CoreMetrics
+import Foundation
+import Logging
+
+/// The ledger and the positions kept in it, as gauges read at each scrape: the head, the oldest
+/// transaction kept and their number, the purges so far, and each consumer's or sharing process's
+/// lag in transactions and in seconds (`consumer` and `kind` labels, as `sync-agent consumers`
+/// shows them).
+enum LedgerMetrics {
+    static let head = Gauge(label: "ambar_ledger_head_token")
+    static let oldest = Gauge(label: "ambar_ledger_oldest_token")
+    static let transactions = Gauge(label: "ambar_ledger_transactions")
+    static let purges = Gauge(label: "ambar_ledger_purges")
+    /// Set to 1 when the last scrape could not read the ledger (the store out of reach), else 0.
+    static let unreadable = Gauge(label: "ambar_ledger_unreadable")
+    static let logger = Logger(label: "ambar.agent.metrics")
+
+    /// Reads the ledger of `coordinator` into the gauges.
+    static func collect(_ coordinator: PersistentStoreCoordinator) {
+        do {
+            let summary = try coordinator.historySummary()
+            head.record(summary.headToken)
+            oldest.record(summary.oldestToken ?? summary.headToken)
+            transactions.record(summary.transactions)
+            purges.record(summary.purges)
+            let now = Date()
+            for cursor in try coordinator.historyCursors() {
+                let kind = cursor.isDurable ? "consumer" : "process"
+                let dimensions = [("consumer", cursor.consumer), ("kind", kind)]
+                let (seconds, _) =
+                    cursor.token < summary.headToken ? try ConsumersCommand.lagSeconds(after: cursor.token, coordinator, now: now) : (0, false)
+                Gauge(label: "ambar_consumer_lag_tokens", dimensions: dimensions).record(max(0, summary.headToken - cursor.token))
+                Gauge(label: "ambar_consumer_lag_seconds", dimensions: dimensions).record(seconds)
+            }
+            unreadable.record(0)
+        } catch {
+            unreadable.record(1)
+            logger.warning("metrics: the ledger could not be read", metadata: ["error": "\(error)"])
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import AmbarTestSupport
+import Foundation
+import XCTest
+
+/// `--metrics`: a hub, an inbox agent and a watcher each serve their metrics in Prometheus's text
+/// format; a real Prometheus parser (Debian's `prometheus_client`, Python) reads them while the
+/// processes work, and the values move as the work does — saves, inbox files, relayed doorbells,
+/// merges and their latency, the ledger's head and a consumer's lag.
+final class MetricsEndpointTests: AgentTestCase {
+    private var inbox: URL { directory.url.appendingPathComponent("inbox/metered") }
+
+    /// Reads `/metrics` at an http URL or `unix:PATH` with prometheus_client's text parser: every
+    /// sample as (name, labels, value).
+    private static let scraper = """
+        import http.client, json, socket, sys, urllib.request
+        from prometheus_client.parser import text_string_to_metric_families
+        where = sys.argv[1]
+        if where.startswith("unix:"):
+            class UnixConnection(http.client.HTTPConnection):
+                def connect(self):
+                    self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                    self.sock.settimeout(5)
+                    self.sock.connect(where[len("unix:"):])
+            connection = UnixConnection("localhost")
+            connection.request("GET", "/metrics")
+            response = connection.getresponse()
+            assert response.status == 200, response.status
+            text = response.read().decode()
+        else:
+            text = urllib.request.urlopen(where, timeout=5).read().decode()
+        print(json.dumps([[s.name, s.labels, s.value] for f in text_string_to_metric_families(text) for s in f.samples]))
+        """
+
+    private struct Sample {
+        let name: String
+        let labels: [String: String]
+        let value: Double
+    }
+
+    private func scrape(_ url: String) throws -> [Sample] {
+        let result = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", Self.scraper, url], timeout: 20)
+        guard result.status == 0 else {
+            XCTFail("the Prometheus parser could not read \(url) (scripts/install-deps --tests installs python3-prometheus-client): \(result.error)")
+            return []
+        }
+        let rows = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [[Any]])
+        return rows.compactMap { row in
+            guard row.count == 3, let name = row[0] as? String, let labels = row[1] as? [String: String], let value = row[2] as? Double else { return nil }
+            return Sample(name: name, labels: labels, value: value)
+        }
+    }
+
+    /// The value of the sample `name` with (at least) `labels`, or nil when there is none.
+    private func value(_ samples: [Sample], _ name: String, _ labels: [String: String] = [:]) -> Double? {
+        samples.first { sample in sample.name == name && labels.allSatisfy { key, value in sample.labels[key] == value } }?.value
+    }
+
+    /// Waits for the "metrics at http://HOST:PORT/metrics" (or "unix:PATH") line in `log`.
+    private func endpoint(in log: URL) throws -> String {
+        var found: String?
+        XCTAssertTrue(
+            eventually(timeout: 30) {
+                let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+                guard let range = text.range(of: #"metrics at \S+\n"#, options: .regularExpression) else { return false }
+                found = String(text[range].dropFirst("metrics at ".count).dropLast())
+                return true
+            }, "the endpoint's address is printed")
+        return try XCTUnwrap(found)
+    }
+
+    private func drop(_ name: String, _ lines: [String]) throws {
+        try FileManager.default.createDirectory(at: inbox, withIntermediateDirectories: true)
+        let temporary = inbox.appendingPathComponent(".\(name).part")
+        try (lines.joined(separator: "\n") + "\n").write(to: temporary, atomically: false, encoding: .utf8)
+        XCTAssertEqual(rename(temporary.path, inbox.appendingPathComponent(name).path), 0)
+    }
+
+    func testAPrometheusParserReadsMetricsThatFollowTheWork() throws {
+        try initStore()
+        let dir = directory.url.path
+        let logs = ["hub", "run", "watch"].map { directory.url.appendingPathComponent("\($0).log") }
+        _ = try startAgent(["hub", "--directory", dir, "--metrics", "127.0.0.1:0"], log: logs[0])
+        let hub = try endpoint(in: logs[0])
+        _ = try startAgent(
+            ["run", "--name", "metered", "--entity", "Item", "--key", "uid", "--directory", dir, "--poll-interval", "50", "--metrics", "127.0.0.1:0"],
+            log: logs[1])
+        let run = try endpoint(in: logs[1])
+        // The watcher's on a Unix socket.
+        let metricsSocket = directory.url.appendingPathComponent("metrics/watch.sock").path
+        _ = try startAgent(["watch", "--directory", dir, "--metrics", "unix:" + metricsSocket], log: logs[2])
+        XCTAssertEqual(try endpoint(in: logs[2]), "unix:" + metricsSocket)
+        let watcher = "unix:" + metricsSocket
+
+        // Before any work: the hub serves both processes; nothing is saved or imported.
+        XCTAssertTrue(try eventually(timeout: 30) { value(try scrape(hub), "ambar_hub_peers") == 2 }, "the hub counts its two peers")
+        let before = try scrape(run)
+        XCTAssertEqual(value(before, "ambar_inbox_files_imported_total", ["agent": "metered"]) ?? 0, 0)
+        XCTAssertEqual(value(before, "ambar_ledger_head_token"), 0)
+
+        // An inbox file: a save of 3 objects, relayed by the hub to the watcher, merged there.
+        try drop("one.ndjson", [#"{"uid":"a","value":1}"#, #"{"uid":"b","value":2}"#, #"{"uid":"c","value":3}"#])
+        XCTAssertTrue(
+            try eventually(timeout: 30) { value(try scrape(run), "ambar_inbox_files_imported_total", ["agent": "metered"]) == 1 },
+            "the agent counts the imported file")
+        let afterImport = try scrape(run)
+        XCTAssertGreaterThanOrEqual(value(afterImport, "ambar_saves_total") ?? 0, 1)
+        XCTAssertEqual(value(afterImport, "ambar_inbox_objects_imported_total", ["agent": "metered"]), 3)
+        XCTAssertGreaterThanOrEqual(value(afterImport, "ambar_save_duration_seconds_count") ?? 0, 1)
+        XCTAssertEqual(value(afterImport, "ambar_inbox_files_failed_total", ["agent": "metered"]) ?? 0, 0)
+        XCTAssertTrue(try eventually(timeout: 30) { (value(try scrape(hub), "ambar_hub_relayed_frames_total") ?? 0) >= 1 }, "the hub relayed the doorbell")
+        XCTAssertTrue(try eventually(timeout: 30) { value(try scrape(watcher), "ambar_merges_total") == 1 }, "the watcher merged the save")
+        let merged = try scrape(watcher)
+        XCTAssertEqual(value(merged, "ambar_merge_latency_seconds_count"), 1)
+        XCTAssertGreaterThanOrEqual(value(merged, "ambar_doorbells_received_total") ?? 0, 1)
+        XCTAssertEqual(value(merged, "ambar_saves_total") ?? 0, 0, "the watcher saved nothing")
+        XCTAssertEqual(value(try scrape(hub), "ambar_ledger_head_token"), 1)
+        XCTAssertEqual(value(try scrape(hub), "ambar_ledger_transactions"), 1)
+
+        // A bad file is counted as failed.
+        try drop("bad.ndjson", [#"{"uid":"d","value":"not a number"}"#])
+        XCTAssertTrue(
+            try eventually(timeout: 30) { value(try scrape(run), "ambar_inbox_files_failed_total", ["agent": "metered"]) == 1 },
+            "the agent counts the failed file")
+
+        // A durable consumer that stops while the store moves on: its lag grows.
+        let consumer = try startAgent(["watch", "--directory", dir, "--consumer", "alerts", "--from", "oldest", "--json"])
+        XCTAssertTrue(
+            try eventually(timeout: 30) { value(try scrape(hub), "ambar_consumer_lag_tokens", ["consumer": "alerts", "kind": "consumer"]) == 0 },
+            "the consumer caught up")
+        kill(consumer.processIdentifier, SIGTERM)
+        consumer.waitUntilExit()
+        try drop("two.ndjson", [#"{"uid":"e","value":5}"#])
+        XCTAssertTrue(
+            try eventually(timeout: 30) { value(try scrape(hub), "ambar_consumer_lag_tokens", ["consumer": "alerts", "kind": "consumer"]) == 1 },
+            "the stopped consumer is one transaction behind")
+        XCTAssertGreaterThan(value(try scrape(hub), "ambar_consumer_lag_seconds", ["consumer": "alerts"]) ?? 0, 0)
+    }
+
+    func testABadAddressIsRefusedBeforeAnythingStarts() throws {
+        try initStore()
+        let result = try agent(["hub", "--directory", directory.url.path, "--metrics", "nowhere"])
+        XCTAssertEqual(result.status, 64)
+        XCTAssertTrue(result.error.contains("--metrics takes unix:PATH, HOST:PORT"), result.error)
+    }
+}
