@@ -17,8 +17,8 @@ struct AgentService: Service {
         let deadline = ShutdownDeadline(logger: logger)
         defer { withExtendedLifetime(deadline) {} }
         // The command ends the group when it returns; the services beside it stop with it.
-        let services = [ServiceGroupConfiguration.ServiceConfiguration(service: AgentService(body: body), successTerminationBehavior: .gracefullyShutdownGroup)]
-            + beside.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) }
+        typealias Configured = ServiceGroupConfiguration.ServiceConfiguration
+        let services = [Configured(service: AgentService(body: body), successTerminationBehavior: .gracefullyShutdownGroup)] + beside.map { Configured(service: $0) }
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
