@@ -18,7 +18,8 @@ struct AgentService: Service {
         defer { withExtendedLifetime(deadline) {} }
         // The command ends the group when it returns; the services beside it stop with it.
         typealias Configured = ServiceGroupConfiguration.ServiceConfiguration
-        let services = [Configured(service: AgentService(body: body), successTerminationBehavior: .gracefullyShutdownGroup)] + beside.map { Configured(service: $0) }
+        let command = Configured(service: AgentService(body: body), successTerminationBehavior: .gracefullyShutdownGroup)
+        let services = [command] + beside.map { Configured(service: $0) }
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
