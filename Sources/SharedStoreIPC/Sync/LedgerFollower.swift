@@ -29,6 +29,8 @@ final class LedgerFollower: Sendable {
         var pendingMerges: [PendingMerge] = []
         /// Pages of the ledger read so far.
         var pagesRead = 0
+        /// Transactions of other processes queued for merging so far.
+        var mergesQueued = 0
         var mergeScheduled = false
         var lastCursorWrite: ContinuousClock.Instant?
         var lastCursorWritten: Int64 = -1
@@ -126,13 +128,18 @@ final class LedgerFollower: Sendable {
         if run { drain() }
     }
 
-    /// Reads the ledger after the cursor and merges what other processes committed.
-    func follow() {
-        let run = state.withLock { s -> Bool in
-            guard !s.stopped else { return false }
-            return beginFollowing(&s)
+    /// Reads the ledger after the cursor and merges what other processes committed. Returns
+    /// whether this call read transactions of other processes (false when a read already under
+    /// way, started by a doorbell, reads them instead).
+    @discardableResult
+    func follow() -> Bool {
+        let (run, before) = state.withLock { s -> (Bool, Int) in
+            guard !s.stopped else { return (false, 0) }
+            return (beginFollowing(&s), s.mergesQueued)
         }
-        if run { drain() }
+        guard run else { return false }
+        drain()
+        return state.withLock { $0.mergesQueued } > before
     }
 
     private func beginFollowing(_ s: inout State) -> Bool {
@@ -237,6 +244,7 @@ final class LedgerFollower: Sendable {
     }
 
     private func reject(token: Int64, reason: String, _ s: inout State) {
+        SharingMetrics.doorbellsRejected.increment()
         s.rejected += 1
         s.rejectedSinceLog += 1
         let now = clock.now
@@ -294,6 +302,7 @@ final class LedgerFollower: Sendable {
     /// pass, so it always catches up, and the main queue holds one merge block, not one per
     /// transaction.
     private func enqueueMerge(_ s: inout State, _ pending: PendingMerge) {
+        s.mergesQueued += 1
         s.pendingMerges.append(pending)
         guard !s.mergeScheduled else { return }
         s.mergeScheduled = true

@@ -57,6 +57,7 @@ public final class ServerDoorbell: Sendable {
             switch event {
             case .listening:
                 state.withLock { $0 = .listening }
+                SharingMetrics.serverListening.record(1)
                 do {
                     // (An empty ledger has nothing to catch up on; tokens start at 1.)
                     let token = try head()
@@ -73,6 +74,7 @@ public final class ServerDoorbell: Sendable {
                     Self.logger.notice("ignoring a notification on \(channel) that is not Ambar's", metadata: ["payload": "\(payload.prefix(80))"])
                 }
             case .lost(let reason):
+                SharingMetrics.serverListening.record(0)
                 let changed = state.withLock { s -> Bool in
                     defer { s = .lost(reason) }
                     return s != .lost(reason)

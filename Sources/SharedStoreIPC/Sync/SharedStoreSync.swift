@@ -334,7 +334,7 @@ public final class SharedStoreSync: Sendable {
             return true
         }
         guard due else { return }
-        follower.follow()
+        if follower.follow() { SharingMetrics.checksFindingMissedWork.increment() }
         if watchdog?.foreignWriteHappened() == true {
             Self.logger.debug("the store changed outside Ambar; refreshing every object")
             let main = self.main

@@ -22,6 +22,23 @@ enum SharingMetrics {
     static let hubDroppedFrames = Counter(label: "ambar_hub_dropped_frames_total")
     /// Connections the hub refused (credentials, another store or version, over the peer limit).
     static let hubRefusedConnections = Counter(label: "ambar_hub_refused_connections_total")
+    /// Doorbells this process did not believe: their claim disagrees with the ledger (the ledger's
+    /// transactions are merged, not the messages').
+    static let doorbellsRejected = Counter(label: "ambar_doorbells_rejected_total")
+    /// Periodic ledger checks that found transactions of other processes no doorbell had brought.
+    static let checksFindingMissedWork = Counter(label: "ambar_ledger_checks_found_missed_total")
+    /// 1 while the hub's LISTEN connection to the database server listens, 0 while it connects
+    /// or is lost (a store on a server; the hub's process only).
+    static let serverListening = Gauge(label: "ambar_server_doorbell_listening")
+
+    /// A checkpoint of the write-ahead log: `mode` passive or truncate, `result` done or deferred.
+    static func checkpoint(mode: String, done: Bool) {
+        Counter(label: "ambar_wal_checkpoints_total", dimensions: [("mode", mode), ("result", done ? "done" : "deferred")]).increment()
+    }
+
+    /// Ledger purges this process ran, and what they removed.
+    static let purges = Counter(label: "ambar_purges_total")
+    static let purgedTransactions = Counter(label: "ambar_purged_transactions_total")
 
     /// Records a merged transaction committed `latency` seconds ago.
     static func merged(latency: Double) {

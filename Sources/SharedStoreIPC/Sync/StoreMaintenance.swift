@@ -92,6 +92,8 @@ public final class StoreMaintenance: Sendable {
         guard let retention = due else { return }
         do {
             let purge = try coordinator.purgeHistory(retention)
+            SharingMetrics.purges.increment()
+            SharingMetrics.purgedTransactions.increment(by: purge.transactionsRemoved)
             let recovered = state.withLock { s -> Bool in
                 defer {
                     s.lastPurgeResult = purge
@@ -123,6 +125,7 @@ public final class StoreMaintenance: Sendable {
         if idle > .seconds(10) && !truncated {
             do {
                 try coordinator.checkpoint(.truncate)
+                SharingMetrics.checkpoint(mode: "truncate", done: true)
                 state.withLock { s in
                     s.truncatedSinceActivity = true
                     s.lastCheckpoint = now
@@ -130,12 +133,15 @@ public final class StoreMaintenance: Sendable {
                     s.lastHead = (try? coordinator.currentHistoryToken()) ?? s.lastHead
                 }
             } catch {
+                SharingMetrics.checkpoint(mode: "truncate", done: false)
                 Self.logger.debug("truncating checkpoint deferred: \(error)")
             }
         } else if sinceCheckpoint > .seconds(5) {
             do {
                 try coordinator.checkpoint(.passive)
+                SharingMetrics.checkpoint(mode: "passive", done: true)
             } catch {
+                SharingMetrics.checkpoint(mode: "passive", done: false)
                 Self.logger.debug("passive checkpoint deferred: \(error)")
             }
             state.withLock { $0.lastCheckpoint = now }

@@ -3,10 +3,10 @@ import CoreMetrics
 import Foundation
 import Logging
 
-/// The ledger and the positions kept in it, as gauges read at each scrape: the head, the oldest
-/// transaction kept and their number, the purges so far, and each consumer's or sharing process's
-/// lag in transactions and in seconds (`consumer` and `kind` labels, as `sync-agent consumers`
-/// shows them).
+/// The store, as gauges read at each scrape: the ledger's head, the oldest transaction kept and
+/// their number, the purges so far; each consumer's or sharing process's lag in transactions and
+/// in seconds (`consumer` and `kind` labels, as `sync-agent consumers` shows them); an SQLite
+/// store's WAL size, or a server's notification queue and listeners.
 enum LedgerMetrics {
     static let head = Gauge(label: "ambar_ledger_head_token")
     static let oldest = Gauge(label: "ambar_ledger_oldest_token")
@@ -14,6 +14,12 @@ enum LedgerMetrics {
     static let purges = Gauge(label: "ambar_ledger_purges")
     /// Set to 1 when the last scrape could not read the ledger (the store out of reach), else 0.
     static let unreadable = Gauge(label: "ambar_ledger_unreadable")
+    /// The size of an SQLite store's write-ahead log.
+    static let walBytes = Gauge(label: "ambar_wal_bytes")
+    /// A store on a server: how full the server's notification queue is (0…1), and how many
+    /// sessions listen for the store's notifications (one per host's hub).
+    static let serverQueueUsage = Gauge(label: "ambar_server_notification_queue_usage")
+    static let serverListeners = Gauge(label: "ambar_server_listeners")
     static let logger = Logger(label: "ambar.agent.metrics")
 
     /// Reads the ledger of `coordinator` into the gauges.
@@ -32,6 +38,14 @@ enum LedgerMetrics {
                     cursor.token < summary.headToken ? try ConsumersCommand.lagSeconds(after: cursor.token, coordinator, now: now) : (0, false)
                 Gauge(label: "ambar_consumer_lag_tokens", dimensions: dimensions).record(max(0, summary.headToken - cursor.token))
                 Gauge(label: "ambar_consumer_lag_seconds", dimensions: dimensions).record(seconds)
+            }
+            if case .sqlite(let url) = coordinator.storeDescription {
+                let wal = url.path + "-wal"
+                walBytes.record((try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? NSNumber)?.intValue ?? 0)
+            }
+            if let server = try coordinator.serverStatus() {
+                serverQueueUsage.record(server.notificationQueueUsage)
+                serverListeners.record(server.listeners)
             }
             unreadable.record(0)
         } catch {

@@ -1,3 +1,4 @@
+import AmbarStack
 import AmbarTestSupport
 import Foundation
 import XCTest
@@ -134,6 +135,41 @@ final class MetricsEndpointTests: AgentTestCase {
             try eventually(timeout: 30) { value(try scrape(hub), "ambar_consumer_lag_tokens", ["consumer": "alerts", "kind": "consumer"]) == 1 },
             "the stopped consumer is one transaction behind")
         XCTAssertGreaterThan(value(try scrape(hub), "ambar_consumer_lag_seconds", ["consumer": "alerts"]) ?? 0, 0)
+
+        // The hub's process keeps the store's upkeep: a purge at once, a passive checkpoint of the
+        // write-ahead log every 5 seconds.
+        XCTAssertTrue(
+            try eventually(timeout: 30) { (value(try scrape(hub), "ambar_wal_checkpoints_total", ["mode": "passive"]) ?? 0) >= 1 },
+            "the hub counts its checkpoints")
+        let upkeep = try scrape(hub)
+        XCTAssertGreaterThanOrEqual(value(upkeep, "ambar_purges_total") ?? 0, 1)
+        XCTAssertNotNil(value(upkeep, "ambar_wal_bytes"))
+        XCTAssertEqual(value(upkeep, "ambar_ledger_unreadable"), 0)
+    }
+
+    /// A store on a PostgreSQL server: the hub's LISTEN connection and the server's notification
+    /// queue.
+    func testTheHubOfAStoreOnAServerReportsItsDoorbellAndTheServersQueue() throws {
+        let server: PostgresTestServer
+        do {
+            server = try PostgresTestServer.startPrivate()
+        } catch let unavailable as PostgresTestServer.Unavailable where !PostgresTestServer.isRequired {
+            throw XCTSkip("no PostgreSQL server: \(unavailable)")
+        }
+        let url = try server.url(database: "metered").absoluteString
+        let modelFile = directory.url.appendingPathComponent("model.json")
+        try JSONEncoder().encode(try itemModel()).write(to: modelFile)
+        let created = try agent(["init", "--model", modelFile.path, "--directory", directory.url.path, "--store", url])
+        XCTAssertEqual(created.status, 0, created.error)
+        let log = directory.url.appendingPathComponent("hub.log")
+        _ = try startAgent(["hub", "--directory", directory.url.path, "--store", url, "--metrics", "127.0.0.1:0"], log: log)
+        let hub = try endpoint(in: log)
+        XCTAssertTrue(try eventually(timeout: 30) { value(try scrape(hub), "ambar_server_doorbell_listening") == 1 }, "the hub listens")
+        let samples = try scrape(hub)
+        XCTAssertGreaterThanOrEqual(value(samples, "ambar_server_listeners") ?? 0, 1)
+        let usage = try XCTUnwrap(value(samples, "ambar_server_notification_queue_usage"))
+        XCTAssertTrue((0...1).contains(usage), "\(usage)")
+        XCTAssertNil(value(samples, "ambar_wal_bytes"), "no write-ahead log file for a store on a server")
     }
 
     func testABadAddressIsRefusedBeforeAnythingStarts() throws {
