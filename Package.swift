@@ -43,6 +43,8 @@ let package = Package(
         // agent exposes them in Prometheus's text format.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // Tracing: spans around saves, doorbells, ledger reads and merges (no-ops without a tracer).
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
     ],
     targets: [
         .target(
@@ -52,6 +54,7 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         // Models declared in their classes: the `@Model` macro and its companions. A library of
@@ -82,6 +85,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         // The PostgreSQL backend's connection (postgres-nio): a store on a server, for several
@@ -196,7 +200,11 @@ let package = Package(
         ),
         .testTarget(
             name: "SharedStoreIPCTests",
-            dependencies: ["SharedStoreIPC", "AmbarStack", "AmbarTestSupport"]
+            dependencies: [
+                "SharedStoreIPC", "AmbarStack", "AmbarTestSupport",
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ]
         ),
         .testTarget(
             name: "FuzzCorpusTests",

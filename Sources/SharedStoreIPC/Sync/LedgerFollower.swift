@@ -1,6 +1,7 @@
 import AmbarStack
 import Foundation
 import Logging
+import Tracing
 
 /// Follows one store's ledger for one process: reads the transactions after its cursor and
 /// merges other processes' into the main context, in ledger order, each exactly once.
@@ -118,6 +119,9 @@ final class LedgerFollower: Sendable {
 
     /// A doorbell: reads the ledger now, unless the token is one already merged.
     func ring(_ doorbell: Doorbell) {
+        let span = startSpan("ambar.doorbell")
+        defer { span.end() }
+        span.attributes["ambar.token"] = doorbell.token
         let run = state.withLock { s -> Bool in
             guard !s.stopped, doorbell.token > s.cursor else { return false }
             if doorbell.claim != nil || doorbell.instanceID != nil, s.claims.count < Self.maximumPendingClaims {
@@ -173,9 +177,13 @@ final class LedgerFollower: Sendable {
             let cursor = state.withLock { $0.cursor }
             let page: [HistoryTransaction]
             let rows: PrefetchedRows
+            let span = startSpan("ambar.ledger.read")
+            defer { span.end() }
+            span.attributes["ambar.after"] = cursor
             do {
                 // The page and the rows it changed, in one read (SQLite: on a connection of its own).
                 (page, rows) = try coordinator.ledgerPage(after: cursor, limit: Self.pageSize, rowsOf: rowsToReadAhead)
+                span.attributes["ambar.transactions"] = page.count
             } catch .historyExpired {
                 historyExpired(after: cursor)
                 return
@@ -344,7 +352,11 @@ final class LedgerFollower: Sendable {
             rows.add(pending.rows)
             lastPage = pending.page
         }
+        let span = startSpan("ambar.merge")
+        span.attributes["ambar.transactions"] = batch.count
+        if let last = batch.last { span.attributes["ambar.token"] = last.transaction.token }
         let change = main.mergeChanges(fromContextDidSave: combined, prefetched: rows)
+        span.end()
         if !change.notReread.isEmpty { remergeLater(change.notReread) }
         let now = Date()
         for pending in batch {
