@@ -25,21 +25,13 @@ final class TracingSpansTests: SharedStoreTestCase {
         let sync = try await SharedStoreSync.start(stack: stack, configuration: .sharedDirectory(directory.url))
         let writer = try Peer("writer", directory: directory)
         defer { writer.kill() }
-        var waited = 0
-        while !sync.isConnected && waited < 200 {
-            try await Task.sleep(nanoseconds: 50_000_000)
-            waited += 1
-        }
-        XCTAssertTrue(sync.isConnected)
+        let connected = try await waitFor { sync.isConnected }
+        XCTAssertTrue(connected, "connected to the hub")
 
         let reply = try writer.send("burst 3 t")
         let head = try XCTUnwrap(Int64(reply.dropFirst("ok ".count)), reply)
-        waited = 0
-        while sync.mergedThrough < head && waited < 400 {
-            try await Task.sleep(nanoseconds: 50_000_000)
-            waited += 1
-        }
-        XCTAssertEqual(sync.mergedThrough, head, "the writer's transactions were merged here")
+        let merged = try await waitFor { sync.mergedThrough >= head }
+        XCTAssertTrue(merged, "the writer's transactions were merged here")
 
         let main = try stack.mainContext
         let item = try main.insertObject(entityName: "Item")
