@@ -3,6 +3,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import RecordImport
+import SharedStoreIPC
 
 /// `sync-agent import`: NDJSON into one entity, upserted by a key, in batches.
 struct ImportCommand: AsyncParsableCommand {
@@ -38,6 +39,7 @@ struct ImportCommand: AsyncParsableCommand {
             """)
 
     @OptionGroup var directory: DirectoryOptions
+    @OptionGroup var socket: SocketOptions
 
     @Option(name: .long, help: "The entity to import into.")
     var entity: String
@@ -86,12 +88,22 @@ struct ImportCommand: AsyncParsableCommand {
         importer.batchSize = batchSize
         importer.onError = OnError(rawValue: onError) ?? .abort
         importer.onMissing = OnMissing(rawValue: missing) ?? .error
+        // Sharing announces each batch as it commits (the shared-memory bell, the hub when one
+        // answers), so other processes merge it at once instead of at their next ledger check.
+        // A one-shot command never serves the hub itself.
+        var sharing = socket.sharing(in: directory.url)
+        sharing.mayServeHub = false
+        let sync = try await SharedStoreSync.start(stack: stack, configuration: sharing)
         let bar = ProgressBar()
-        let report = try importer.run(
-            source,
-            progress: { progress in
-                bar.update(lines: progress.lines, bytes: source.bytesRead, total: source.totalBytes)
-            })
+        let outcome = Result {
+            try importer.run(
+                source,
+                progress: { progress in
+                    bar.update(lines: progress.lines, bytes: source.bytesRead, total: source.totalBytes)
+                })
+        }
+        await sync.stop()
+        let report = try outcome.get()
         bar.finish()
         for error in report.skipped { FileHandle.standardError.write(Data("skipped \(error)\n".utf8)) }
         if json {

@@ -25,6 +25,10 @@ struct StatusCommand: AsyncParsableCommand {
         }
     }
 
+    /// How the report's own hub connection names itself; left out of the peers (the process that
+    /// asks — `serve`, say — is listed under its sharing connection's name).
+    static let statusProcessName = "sync-agent status"
+
     /// The report `status` prints (and `serve` answers at /v1/status).
     static func report(stack: DataStack, directory: DirectoryOptions, socketPath: String) async throws -> StatusReport {
         let coordinator = try stack.mainCoordinator
@@ -56,7 +60,7 @@ struct StatusCommand: AsyncParsableCommand {
             do {
                 client = try await SyncClient.connect(
                     socketPath: socketPath,
-                    hello: .init(storeUUID: uuid, processID: getpid(), instanceID: ProcessInstance.id, processName: "sync-agent status", cursor: head),
+                    hello: .init(storeUUID: uuid, processID: getpid(), instanceID: ProcessInstance.id, processName: statusProcessName, cursor: head),
                     group: group, trustedHub: (try? HubTrust(ownerOf: trustSource)) ?? .currentUser,
                     onFrame: { frame in if case .peers(let entries) = frame { answer.withLock { $0 = entries } } },
                     onClose: {})
@@ -69,7 +73,7 @@ struct StatusCommand: AsyncParsableCommand {
             if let client {
                 try client.send(.peersRequest)
                 for _ in 0..<200 where answer.withLock({ $0 == nil }) { try? await Task.sleep(for: .milliseconds(10)) }
-                let peers = (answer.withLock { $0 } ?? []).filter { $0.processID != getpid() }.map { peer in
+                let peers = (answer.withLock { $0 } ?? []).filter { $0.processID != getpid() || $0.processName != statusProcessName }.map { peer in
                     // A process's default consumer name ends in its PID and instance.
                     let ledger = cursors.first { $0.consumer.hasSuffix("-\(peer.processID)-\(String(peer.instanceID, radix: 36))") }
                     return StatusReport.Peer(
@@ -88,13 +92,40 @@ struct StatusCommand: AsyncParsableCommand {
             },
             size: server == nil ? size(file.path) : nil, walSize: server == nil ? size(file.path + "-wal") : nil,
             uuid: coordinator.storeIdentifier, headToken: head, objects: counts, hub: hub,
-            cursors: cursors.map {
+            cursors: try cursors.map {
                 StatusReport.Cursor(
                     consumer: $0.consumer, kind: $0.isDurable ? "consumer" : "process", token: $0.token,
                     lastSeen: ISO8601DateFormatter().string(from: $0.lastSeen),
-                    ageSeconds: max(0, now.timeIntervalSince($0.lastSeen)))
+                    ageSeconds: max(0, now.timeIntervalSince($0.lastSeen)), lagTokens: max(0, head - $0.token),
+                    lagSeconds: $0.token < head ? try ConsumersCommand.lagSeconds(after: $0.token, coordinator, now: now).0 : 0)
             },
             history: StatusReport.History(
-                oldestToken: history.oldestToken, headToken: history.headToken, transactions: history.transactions, purgedThrough: history.purgedThrough))
+                oldestToken: history.oldestToken, headToken: history.headToken, transactions: history.transactions, purgedThrough: history.purgedThrough),
+            inboxes: inboxes(in: directory.url))
+    }
+
+    /// The inboxes under `root/inbox/`, by name: what waits, what was imported and what was refused
+    /// (hidden files, which writers are still writing, are not counted).
+    static func inboxes(in root: URL) -> [StatusReport.Inbox] {
+        let files = FileManager.default
+        func visible(_ folder: String) -> [String] {
+            ((try? files.contentsOfDirectory(atPath: root.appendingPathComponent(folder).path)) ?? []).filter { !$0.hasPrefix(".") }
+        }
+        return visible("inbox").sorted().compactMap { name in
+            var isDirectory: ObjCBool = false
+            guard files.fileExists(atPath: root.appendingPathComponent("inbox/\(name)").path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                return nil
+            }
+            let failed = visible("failed/\(name)").filter { !$0.hasSuffix(".error.txt") }
+            // The report is written when the file is refused; the file keeps its own time.
+            let refused = { (file: String) in modified(root.appendingPathComponent("failed/\(name)/\(file).error.txt")) }
+            let newest = failed.max { refused($0) < refused($1) }
+            return StatusReport.Inbox(
+                name: name, waiting: visible("inbox/\(name)").count, processed: visible("processed/\(name)").count, failed: failed.count, lastFailed: newest)
+        }
+    }
+
+    private static func modified(_ url: URL) -> Date {
+        ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.modificationDate] as? Date) ?? .distantPast
     }
 }

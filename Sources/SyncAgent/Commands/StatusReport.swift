@@ -19,9 +19,11 @@ struct StatusReport: Encodable {
     var hub: Hub
     var cursors: [Cursor]
     var history: History
+    /// The inboxes of `run` agents in the shared directory (`inbox/NAME/`), by name.
+    var inboxes: [Inbox]
 
     enum CodingKeys: String, CodingKey {
-        case store, backend, server, size, uuid, objects, hub, cursors, history
+        case store, backend, server, size, uuid, objects, hub, cursors, history, inboxes
         case walSize = "wal_size"
         case headToken = "head_token"
     }
@@ -89,11 +91,34 @@ struct StatusReport: Encodable {
         /// ISO 8601.
         var lastSeen: String
         var ageSeconds: Double
+        /// Transactions committed after its token (the head token minus its token).
+        var lagTokens: Int64
+        /// How long the oldest transaction it has not read has waited; 0 when it is at the head,
+        /// or when that history was purged (`sync-agent consumers` says so).
+        var lagSeconds: Double
 
         enum CodingKeys: String, CodingKey {
             case consumer, kind, token
             case lastSeen = "last_seen"
             case ageSeconds = "age_seconds"
+            case lagTokens = "lag_tokens"
+            case lagSeconds = "lag_seconds"
+        }
+    }
+
+    /// A `run` agent's inbox: files waiting in `inbox/NAME/`, imported into `processed/NAME/`,
+    /// and refused into `failed/NAME/` (each with its `.error.txt`).
+    struct Inbox: Encodable {
+        var name: String
+        var waiting: Int
+        var processed: Int
+        var failed: Int
+        /// The newest refused file's name, when there is one.
+        var lastFailed: String?
+
+        enum CodingKeys: String, CodingKey {
+            case name, waiting, processed, failed
+            case lastFailed = "last_failed"
         }
     }
 
@@ -156,7 +181,12 @@ struct StatusReport: Encodable {
             lines.append("hub        \(hub.socket): not reachable (processes poll the ledger)")
         }
         for cursor in cursors {
-            lines.append("cursor     \(cursor.consumer) (\(cursor.kind)) at \(cursor.token) (seen \(Int(cursor.ageSeconds)) s ago)")
+            lines.append(
+                "cursor     \(cursor.consumer) (\(cursor.kind)) at \(cursor.token), \(cursor.lagTokens) behind (seen \(Int(cursor.ageSeconds)) s ago)")
+        }
+        for inbox in inboxes {
+            let last = inbox.lastFailed.map { " (last: \($0))" } ?? ""
+            lines.append("inbox      \(inbox.name): \(inbox.waiting) waiting, \(inbox.processed) processed, \(inbox.failed) failed\(last)")
         }
         return lines
     }

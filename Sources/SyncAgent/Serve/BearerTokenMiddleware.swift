@@ -4,14 +4,20 @@ import Hummingbird
 import Logging
 
 /// Refuses requests without `Authorization: Bearer <token>`: 401 with `WWW-Authenticate: Bearer`,
-/// logged with the client's address and the request's path, never with a token.
+/// logged with the client's address and the request's path, never with a token. `GET` of a path
+/// in `openPaths` (a page that holds no data) passes without one.
 struct BearerTokenMiddleware: RouterMiddleware {
     typealias Context = ServeContext
     let token: [UInt8]
+    let openPaths: Set<String>
 
-    init(token: String) { self.token = Array(token.utf8) }
+    init(token: String, openPaths: Set<String> = []) {
+        self.token = Array(token.utf8)
+        self.openPaths = openPaths
+    }
 
     func handle(_ request: Request, context: ServeContext, next: (Request, ServeContext) async throws -> Response) async throws -> Response {
+        if request.method == .get && openPaths.contains(request.uri.path) { return try await next(request, context) }
         let presented = request.headers[.authorization].flatMap { value -> [UInt8]? in
             guard value.lowercased().hasPrefix("bearer ") else { return nil }
             return Array(value.dropFirst("bearer ".count).trimmingCharacters(in: .whitespaces).utf8)

@@ -23,6 +23,11 @@ struct ServeCommand: AsyncParsableCommand {
             GET /v1/objects/ENTITY?predicate=FORMAT&sort=KEY[:desc]&limit=N — a JSON array of the \
             matching objects; a bad format is a 400 with "error" and "position".
             GET /v1/status — the object `status --json` prints.
+            GET /v1/latency — commit → merged latency in this process over the last 10 minutes: \
+            {"window_seconds", "points": [{"at" (Unix seconds), "token", "latency_ms"}]}.
+            GET / — a live status page for a browser (the ledger, the hub and its peers, consumers and their \
+            lag, inboxes, objects, a latency plot, transactions as they commit); served without the token, \
+            it asks for one when the server requires it (or takes it from http://HOST:PORT/#token=TOKEN).
             It listens on a Unix socket (unix:PATH, default <directory>/.ambar/http.sock) or HOST:PORT. \
             Any address other than a Unix socket or loopback requires --token-file: every request must \
             then carry "Authorization: Bearer <the file's content>" (else 401, logged without the token). \
@@ -98,12 +103,16 @@ struct ServeCommand: AsyncParsableCommand {
         try DescriptorBudget.require(16, for: "starting the HTTP server")  // its event loops stop the process on EMFILE
 
         let router = Router(context: ServeContext.self)
-        if let token { router.add(middleware: BearerTokenMiddleware(token: token)) }
+        // The status page holds no data: it is served without the token and asks for it.
+        if let token { router.add(middleware: BearerTokenMiddleware(token: token, openPaths: ["/"])) }
+        let latency = MergeLatencyLog(sync: sync)
         let changes = ChangeStreamEndpoint(sync: sync, stack: stack, backlog: backlog)
         let objects = ObjectsEndpoint(stack: stack)
         let (directory, socketPath) = (self.directory, socket.path(in: self.directory.url))
         router.get("/v1/changes") { request, context in try changes.response(request, context: context) }
         router.get("/v1/objects/:entity") { request, context in try objects.response(request, context: context) }
+        router.get("/") { _, _ in StatusPage.response() }
+        router.get("/v1/latency") { _, _ in ServeResponses.json(latency.json()) }
         router.get("/v1/status") { _, _ in
             ServeResponses.json(try await StatusCommand.report(stack: stack, directory: directory, socketPath: socketPath).jsonLine())
         }

@@ -8,24 +8,6 @@ import XCTest
 /// objects and status over HTTP; the bearer token off loopback; a client that stops reading is
 /// disconnected past the backlog.
 final class ServeCommandTests: AgentTestCase {
-    /// Starts `serve` with `arguments` and returns it with the address it listens on.
-    private func startServe(_ arguments: [String]) throws -> (Process, port: Int, log: URL) {
-        let log = directory.url.appendingPathComponent("serve-\(UUID().uuidString.prefix(4)).log")
-        let process = try startAgent(["serve", "--directory", directory.url.path] + arguments, log: log)
-        var port: Int?
-        XCTAssertTrue(
-            eventually(timeout: 30) {
-                let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-                // The whole line, up to its newline: a read can see a write half done, and the
-                // port's digits or the scheme after them may not be there yet.
-                if let range = text.range(of: #"listening on 127\.0\.0\.1:\d+[^\n]*\n"#, options: .regularExpression) {
-                    port = Int(text[range].split(separator: ":").last?.prefix { $0.isNumber } ?? "")
-                }
-                return port != nil || !process.isRunning
-            }, "serve listens")
-        return (process, try XCTUnwrap(port, (try? String(contentsOf: log, encoding: .utf8)) ?? ""), log)
-    }
-
     private func python(_ script: String, _ arguments: [String], timeout: TimeInterval = 120) throws -> (status: Int32, output: String, error: String) {
         try Self.python(script, arguments, in: directory.url, timeout: timeout)
     }
