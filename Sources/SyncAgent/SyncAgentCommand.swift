@@ -9,6 +9,7 @@ struct SyncAgentCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sync-agent",
         abstract: "Keeps several processes' object graphs in sync around one shared Ambar store.",
+        version: SyncAgentVersion.current,
         subcommands: [
             DemoCommand.self, InitCommand.self, ImportCommand.self, RunCommand.self, WatchCommand.self, StatusCommand.self,
             HistoryCommand.self, ConsumersCommand.self, FetchCommand.self, ServeCommand.self, HubCommand.self, BackupCommand.self, RestoreCommand.self,
