@@ -44,8 +44,8 @@ final class DebianPackageTests: XCTestCase {
 
     /// The `name` entry of the root's /etc/passwd or /etc/group, split on `:`.
     private func entry(_ name: String, in database: String) throws -> [String]? {
-        try String(contentsOf: file("etc/\(database)"), encoding: .utf8).split(separator: "\n").map { $0.split(separator: ":", omittingEmptySubsequences: false).map(String.init) }
-            .first { $0.first == name }
+        let lines = try String(contentsOf: file("etc/\(database)"), encoding: .utf8).split(separator: "\n")
+        return lines.map { $0.split(separator: ":", omittingEmptySubsequences: false).map(String.init) }.first { $0.first == name }
     }
 
     /// The package built around the debug build (once per class); its path.
