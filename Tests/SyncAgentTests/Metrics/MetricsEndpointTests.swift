@@ -147,6 +147,42 @@ final class MetricsEndpointTests: AgentTestCase {
         XCTAssertEqual(value(upkeep, "ambar_ledger_unreadable"), 0)
     }
 
+    /// The hub's upkeep as it happens: with a retention of one second the ledger's transactions
+    /// are purged and counted, the oldest token kept moves up, and once the store is idle for 10
+    /// seconds the write-ahead log that the imports grew is truncated.
+    func testPurgesAndTheWriteAheadLogFollowTheUpkeep() throws {
+        try initStore()
+        let dir = directory.url.path
+        let log = directory.url.appendingPathComponent("hub.log")
+        _ = try startAgent(["hub", "--directory", dir, "--history-retention", "1", "--metrics", "127.0.0.1:0"], log: log)
+        let hub = try endpoint(in: log)
+        XCTAssertTrue(try eventually(timeout: 30) { value(try scrape(hub), "ambar_hub_peers") != nil }, "the hub serves")
+        for batch in 0..<3 {
+            let file = directory.url.appendingPathComponent("batch-\(batch).ndjson")
+            try (0..<200).map { #"{"uid":"b\#(batch)-\#($0)","value":\#($0)}"# }.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
+            let imported = try agent(["import", "--directory", dir, "--entity", "Item", "--key", "uid", file.path])
+            XCTAssertEqual(imported.status, 0, imported.error)
+        }
+        let grown = try XCTUnwrap(value(try scrape(hub), "ambar_wal_bytes"))
+        XCTAssertGreaterThan(grown, 100_000, "600 objects grew the write-ahead log")
+
+        XCTAssertTrue(
+            try eventually(timeout: 30) { (value(try scrape(hub), "ambar_purged_transactions_total") ?? 0) >= 3 },
+            "the three imports' transactions are purged once older than a second")
+        let purged = try scrape(hub)
+        XCTAssertGreaterThanOrEqual(value(purged, "ambar_ledger_oldest_token") ?? 0, 3, "the oldest token kept moved past them")
+        XCTAssertGreaterThanOrEqual(value(purged, "ambar_purges_total") ?? 0, 2, "a purge every half second")
+
+        XCTAssertTrue(
+            try eventually(timeout: 60) {
+                let samples = try scrape(hub)
+                return (value(samples, "ambar_wal_checkpoints_total", ["mode": "truncate", "result": "done"]) ?? 0) >= 1
+            }, "after 10 idle seconds the write-ahead log is truncated")
+        // The checkpoint records a marker in the ledger afterwards: a few pages, not the imports'.
+        let truncated = try XCTUnwrap(value(try scrape(hub), "ambar_wal_bytes"))
+        XCTAssertLessThan(truncated, grown / 4, "the write-ahead log's size follows the truncation (from \(grown) bytes)")
+    }
+
     /// A store on a PostgreSQL server: the hub's LISTEN connection and the server's notification
     /// queue.
     func testTheHubOfAStoreOnAServerReportsItsDoorbellAndTheServersQueue() throws {
