@@ -123,7 +123,7 @@ final class HubConnection: Sendable {
         defer { state.withLock { $0.connectTask = nil } }
         while !state.withLock({ $0.stopped }) && !Task.isCancelled {
             let hello = Frame.Hello(
-                storeUUID: storeUUID, processID: getpid(), instanceID: ProcessInstance.id, processName: ProcessInfo.processInfo.processName, cursor: cursor())
+                storeUUID: storeUUID, processID: getpid(), instanceID: ProcessInstance.id, processName: configuration.resolvedProcessName, cursor: cursor())
             do {
                 let client = try await SyncClient.connect(
                     socketPath: configuration.resolvedSocketPath, hello: hello, group: group,

@@ -29,6 +29,10 @@ public struct SharingConfiguration: Sendable {
         get { mergePositionName }
         set { mergePositionName = newValue }
     }
+    /// How this process names itself to the hub, which lists it under that name among its peers
+    /// (`sync-agent status`, the status page); nil (the default) is the executable's name. Name
+    /// the role, for people: `"orders-notifier"`, `"sync-agent run orders"`.
+    public var processName: String?
     /// The largest frame sent or accepted.
     public var maximumFrameSize = WireFormat.defaultMaximumFrameSize
     /// Whether this process may serve the hub itself when none answers (default `true`). Set it to
@@ -78,6 +82,8 @@ public struct SharingConfiguration: Sendable {
         if let fromEnvironment = environment["AMBAR_SOCKET"], !fromEnvironment.isEmpty { return fromEnvironment }
         return directory.appendingPathComponent(".ambar/sync.sock").path
     }
+
+    var resolvedProcessName: String { processName ?? ProcessInfo.processInfo.processName }
 
     var resolvedMergePositionName: String {
         mergePositionName ?? "\(ProcessInfo.processInfo.processName)-\(getpid())-\(String(ProcessInstance.id, radix: 36))"

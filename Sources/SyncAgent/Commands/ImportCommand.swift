@@ -91,7 +91,7 @@ struct ImportCommand: AsyncParsableCommand {
         // Sharing announces each batch as it commits (the shared-memory bell, the hub when one
         // answers), so other processes merge it at once instead of at their next ledger check.
         // A one-shot command never serves the hub itself.
-        var sharing = socket.sharing(in: directory.url)
+        var sharing = socket.sharing(in: directory.url, as: "sync-agent import")
         sharing.mayServeHub = false
         let sync = try await SharedStoreSync.start(stack: stack, configuration: sharing)
         let bar = ProgressBar()

@@ -73,7 +73,7 @@ struct RunCommand: AsyncParsableCommand {
         metrics?.collect { LedgerMetrics.collect(coordinator) }
         let decoder = try ImportRecordDecoder(model: stack.model, entityName: resolvedEntity ?? "", keyAttribute: resolvedKey)
         let inbox = try Inbox(root: directory.url, name: name)
-        var sharing = socket.sharing(in: directory.url)
+        var sharing = socket.sharing(in: directory.url, as: "sync-agent run \(name)")
         sharing.retention = settings.value.retention
         sharing.mergePositionName = "agent-\(name)"
         let sync = try await SharedStoreSync.start(stack: stack, configuration: sharing)

@@ -99,7 +99,7 @@ struct ServeCommand: AsyncParsableCommand {
             let coordinator = try stack.mainCoordinator
             metrics.collect { LedgerMetrics.collect(coordinator) }
         }
-        let sync = try await SharedStoreSync.start(stack: stack, configuration: socket.sharing(in: directory.url))
+        let sync = try await SharedStoreSync.start(stack: stack, configuration: socket.sharing(in: directory.url, as: "sync-agent serve"))
         try DescriptorBudget.require(16, for: "starting the HTTP server")  // its event loops stop the process on EMFILE
 
         let router = Router(context: ServeContext.self)

@@ -261,7 +261,7 @@ enum StatusPage {
         }
         function refreshSoon() {
           if (refreshTimer) return;
-          refreshTimer = setTimeout(() => { refreshTimer = null; refresh(); }, 100);
+          refreshTimer = setTimeout(() => { refreshTimer = null; refresh(); }, 250);  // at most 4 reads a second, however fast the store commits
         }
 
         function addTransaction(t) {

@@ -99,9 +99,11 @@ struct SocketOptions: ParsableArguments {
         socket ?? SharingConfiguration.defaultSocketPath(in: directory)
     }
 
-    /// The sharing configuration for `directory` with these options.
-    func sharing(in directory: URL) -> SharingConfiguration {
+    /// The sharing configuration for `directory` with these options; the process names itself
+    /// `processName` to the hub (its peers list shows it).
+    func sharing(in directory: URL, as processName: String) -> SharingConfiguration {
         var configuration = SharingConfiguration.sharedDirectory(directory)
+        configuration.processName = processName
         configuration.socketPath = socket
         configuration.welcomeTimeout = .milliseconds(Int64(welcomeTimeout * 1000))
         configuration.mayServeHub = !noHub

@@ -51,6 +51,11 @@ final class StatusPageTests: AgentTestCase {
         XCTAssertEqual(before["objects"] as? String, "0")
         XCTAssertEqual(before["hub"] as? String, "up")
         XCTAssertEqual(before["peers"] as? String, "2", "the hub's peers: the inbox agent and serve")
+        let peers = (before["peer_rows"] as? [String]) ?? []
+        XCTAssertEqual(peers.count, 2, "\(peers)")
+        for name in ["sync-agent run orders", "sync-agent serve"] {
+            XCTAssertTrue(peers.contains { $0.contains(" \(name) ") }, "each peer is listed by its role: \(peers)")
+        }
         XCTAssertEqual(before["inboxes"] as? [String], ["orders 0 0 1 broken.ndjson"])
 
         let command = try XCTUnwrap(report["command"] as? [String: Any])
