@@ -23,7 +23,7 @@ struct ServeCommand: AsyncParsableCommand {
             GET /v1/objects/ENTITY?predicate=FORMAT&sort=KEY[:desc]&limit=N — a JSON array of the \
             matching objects; a bad format is a 400 with "error" and "position".
             GET /v1/status — the object `status --json` prints.
-            GET /v1/latency — commit → merged latency in this process over the last 10 minutes: \
+            GET /v1/latency — commit → merged latency in this process over the last 10 minutes (at most 20,000 merges): \
             {"window_seconds", "points": [{"at" (Unix seconds), "token", "latency_ms"}]}.
             GET / — a live status page for a browser (the ledger, the hub and its peers, consumers and their \
             lag, inboxes, objects, a latency plot, transactions as they commit); served without the token, \
