@@ -38,6 +38,11 @@ final class StatusPageTests: AgentTestCase {
         XCTAssertTrue(eventually(timeout: 30) { FileManager.default.fileExists(atPath: refused.path) }, "the agent refuses the bad file")
         let (serve, port, _) = try startServe(["--listen", "127.0.0.1:0"])
         defer { kill(serve.processIdentifier, SIGTERM) }
+        XCTAssertTrue(
+            try eventually(timeout: 30) {
+                let status = try agent(["status", "--directory", dir, "--json"])
+                return (try json(status.output)["hub"] as? [String: Any])?["peer_count"] as? Int == 2
+            }, "the agent and serve are the hub's peers before the page loads")
 
         let records = directory.url.appendingPathComponent("records.ndjson")
         try (0..<40).map { #"{"uid":"u\#($0)","value":\#($0)}"# }.joined(separator: "\n").write(to: records, atomically: true, encoding: .utf8)
