@@ -74,6 +74,45 @@ final class AgentCommandTests: AgentTestCase {
         XCTAssertEqual(hub.terminationStatus, 0)
     }
 
+    /// `status` lists each inbox (hidden files not counted, reports not counted as files) and each
+    /// consumer's lag in transactions and seconds, in its JSON and in its lines.
+    func testStatusReportsInboxesAndEachConsumersLag() throws {
+        try initStore()
+        let dir = directory.url.path
+        let folders = [
+            ("inbox/orders", ["a.ndjson", ".b.ndjson.part"]), ("processed/orders", ["x.ndjson"]), ("failed/orders", ["y.ndjson", "y.ndjson.error.txt"]),
+        ]
+        for (folder, files) in folders {
+            let url = directory.url.appendingPathComponent(folder)
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+            for file in files { try "{}".write(to: url.appendingPathComponent(file), atomically: true, encoding: .utf8) }
+        }
+        // A durable consumer that stopped; then two transactions it has not read.
+        let consumer = try startAgent(["watch", "--directory", dir, "--consumer", "alerts", "--json"])
+        func cursors() throws -> [[String: Any]] { try json(try agent(["status", "--directory", dir, "--json"]).output)["cursors"] as? [[String: Any]] ?? [] }
+        XCTAssertTrue(try eventually(timeout: 30) { try cursors().contains { $0["consumer"] as? String == "alerts" } }, "the consumer records its position")
+        kill(consumer.processIdentifier, SIGTERM)
+        consumer.waitUntilExit()
+        let records = directory.url.appendingPathComponent("records.ndjson")
+        try "{\"uid\":\"a\",\"value\":1}\n{\"uid\":\"b\",\"value\":2}\n".write(to: records, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try agent(["import", "--directory", dir, "--entity", "Item", "--key", "uid", "--batch-size", "1", records.path]).status, 0)
+
+        let status = try json(try agent(["status", "--directory", dir, "--json"]).output)
+        let inboxes = try XCTUnwrap(status["inboxes"] as? [[String: Any]])
+        XCTAssertEqual(inboxes.count, 1)
+        XCTAssertEqual(inboxes.first?["name"] as? String, "orders")
+        XCTAssertEqual(inboxes.first?["waiting"] as? Int, 1, "the hidden file a writer is still writing is not counted")
+        XCTAssertEqual(inboxes.first?["processed"] as? Int, 1)
+        XCTAssertEqual(inboxes.first?["failed"] as? Int, 1, "a refused file, not its report")
+        XCTAssertEqual(inboxes.first?["last_failed"] as? String, "y.ndjson")
+        let alerts = try XCTUnwrap((status["cursors"] as? [[String: Any]])?.first { $0["consumer"] as? String == "alerts" })
+        XCTAssertEqual(alerts["lag_tokens"] as? Int, 2)
+        XCTAssertGreaterThan(alerts["lag_seconds"] as? Double ?? 0, 0)
+        let lines = try agent(["status", "--directory", dir]).output
+        XCTAssertTrue(lines.contains("inbox      orders: 1 waiting, 1 processed, 1 failed (last: y.ndjson)"), lines)
+        XCTAssertTrue(lines.contains("cursor     alerts (consumer) at 0, 2 behind"), lines)
+    }
+
     func testWatchShowsExactlyTheTokensAnotherProcessCommitted() throws {
         try initStore()
         let watch = Process()
