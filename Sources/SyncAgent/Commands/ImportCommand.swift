@@ -90,9 +90,11 @@ struct ImportCommand: AsyncParsableCommand {
         importer.onMissing = OnMissing(rawValue: missing) ?? .error
         // Sharing announces each batch as it commits (the shared-memory bell, the hub when one
         // answers), so other processes merge it at once instead of at their next ledger check.
-        // A one-shot command never serves the hub itself.
+        // A one-shot command never serves the hub itself, and its main context shows nothing:
+        // other processes' rows are not read ahead for it.
         var sharing = socket.sharing(in: directory.url, as: "sync-agent import")
         sharing.mayServeHub = false
+        sharing.readsChangedRowsAhead = false
         let sync = try await SharedStoreSync.start(stack: stack, configuration: sharing)
         let bar = ProgressBar()
         let outcome = Result {
