@@ -42,29 +42,20 @@ struct ConsumersCommand: ParsableCommand {
         let head = try coordinator.currentHistoryToken()
         let now = Date()
         for cursor in try coordinator.historyCursors() {
-            let (lagSeconds, expired) = cursor.token < head ? try Self.lagSeconds(after: cursor.token, coordinator, now: now) : (0, false)
+            let lag = try CursorLag(token: cursor.token, head: head, coordinator, now: now)
             let kind = cursor.isDurable ? "consumer" : "process"
             let age = max(0, now.timeIntervalSince(cursor.lastSeen))
-            let lag = max(0, head - cursor.token)
             if json {
                 JSONLine.print([
-                    "consumer": cursor.consumer, "kind": kind, "token": cursor.token, "lag_tokens": lag, "lag_seconds": lagSeconds,
-                    "expired": expired, "last_seen": ISO8601DateFormatter().string(from: cursor.lastSeen), "age_seconds": age,
+                    "consumer": cursor.consumer, "kind": kind, "token": cursor.token, "lag_tokens": lag.tokens, "lag_seconds": lag.seconds,
+                    "expired": lag.expired, "last_seen": ISO8601DateFormatter().string(from: cursor.lastSeen), "age_seconds": age,
                     "lease_seconds": cursor.lease ?? NSNull(),
                 ])
             } else {
-                let lagText = expired ? "expired" : "lag \(lag) (\(String(format: "%.1f", lagSeconds)) s)"
+                let lagText = lag.expired ? "expired" : "lag \(lag.tokens) (\(String(format: "%.1f", lag.seconds)) s)"
                 Swift.print("\(cursor.consumer)  \(kind)  at \(cursor.token)  \(lagText)  seen \(Int(age)) s ago")
             }
         }
     }
 
-    /// Seconds since the oldest transaction after `token` committed, and whether it was purged.
-    static func lagSeconds(after token: Int64, _ coordinator: PersistentStoreCoordinator, now: Date) throws -> (Double, Bool) {
-        switch Result(catching: { () throws(AmbarError) in try coordinator.history(after: token, limit: 1) }) {
-        case .success(let next): return (next.first.map { max(0, now.timeIntervalSince($0.timestamp)) } ?? 0, false)
-        case .failure(.historyExpired): return (0, true)
-        case .failure(let error): throw error
-        }
-    }
 }

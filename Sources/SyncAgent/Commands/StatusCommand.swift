@@ -93,39 +93,14 @@ struct StatusCommand: AsyncParsableCommand {
             size: server == nil ? size(file.path) : nil, walSize: server == nil ? size(file.path + "-wal") : nil,
             uuid: coordinator.storeIdentifier, headToken: head, objects: counts, hub: hub,
             cursors: try cursors.map {
-                StatusReport.Cursor(
+                let lag = try CursorLag(token: $0.token, head: head, coordinator, now: now)
+                return StatusReport.Cursor(
                     consumer: $0.consumer, kind: $0.isDurable ? "consumer" : "process", token: $0.token,
                     lastSeen: ISO8601DateFormatter().string(from: $0.lastSeen),
-                    ageSeconds: max(0, now.timeIntervalSince($0.lastSeen)), lagTokens: max(0, head - $0.token),
-                    lagSeconds: $0.token < head ? try ConsumersCommand.lagSeconds(after: $0.token, coordinator, now: now).0 : 0)
+                    ageSeconds: max(0, now.timeIntervalSince($0.lastSeen)), lagTokens: lag.tokens, lagSeconds: lag.seconds, expired: lag.expired)
             },
             history: StatusReport.History(
                 oldestToken: history.oldestToken, headToken: history.headToken, transactions: history.transactions, purgedThrough: history.purgedThrough),
-            inboxes: inboxes(in: directory.url))
-    }
-
-    /// The inboxes under `root/inbox/`, by name: what waits, what was imported and what was refused
-    /// (hidden files, which writers are still writing, are not counted).
-    static func inboxes(in root: URL) -> [StatusReport.Inbox] {
-        let files = FileManager.default
-        func visible(_ folder: String) -> [String] {
-            ((try? files.contentsOfDirectory(atPath: root.appendingPathComponent(folder).path)) ?? []).filter { !$0.hasPrefix(".") }
-        }
-        return visible("inbox").sorted().compactMap { name in
-            var isDirectory: ObjCBool = false
-            guard files.fileExists(atPath: root.appendingPathComponent("inbox/\(name)").path, isDirectory: &isDirectory), isDirectory.boolValue else {
-                return nil
-            }
-            let failed = visible("failed/\(name)").filter { !$0.hasSuffix(".error.txt") }
-            // The report is written when the file is refused; the file keeps its own time.
-            let refused = { (file: String) in modified(root.appendingPathComponent("failed/\(name)/\(file).error.txt")) }
-            let newest = failed.max { refused($0) < refused($1) }
-            return StatusReport.Inbox(
-                name: name, waiting: visible("inbox/\(name)").count, processed: visible("processed/\(name)").count, failed: failed.count, lastFailed: newest)
-        }
-    }
-
-    private static func modified(_ url: URL) -> Date {
-        ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.modificationDate] as? Date) ?? .distantPast
+            inboxes: try StatusReport.Inbox.all(in: directory.url))
     }
 }

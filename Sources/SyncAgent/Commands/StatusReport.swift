@@ -94,11 +94,13 @@ struct StatusReport: Encodable {
         /// Transactions committed after its token (the head token minus its token).
         var lagTokens: Int64
         /// How long the oldest transaction it has not read has waited; 0 when it is at the head,
-        /// or when that history was purged (`sync-agent consumers` says so).
+        /// or when that history was purged (then `expired`).
         var lagSeconds: Double
+        /// Whether the history after its token was purged: the consumer must reconcile.
+        var expired: Bool
 
         enum CodingKeys: String, CodingKey {
-            case consumer, kind, token
+            case consumer, kind, token, expired
             case lastSeen = "last_seen"
             case ageSeconds = "age_seconds"
             case lagTokens = "lag_tokens"
@@ -115,9 +117,11 @@ struct StatusReport: Encodable {
         var failed: Int
         /// The newest refused file's name, when there is one.
         var lastFailed: String?
+        /// Why one of its folders could not be read (its counts then say nothing of that folder).
+        var error: String?
 
         enum CodingKeys: String, CodingKey {
-            case name, waiting, processed, failed
+            case name, waiting, processed, failed, error
             case lastFailed = "last_failed"
         }
     }
@@ -181,12 +185,13 @@ struct StatusReport: Encodable {
             lines.append("hub        \(hub.socket): not reachable (processes poll the ledger)")
         }
         for cursor in cursors {
-            lines.append(
-                "cursor     \(cursor.consumer) (\(cursor.kind)) at \(cursor.token), \(cursor.lagTokens) behind (seen \(Int(cursor.ageSeconds)) s ago)")
+            let behind = cursor.expired ? "its history was purged" : "\(cursor.lagTokens) behind"
+            lines.append("cursor     \(cursor.consumer) (\(cursor.kind)) at \(cursor.token), \(behind) (seen \(Int(cursor.ageSeconds)) s ago)")
         }
         for inbox in inboxes {
             let last = inbox.lastFailed.map { " (last: \($0))" } ?? ""
-            lines.append("inbox      \(inbox.name): \(inbox.waiting) waiting, \(inbox.processed) processed, \(inbox.failed) failed\(last)")
+            let error = inbox.error.map { "; \($0)" } ?? ""
+            lines.append("inbox      \(inbox.name): \(inbox.waiting) waiting, \(inbox.processed) processed, \(inbox.failed) failed\(last)\(error)")
         }
         return lines
     }

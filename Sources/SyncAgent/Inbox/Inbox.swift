@@ -21,12 +21,17 @@ struct Inbox {
     /// The files waiting, oldest name first. Hidden files (`.name`, typical of writers still
     /// writing) and folders are ignored.
     func waiting() -> [URL] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: incoming.path)) ?? []
-        return names.filter { !$0.hasPrefix(".") }.sorted().compactMap { name in
-            let url = incoming.appendingPathComponent(name)
+        ((try? Self.files(in: incoming)) ?? []).map { incoming.appendingPathComponent($0) }
+    }
+
+    /// The names of the files in `folder`, sorted, without hidden files and folders; none when
+    /// `folder` does not exist. Throws when it exists but cannot be read.
+    static func files(in folder: URL) throws -> [String] {
+        let manager = FileManager.default
+        guard manager.fileExists(atPath: folder.path) else { return [] }
+        return try manager.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix(".") }.sorted().filter { name in
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue else { return nil }
-            return url
+            return manager.fileExists(atPath: folder.appendingPathComponent(name).path, isDirectory: &isDirectory) && !isDirectory.boolValue
         }
     }
 

@@ -34,10 +34,9 @@ enum LedgerMetrics {
             for cursor in try coordinator.historyCursors() {
                 let kind = cursor.isDurable ? "consumer" : "process"
                 let dimensions = [("consumer", cursor.consumer), ("kind", kind)]
-                let (seconds, _) =
-                    cursor.token < summary.headToken ? try ConsumersCommand.lagSeconds(after: cursor.token, coordinator, now: now) : (0, false)
-                Gauge(label: "ambar_consumer_lag_tokens", dimensions: dimensions).record(max(0, summary.headToken - cursor.token))
-                Gauge(label: "ambar_consumer_lag_seconds", dimensions: dimensions).record(seconds)
+                let lag = try CursorLag(token: cursor.token, head: summary.headToken, coordinator, now: now)
+                Gauge(label: "ambar_consumer_lag_tokens", dimensions: dimensions).record(lag.tokens)
+                Gauge(label: "ambar_consumer_lag_seconds", dimensions: dimensions).record(lag.seconds)
             }
             if case .sqlite(let url) = coordinator.storeDescription {
                 let wal = url.path + "-wal"

@@ -206,9 +206,11 @@ enum StatusPage {
           $("objects-total").textContent = entities.reduce((sum, name) => sum + status.objects[name], 0);
           rows($("objects"), entities, (name) => [[name], [status.objects[name], "num"]], "no entities");
           rows($("consumers"), status.cursors, (c) => [[c.consumer, "mono"], [c.kind], [c.token, "num"],
-            [c.lag_tokens, c.lag_tokens > 0 ? "num behind" : "num"], [c.lag_tokens > 0 ? seconds(c.lag_seconds) : "–", "num"]], "no consumers");
+            [c.lag_tokens, c.lag_tokens > 0 ? "num behind" : "num"],
+            c.expired ? ["history purged", "num failed"] : [c.lag_tokens > 0 ? seconds(c.lag_seconds) : "–", "num"]], "no consumers");
           rows($("inboxes"), status.inboxes || [], (i) => [[i.name, "mono"], [i.waiting, "num"], [i.processed, "num"],
-            [i.failed, i.failed > 0 ? "num failed" : "num"], [i.last_failed ?? "–", "mono"]], "no inboxes");
+            [i.failed, i.failed > 0 ? "num failed" : "num"],
+            i.error ? [i.error, "failed"] : [i.last_failed ?? "–", "mono"]], "no inboxes");
         }
 
         function renderLatency() {

@@ -108,6 +108,8 @@ final class AgentCommandTests: AgentTestCase {
         let alerts = try XCTUnwrap((status["cursors"] as? [[String: Any]])?.first { $0["consumer"] as? String == "alerts" })
         XCTAssertEqual(alerts["lag_tokens"] as? Int, 2)
         XCTAssertGreaterThan(alerts["lag_seconds"] as? Double ?? 0, 0)
+        XCTAssertEqual(alerts["expired"] as? Bool, false)
+        XCTAssertNil(inboxes.first?["error"] as? String, "every folder was read")
         let lines = try agent(["status", "--directory", dir]).output
         XCTAssertTrue(lines.contains("inbox      orders: 1 waiting, 1 processed, 1 failed (last: y.ndjson)"), lines)
         XCTAssertTrue(lines.contains("cursor     alerts (consumer) at 0, 2 behind"), lines)

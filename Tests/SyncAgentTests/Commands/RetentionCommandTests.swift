@@ -54,6 +54,11 @@ final class RetentionCommandTests: AgentTestCase {
         XCTAssertThrowsError(try coordinator.history(after: 0), "a consumer that far behind is told its history expired")
         let durable = try XCTUnwrap((last["cursors"] as? [[String: Any]])?.first { $0["consumer"] as? String == "durable-away" })
         XCTAssertEqual(durable["token"] as? Int, tokens[0], "a durable consumer's position stays for it to find out what it missed")
+        XCTAssertEqual(durable["expired"] as? Bool, true, "status says its history was purged")
+        XCTAssertEqual(durable["lag_tokens"] as? Int, head - tokens[0])
+        XCTAssertEqual(durable["lag_seconds"] as? Double, 0, "no transaction after it is kept to date the lag")
+        let lines = try agent(["status", "--directory", directory.url.path]).output
+        XCTAssertTrue(lines.contains("cursor     durable-away (consumer) at \(tokens[0]), its history was purged"), lines)
     }
 
     /// A writer whose clock is a year ahead (faketime) does not stop purging: the hub tells the
