@@ -112,7 +112,7 @@ struct ServeCommand: AsyncParsableCommand {
         router.get("/v1/changes") { request, context in try changes.response(request, context: context) }
         router.get("/v1/objects/:entity") { request, context in try objects.response(request, context: context) }
         router.get("/") { _, _ in StatusPage.response() }
-        router.get("/v1/latency") { _, _ in ServeResponses.json(latency.json()) }
+        router.get("/v1/latency") { _, _ in ServeResponses.json(try latency.json()) }
         router.get("/v1/status") { _, _ in
             ServeResponses.json(try await StatusCommand.report(stack: stack, directory: directory, socketPath: socketPath).jsonLine())
         }
