@@ -147,6 +147,29 @@ final class MetricsEndpointTests: AgentTestCase {
         XCTAssertEqual(value(upkeep, "ambar_ledger_unreadable"), 0)
     }
 
+    /// `sync-agent import` announces each commit (the shared-memory bell; the hub's frame once it
+    /// is connected): a watcher merges both batches without its periodic ledger check having to
+    /// find them — that check counts what no doorbell brought, and it counts nothing here.
+    func testAnImportAnnouncesItsCommitsToTheOtherProcesses() throws {
+        try initStore()
+        let dir = directory.url.path
+        _ = try startAgent(["hub", "--directory", dir])
+        let log = directory.url.appendingPathComponent("watch.log")
+        _ = try startAgent(["watch", "--directory", dir, "--metrics", "127.0.0.1:0"], log: log)
+        let watcher = try endpoint(in: log)
+        XCTAssertTrue(try eventually(timeout: 30) { value(try scrape(watcher), "ambar_ledger_head_token") == 0 }, "the watcher serves its metrics")
+
+        let file = directory.url.appendingPathComponent("two.ndjson")
+        try "{\"uid\":\"a\",\"value\":1}\n{\"uid\":\"b\",\"value\":2}\n".write(to: file, atomically: true, encoding: .utf8)
+        let imported = try agent(["import", "--directory", dir, "--entity", "Item", "--key", "uid", "--batch-size", "1", file.path])
+        XCTAssertEqual(imported.status, 0, imported.error)
+        XCTAssertTrue(try eventually(timeout: 30) { value(try scrape(watcher), "ambar_merges_total") == 2 }, "the watcher merged both batches")
+        // Read again: a check that had found them counts them as it queues their merge.
+        let after = try scrape(watcher)
+        XCTAssertEqual(value(after, "ambar_ledger_checks_found_missed_total") ?? 0, 0, "no ledger check had to find the import's transactions")
+        XCTAssertEqual(value(after, "ambar_merge_latency_seconds_count"), 2)
+    }
+
     /// The hub's upkeep as it happens: with a retention of one second the ledger's transactions
     /// are purged and counted, the oldest token kept moves up, and once the store is idle for 10
     /// seconds the write-ahead log that the imports grew is truncated.

@@ -81,6 +81,19 @@ final class StatusPageTests: AgentTestCase {
         XCTAssertTrue((plotted["latency"] as? String)?.hasPrefix("1 merge(s) in the last 5 minutes") == true, "\(plotted)")
         XCTAssertEqual(plotted["error"] as? String, "")
         XCTAssertEqual(report["console"] as? [String], [], "the page logged or threw nothing")
+
+        // What the plot reads, as its documented JSON: the import's one merge into serve.
+        let latency = try ProcessRunner.run(
+            URL(fileURLWithPath: "/usr/bin/python3"),
+            ["-c", "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())", "http://127.0.0.1:\(port)/v1/latency"])
+        XCTAssertEqual(latency.status, 0, latency.error)
+        let answer = try json(latency.output)
+        XCTAssertEqual(answer["window_seconds"] as? Double, 600)
+        let points = try XCTUnwrap(answer["points"] as? [[String: Any]])
+        XCTAssertEqual(points.map { $0["token"] as? Int }, [1])
+        XCTAssertGreaterThanOrEqual(points.first?["latency_ms"] as? Double ?? -1, 0)
+        let at = try XCTUnwrap(points.first?["at"] as? Double)
+        XCTAssertLessThan(abs(at - Date().timeIntervalSince1970), 120, "the merge's time, in seconds since 1970")
     }
 
     func testBehindATokenThePageIsServedAsksForTheTokenAndWorksWithIt() throws {
