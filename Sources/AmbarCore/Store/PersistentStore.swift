@@ -1,0 +1,111 @@
+import Foundation
+
+/// The narrow interface between contexts and a storage backend.
+///
+/// Everything a backend does — its SQL, its schema, its transactions — stays behind this protocol,
+/// so a second backend (PostgreSQL) is an addition, not a rewrite. Implementations are
+/// thread-safe; every method is synchronous and runs on the caller's queue. Each write method
+/// runs in one transaction that either commits whole or leaves the store unchanged.
+package protocol PersistentStore: AnyObject, Sendable {
+    /// The store's UUID, part of every permanent object ID.
+    var identifier: String { get }
+    /// The model the store holds.
+    var model: ManagedObjectModel { get }
+    /// Where the store lives (a file path, or a description for in-memory stores).
+    var location: String { get }
+
+    /// Rows matching `query`, with their values.
+    func fetchRows(_ query: StoreQuery) throws(AmbarError) -> [StoreRow]
+    /// Hands each row matching `query` to `body` as it is read, in order, inside one read: the
+    /// caller builds its objects while the row is still in the cache, and no array of rows is
+    /// made. `body` must not call the store.
+    func forEachRow(_ query: StoreQuery, _ body: (StoreRow) -> Void) throws(AmbarError)
+    /// IDs of the objects matching `query`, in order.
+    func fetchIDs(_ query: StoreQuery) throws(AmbarError) -> [ManagedObjectID]
+    /// The number of objects matching `query`.
+    func count(_ query: StoreQuery) throws(AmbarError) -> Int
+    /// Chosen attribute values of the matching objects, optionally distinct.
+    func fetchValues(_ query: StoreQuery, properties: [String], distinct: Bool) throws(AmbarError) -> [[String: AttributeValue]]
+    /// The rows for `ids` that still exist (missing ones are omitted).
+    func loadRows(_ ids: [ManagedObjectID]) throws(AmbarError) -> [StoreRow]
+    /// The destinations of a to-many relationship of `owner`, as stored.
+    func loadToMany(_ owner: ManagedObjectID, _ relationship: ResolvedRelationship) throws(AmbarError) -> [ManagedObjectID]
+    /// Reserves `count` primary keys for new objects of `entity`.
+    func allocatePrimaryKeys(entity: String, count: Int) throws(AmbarError) -> [Int64]
+    /// Applies a context's changes in one transaction, resolving conflicts by the change set's
+    /// merge policy.
+    func save(_ changes: ChangeSet) throws(AmbarError) -> SaveOutcome
+    /// Inserts rows without a context; returns their IDs and the ledger token.
+    func batchInsert(entity: String, rows: [[String: AttributeValue]], author: String?) throws(AmbarError) -> (ids: [ManagedObjectID], token: Int64?)
+    /// Sets attributes on every matching object; returns the IDs changed and the ledger token.
+    func batchUpdate(_ query: StoreQuery, values: [String: AttributeValue], author: String?) throws(AmbarError) -> (ids: [ManagedObjectID], token: Int64?)
+    /// Deletes every matching object; returns the IDs deleted and the ledger token.
+    func batchDelete(_ query: StoreQuery, author: String?) throws(AmbarError) -> (ids: [ManagedObjectID], token: Int64?)
+    /// Closes every connection; later calls fail.
+    func close()
+    /// Moves committed changes from the log into the main file (a no-op where that means nothing).
+    func checkpoint(_ mode: CheckpointMode) throws(AmbarError)
+    /// Appends a transaction without changes to the ledger (maintenance that other processes must
+    /// be able to attribute to Ambar); returns its token.
+    func recordMarker(contextName: String) throws(AmbarError) -> Int64
+    /// Runs the backend's consistency check; returns the problems found (empty when sound).
+    func integrityCheck() throws(AmbarError) -> [String]
+    /// Copies the whole store, consistent as of one moment, to a new file at `url`.
+    func backup(to url: URL) throws(AmbarError)
+
+    /// The token of the last committed transaction (0 when none).
+    func currentHistoryToken() throws(AmbarError) -> Int64
+    /// The transactions after `token`, in order; throws ``AmbarError/historyExpired(after:purgedThrough:)``
+    /// when they were purged.
+    func history(after token: Int64, limit: Int?) throws(AmbarError) -> [HistoryTransaction]
+    /// The transactions after `token` (at most `limit`) and the rows of the objects `select`
+    /// names for them (nil: none), in one read transaction where the backend can.
+    func ledgerPage(after token: Int64, limit: Int, rowsOf select: ([HistoryTransaction]) -> Set<ManagedObjectID>?) throws(AmbarError) -> LedgerPage
+    /// Records a position: a durable consumer's (`lease == nil`), or a sharing process's merge
+    /// position that holds history back for `lease` seconds.
+    func setHistoryCursor(_ consumer: String, token: Int64, lease: TimeInterval?) throws(AmbarError)
+    /// Every consumer's position.
+    func historyCursors() throws(AmbarError) -> [HistoryCursor]
+    /// Forgets a consumer.
+    func removeHistoryCursor(_ consumer: String) throws(AmbarError)
+    /// Purges transactions up to `token`, but never past a consumer seen within `lease`; returns the
+    /// token purged through.
+    func purgeHistory(through token: Int64, lease: TimeInterval) throws(AmbarError) -> Int64
+    /// Applies a retention at `now`: removes aged transactions (never past a live consumer),
+    /// consumers gone longer than the lease, and expired receipts.
+    func purgeHistory(_ retention: HistoryRetention, now: Date) throws(AmbarError) -> HistoryPurge
+    /// The ledger's oldest and head tokens and its size.
+    func historySummary() throws(AmbarError) -> HistorySummary
+
+    /// The token of the save committed with idempotency key `key`, or `nil` if none was.
+    func savedToken(forIdempotencyKey key: String) throws(AmbarError) -> Int64?
+
+    /// The database server's state, for a store on a server (`nil` for a file).
+    func serverStatus() throws(AmbarError) -> StoreServerStatus?
+
+    /// Throws ``AmbarError/storeReplaced(path:)`` when the store at its location is no longer
+    /// the one this value opened (a file replaced or removed); a no-op where that cannot happen.
+    func verifyIdentity() throws(AmbarError)
+}
+
+extension PersistentStore {
+    /// Reads every row first, then hands them over: for backends that do not stream.
+    package func forEachRow(_ query: StoreQuery, _ body: (StoreRow) -> Void) throws(AmbarError) {
+        for row in try fetchRows(query) { body(row) }
+    }
+
+    package func serverStatus() throws(AmbarError) -> StoreServerStatus? { nil }
+    package func verifyIdentity() throws(AmbarError) {}
+    package func ledgerPage(after token: Int64, limit: Int, rowsOf select: ([HistoryTransaction]) -> Set<ManagedObjectID>?) throws(AmbarError) -> LedgerPage {
+        try ledgerPageInTwoReads(after: token, limit: limit, rowsOf: select)
+    }
+
+    /// ``ledgerPage(after:limit:rowsOf:)`` as two reads: the page, then the rows.
+    package func ledgerPageInTwoReads(
+        after token: Int64, limit: Int, rowsOf select: ([HistoryTransaction]) -> Set<ManagedObjectID>?
+    ) throws(AmbarError) -> LedgerPage {
+        let transactions = try history(after: token, limit: limit)
+        guard let ids = select(transactions) else { return LedgerPage(transactions: transactions, rows: nil) }
+        return LedgerPage(transactions: transactions, rows: try loadRows(Array(ids)))
+    }
+}

@@ -1,0 +1,258 @@
+import AmbarCore
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import PostgresNIO
+import Synchronization
+
+/// One postgres-nio connection, used synchronously: each statement is sent on the connection's
+/// event loop and the caller's thread waits for the answer (never longer than the URL's
+/// `statement_timeout`; then the connection is closed and counts as lost).
+///
+/// The connections run on an event-loop group of their own, so a caller that is itself on an
+/// event loop of the process (the sharing layer reads the ledger on its connection's thread) can
+/// wait without blocking the loop that would answer it.
+final class PostgresServerConnection: SQLServerConnection, Sendable {
+    /// The group every PostgreSQL connection of the process runs on.
+    static let eventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    static let logger = Logger(label: "ambar.postgres")
+
+    let connection: PostgresConnection
+    let location: String
+    let statementTimeout: TimeInterval
+    private let lost = Atomic<Bool>(false)
+
+    private init(connection: PostgresConnection, location: String, statementTimeout: TimeInterval) {
+        self.connection = connection
+        self.location = location
+        self.statementTimeout = statementTimeout
+    }
+
+    /// Opens a connection for `url`.
+    /// The server shows the URL's `application_name` ("ambar" by default) in
+    /// `pg_stat_activity.application_name`, with "-listen" appended for a doorbell's connection.
+    static func connect(_ url: PostgresURL, listening: Bool = false) throws(SQLServerError) -> PostgresServerConnection {
+        let configuration = try configuration(url, listening: listening)
+        let future = PostgresConnection.connect(on: eventLoopGroup.next(), configuration: configuration, id: nextID(), logger: logger)
+        let connection = try wait(future, timeout: url.connectTimeout + 1, location: url.description) {}
+        return PostgresServerConnection(connection: connection, location: url.description, statementTimeout: url.statementTimeout)
+    }
+
+    /// ``connect(_:listening:)`` for a task: waiting for the server does not hold a thread, and
+    /// cancelling the task stops the wait at once (a connection that completes later is closed).
+    static func connectCancellably(_ url: PostgresURL, listening: Bool = false) async throws -> PostgresServerConnection {
+        let configuration = try configuration(url, listening: listening)
+        let future: EventLoopFuture<PostgresConnection> = PostgresConnection.connect(
+            on: eventLoopGroup.next(), configuration: configuration, id: nextID(), logger: logger)
+        let waiting = CancellableWait<PostgresConnection>()
+        future.whenComplete { result in
+            // Too late for a waiter that gave up: the connection is closed, not leaked.
+            if !waiting.finish(result.mapError { $0 }), case .success(let connection) = result { let _: EventLoopFuture<Void> = connection.close() }
+        }
+        let deadline = Task {
+            // Cancelled once the wait ended: then nothing is reported.
+            do { try await Task.sleep(for: .seconds(url.connectTimeout + 1)) } catch { return }
+            _ = waiting.finish(.failure(SQLServerError(message: "no answer within \(Int(url.connectTimeout)) s (connect_timeout)", connectionLost: true)))
+        }
+        defer { deadline.cancel() }
+        do {
+            let connection = try await waiting.value()
+            return PostgresServerConnection(connection: connection, location: url.description, statementTimeout: url.statementTimeout)
+        } catch let error as SQLServerError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw map(error, location: url.description)
+        }
+    }
+
+    /// postgres-nio's settings for `url`: the socket or host, TLS, the connect timeout and the
+    /// `application_name`.
+    private static func configuration(_ url: PostgresURL, listening: Bool) throws(SQLServerError) -> PostgresConnection.Configuration {
+        var configuration: PostgresConnection.Configuration
+        if let directory = url.socketDirectory {
+            configuration = .init(unixSocketPath: "\(directory)/.s.PGSQL.\(url.port)", username: url.user, password: url.password, database: url.database)
+        } else {
+            configuration = .init(host: url.host, port: url.port, username: url.user, password: url.password, database: url.database, tls: try tls(url))
+        }
+        configuration.options.connectTimeout = .milliseconds(Int64(url.connectTimeout * 1000))
+        configuration.options.additionalStartupParameters = [("application_name", (url.applicationName ?? "ambar") + (listening ? "-listen" : ""))]
+        return configuration
+    }
+
+    private static let ids = Atomic<Int>(0)
+    private static func nextID() -> Int { ids.add(1, ordering: .relaxed).newValue }
+
+    private static func tls(_ url: PostgresURL) throws(SQLServerError) -> PostgresConnection.Configuration.TLS {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        switch url.tls {
+        case .disable: return .disable
+        case .prefer, .require: tls.certificateVerification = .none
+        case .verifyCA: tls.certificateVerification = .noHostnameVerification
+        case .verifyFull: tls.certificateVerification = .fullVerification
+        }
+        if let path = url.rootCertificatePath { tls.trustRoots = .file(path) }
+        do {
+            let context = try NIOSSLContext(configuration: tls)
+            return url.tls == .prefer ? .prefer(context) : .require(context)
+        } catch {
+            throw SQLServerError(message: "cannot set up TLS for \(url): \(error)", connectionLost: true)
+        }
+    }
+
+    var isUsable: Bool { !lost.load(ordering: .acquiring) && !connection.isClosed }
+
+    /// Closes the connection and waits (briefly) until it is closed.
+    func close() {
+        lost.store(true, ordering: .releasing)
+        guard !connection.isClosed else { return }
+        let closed: EventLoopFuture<Void> = connection.close()
+        guard !connection.eventLoop.inEventLoop else { return }
+        let done = DispatchSemaphore(value: 0)
+        closed.whenComplete { _ in done.signal() }
+        _ = done.wait(timeout: .now() + 2)
+    }
+
+    deinit {
+        close()
+    }
+
+    func query(_ sql: String, _ parameters: [SQLServerValue]) throws(SQLServerError) -> SQLServerResult {
+        guard isUsable else { throw SQLServerError(message: "the connection to \(location) was lost", connectionLost: true) }
+        var bindings = PostgresBindings(capacity: parameters.count)
+        for parameter in parameters {
+            switch parameter {
+            case .null: bindings.appendNull()
+            case .integer(let v): bindings.append(v)
+            case .real(let d): bindings.append(d)
+            case .text(let s), .numeric(let s): bindings.append(s)
+            case .blob(let d): bindings.append(ByteBuffer(bytes: d))
+            case .boolean(let b): bindings.append(b)
+            case .integerArray(let a): bindings.append(a)
+            case .textArray(let a): bindings.append(a)
+            }
+        }
+        let future = connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: Self.logger)
+        let result = try Self.wait(future, timeout: statementTimeout, location: location) { self.close() }
+        var rows: [[SQLServerValue]] = []
+        rows.reserveCapacity(result.rows.count)
+        for row in result.rows {
+            var cells: [SQLServerValue] = []
+            for cell in row {
+                cells.append(try decode(cell))
+            }
+            rows.append(cells)
+        }
+        return SQLServerResult(rows: rows, affectedRows: result.metadata.rows ?? 0)
+    }
+
+    private func decode(_ cell: PostgresCell) throws(SQLServerError) -> SQLServerValue {
+        guard cell.bytes != nil else { return .null }
+        do {
+            switch cell.dataType {
+            case .int2, .int4, .int8, .oid: return .integer(try cell.decode(Int64.self))
+            case .float4, .float8: return .real(try cell.decode(Double.self))
+            case .numeric: return .numeric(try cell.decode(Decimal.self).description)
+            case .bool: return .boolean(try cell.decode(Bool.self))
+            case .bytea: return .blob(try cell.decode(Data.self))
+            case .int8Array: return .integerArray(try cell.decode([Int64].self))
+            case .textArray: return .textArray(try cell.decode([String].self))
+            default: return .text(try cell.decode(String.self))
+            }
+        } catch {
+            // The server sent something its type does not allow: not a PostgreSQL answer.
+            close()
+            throw SQLServerError(
+                message: "the server sent a value of type \(cell.dataType) in column \(cell.columnName) that cannot be read", connectionLost: true)
+        }
+    }
+
+    /// Waits for `future` without blocking an event loop of this group; after `timeout`, calls
+    /// `onTimeout` (which closes the connection) and reports the server as unreachable.
+    private static func wait<T: Sendable>(_ future: EventLoopFuture<T>, timeout: TimeInterval, location: String, onTimeout: () -> Void) throws(SQLServerError)
+        -> T
+    {
+        let box = Locked<Result<T, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        future.whenComplete { result in
+            box.withLock { $0 = result }
+            done.signal()
+        }
+        if done.wait(timeout: .now() + timeout) == .timedOut {
+            onTimeout()
+            throw SQLServerError(message: "no answer within \(Int(timeout)) s (statement_timeout)", connectionLost: true)
+        }
+        switch box.withLock({ $0 }) {
+        case .success(let value)?: return value
+        case .failure(let error)?: throw map(error, location: location)
+        case nil: throw SQLServerError(message: "no answer", connectionLost: true)
+        }
+    }
+
+    /// A postgres-nio error as the store reports it: the server's SQLSTATE and message when it
+    /// answered, else a lost connection with what happened (never the password).
+    static func map(_ error: any Error, location: String) -> SQLServerError {
+        guard let error = error as? PSQLError else {
+            return SQLServerError(message: "cannot reach it: \(error)", connectionLost: true)
+        }
+        if let info = error.serverInfo, let state = info[.sqlState] {
+            let message = [info[.message], info[.detail], info[.hint]].compactMap { $0 }.joined(separator: " — ")
+            // 28xxx: the credentials were refused; 57P01–57P03: the server is shutting down or starting.
+            let lost = state.hasPrefix("28") || state.hasPrefix("57P") || state.hasPrefix("08")
+            return SQLServerError(sqlState: state, message: lost ? "the server refused the connection: \(message)" : message, connectionLost: lost)
+        }
+        let what: String
+        switch error.code {
+        case .serverClosedConnection, .uncleanShutdown: what = "the server closed the connection"
+        case .connectionError: what = "cannot connect (\(Self.connectionProblem(error.underlying)))"
+        case .messageDecodingFailure, .unexpectedBackendMessage, .invalidCommandTag: what = "the server answered something that is not the PostgreSQL protocol"
+        case .sslUnsupported: what = "the server does not offer TLS, which sslmode requires"
+        case .unsupportedAuthMechanism, .authMechanismRequiresPassword, .saslError: what = "authentication failed (\(error.code)); check the user and password"
+        case .failedToAddSSLHandler, .receivedUnencryptedDataAfterSSLRequest: what = "TLS failed (\(error.code))"
+        default: what = "\(error.code)"
+        }
+        return SQLServerError(message: what, connectionLost: true)
+    }
+
+    /// The system's words for a failed connection (`Connection refused`), without NIO's wrapping;
+    /// TLS failures say so.
+    private static func connectionProblem(_ error: (any Error)?) -> String {
+        guard let error else { return "connection failed" }
+        let text = "\(error)"
+        if text.contains("failedToValidateHostname") {
+            return "TLS: the server's certificate does not name this host (sslmode=verify-full; verify-ca checks only who signed it)"
+        }
+        if text.contains("NIOSSL") || text.contains("handshakeFailed") {
+            return "TLS failed: \(text)"
+        }
+        for known in ["Connection refused", "No route to host", "Network is unreachable", "Connection timed out", "timed out", "No such file or directory"]
+        where text.contains(known) {
+            return known
+        }
+        return text
+    }
+}
+
+/// Opens postgres-nio connections for a URL.
+struct PostgresConnector: SQLServerConnector {
+    let url: PostgresURL
+
+    var displayLocation: String { url.description }
+
+    func connect() throws(SQLServerError) -> any SQLServerConnection {
+        try PostgresServerConnection.connect(url)
+    }
+}
+
+/// A connector for a URL that could not be read: every connection attempt says why.
+struct UnreadableURLConnector: SQLServerConnector {
+    let displayLocation: String
+    let problem: String
+
+    func connect() throws(SQLServerError) -> any SQLServerConnection {
+        throw SQLServerError(message: problem, connectionLost: true)
+    }
+}

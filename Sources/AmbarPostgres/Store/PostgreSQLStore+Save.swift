@@ -1,0 +1,292 @@
+import AmbarCore
+import AmbarSQL
+import Foundation
+
+extension PostgreSQLStore {
+    /// Applies a change set by the rules of ``SaveWork``: as one statement when it only inserts
+    /// (``PostgreSQLOneStatementSave``), else — or when that statement refuses — in one
+    /// transaction.
+    func save(_ changes: ChangeSet) throws(AmbarError) -> SaveOutcome {
+        if PostgreSQLOneStatementSave.mayHold(changes) {
+            let outcome: SaveOutcome? = try pool.withConnection("save") { connection in
+                let attempt = PostgreSQLOneStatementSave(store: self, connection: connection)
+                do {
+                    var outcome = try SaveWork.perform(model: model, transaction: attempt, changes: changes)
+                    outcome.token = try attempt.commit()
+                    return outcome
+                } catch is PostgreSQLOneStatementSave.NotOneStatement {
+                    return nil
+                }
+            }
+            if let outcome { return outcome }
+        }
+        return try write("save") { connection in
+            try SaveWork.perform(model: model, transaction: PostgreSQLSaveTransaction(store: self, connection: connection), changes: changes)
+        }
+    }
+
+    /// `$first…` placeholders, each cast to its column's type.
+    func placeholders(root: String, columns: [String], from first: Int) -> [String] {
+        columns.enumerated().map { i, column in
+            "$\(first + i)" + (columnTypes[root]?[column].map(PostgreSQLValues.cast) ?? "")
+        }
+    }
+
+    /// `count` keys of `root` from the store's reserve, refilled from the sequence on `connection`
+    /// when it runs dry.
+    func reservedKeys(_ connection: any SQLServerConnection, root: String, count: Int) throws -> [Int64] {
+        try keyReserve.keys(root: root, count: count) { n in
+            try connection.query("SELECT nextval('\(PostgreSQLSchema.sequence(of: root))') FROM generate_series(1, $1)", [.integer(Int64(n))])
+                .rows.compactMap { PostgreSQLValues.integer($0[0]) }
+        }
+    }
+
+    /// The parameters one new row of `layout` takes.
+    func insertParameterCount(_ layout: EntityLayout) -> Int {
+        3 + layout.storedAttributes.count
+            + layout.relationships.reduce(0) { count, rel in
+                guard !rel.isToMany, layout.relationshipColumns[rel.index] != nil else { return count }
+                return count + (rel.entityColumn == nil ? 1 : 2)
+            }
+    }
+
+    /// `INSERT … VALUES … ON CONFLICT DO NOTHING` of `rows` at version 1, its placeholders
+    /// numbered from `firstParameter`; `nil` for an entity the store does not number.
+    func insertStatement(_ layout: EntityLayout, _ rows: ArraySlice<NewRow>, firstParameter: Int) -> (sql: String, parameters: [SQLServerValue])? {
+        guard let entityID = entityIDs[layout.name] else { return nil }
+        let root = layout.rootName
+        let toOne = layout.relationships.filter { !$0.isToMany && layout.relationshipColumns[$0.index] != nil }
+        var columns = layout.storedAttributes.map { layout.attributeColumns[$0] ?? "" }
+        for rel in toOne {
+            columns.append(layout.column(ofRelationship: rel.index))
+            if let column = rel.entityColumn { columns.append(column) }
+        }
+        let columnList = (["Z_PK", "Z_ENT", "Z_OPT"] + columns.map(quoted)).joined(separator: ", ")
+        var tuples: [String] = []
+        var parameters: [SQLServerValue] = []
+        parameters.reserveCapacity(rows.count * (columns.count + 3))
+        for row in rows {
+            let first = firstParameter + parameters.count
+            tuples.append(
+                "($\(first), $\(first + 1), $\(first + 2), " + placeholders(root: root, columns: columns, from: first + 3).joined(separator: ", ") + ")")
+            parameters += [.integer(row.primaryKey), .integer(entityID), .integer(1)]
+            for i in layout.storedAttributes { parameters.append(PostgreSQLValues.serverValue(row.values[i])) }
+            for rel in toOne {
+                let destination = row.toOne[safe: rel.index] ?? nil
+                parameters.append(destination?.primaryKey.map { .integer($0) } ?? .null)
+                if rel.entityColumn != nil {
+                    parameters.append(destination.flatMap { entityIDs[$0.entityName] }.map { .integer($0) } ?? .null)
+                }
+            }
+        }
+        return ("INSERT INTO \(quoted(root)) (\(columnList)) VALUES \(tuples.joined(separator: ", ")) ON CONFLICT DO NOTHING", parameters)
+    }
+}
+
+/// A save's statements on a PostgreSQL connection inside its transaction.
+///
+/// A statement the server refuses aborts the whole transaction, so nothing here may fail on
+/// purpose: inserts use `ON CONFLICT DO NOTHING` and compare what was written; an update that may
+/// hit a uniqueness constraint runs under a savepoint, so the save can still name the holder.
+struct PostgreSQLSaveTransaction: SaveTransaction {
+    let store: PostgreSQLStore
+    let connection: any SQLServerConnection
+
+    var storeIdentifier: String { store.identifier }
+    var entityIDs: [String: Int64] { store.entityIDs }
+
+    /// Nothing here: the ledger's statement, the save's last, checks the model
+    /// (``PostgreSQLStore/writeLedger(_:_:)``), which spares a round trip; a store migrated
+    /// meanwhile still rolls the whole save back. (Ambar's connections mark their sessions as
+    /// Ambar's when they open, so the save's writes are not reported as foreign.)
+    func checkModelIsCurrent() throws {}
+
+    /// A savepoint costs two round trips, a lookup of holders one per 500 keys: the attempt pays
+    /// from a thousand inserts.
+    var optimisticInsertMinimum: Int { 1_000 }
+
+    func execute(_ step: SavepointStep) throws {
+        _ = try connection.query(step.rawValue, [])
+    }
+
+    func receiptToken(_ key: String) throws -> Int64? {
+        try connection.query("SELECT token FROM ambar_receipts WHERE key = $1", [.text(key)]).rows.first.flatMap { PostgreSQLValues.integer($0[0]) }
+    }
+
+    func allocate(root: String, count: Int) throws -> [Int64] {
+        try store.reservedKeys(connection, root: root, count: count)
+    }
+
+    func rows(_ rootLayout: EntityLayout, columns: [String], matching keys: [[StoredScalar]]) throws -> [StoreRow] {
+        let spec = try store.spec(for: rootLayout)
+        let root = rootLayout.rootName
+        var result: [StoreRow] = []
+        if columns.count == 1 {
+            for start in stride(from: 0, to: keys.count, by: 500) {
+                let chunk = Array(keys[start..<min(start + 500, keys.count)])
+                let list = store.placeholders(root: root, columns: Array(repeating: columns[0], count: chunk.count), from: 1).joined(separator: ", ")
+                let rows = try connection.query(
+                    "SELECT \(spec.selectListT0) FROM \(quoted(root)) AS t0 WHERE t0.\(quoted(columns[0])) IN (\(list))",
+                    chunk.map { PostgreSQLValues.serverValue($0[0]) })
+                result += rows.rows.compactMap { store.readRow($0, spec) }
+            }
+        } else {
+            let condition = zip(columns, store.placeholders(root: root, columns: columns, from: 1)).map { "t0.\(quoted($0)) = \($1)" }.joined(
+                separator: " AND ")
+            for key in keys {
+                let rows = try connection.query(
+                    "SELECT \(spec.selectListT0) FROM \(quoted(root)) AS t0 WHERE \(condition) LIMIT 1", key.map(PostgreSQLValues.serverValue))
+                result += rows.rows.compactMap { store.readRow($0, spec) }
+            }
+        }
+        return result
+    }
+
+    func currentRow(_ layout: EntityLayout, primaryKey: Int64) throws -> StoreRow? {
+        let spec = try store.spec(for: layout)
+        return try connection.query("SELECT \(spec.selectListT0) FROM \(quoted(layout.rootName)) AS t0 WHERE t0.Z_PK = $1", [.integer(primaryKey)])
+            .rows.first.flatMap { store.readRow($0, spec) }
+    }
+
+    /// `FOR KEY SHARE`: a concurrent delete of these rows waits until this transaction ends.
+    func existingPrimaryKeys(root: String, _ primaryKeys: [Int64]) throws -> Set<Int64> {
+        Set(
+            try connection.query("SELECT Z_PK FROM \(quoted(root)) WHERE Z_PK = ANY($1::bigint[]) FOR KEY SHARE", [.integerArray(primaryKeys)]).rows
+                .compactMap { PostgreSQLValues.integer($0[0]) })
+    }
+
+    func deleteRow(root: String, primaryKey: Int64, expectedVersion: Int64?) throws -> Bool {
+        if let expectedVersion {
+            return try connection.query("DELETE FROM \(quoted(root)) WHERE Z_PK = $1 AND Z_OPT = $2", [.integer(primaryKey), .integer(expectedVersion)])
+                .affectedRows > 0
+        }
+        return try connection.query("DELETE FROM \(quoted(root)) WHERE Z_PK = $1", [.integer(primaryKey)]).affectedRows > 0
+    }
+
+    func deleteJoinRows(table: String, column: String, primaryKey: Int64) throws {
+        _ = try connection.query("DELETE FROM \(quoted(table)) WHERE \(column) = $1", [.integer(primaryKey)])
+    }
+
+    func updateRow(root: String, primaryKey: Int64, version: Int64, assignments: [(column: String, value: StoredScalar)], expectedVersion: Int64?) throws
+        -> Bool
+    {
+        let columns = assignments.map(\.column)
+        let casts = store.placeholders(root: root, columns: columns, from: 2)
+        var sql = "UPDATE \(quoted(root)) SET Z_OPT = $1"
+        for (column, placeholder) in zip(columns, casts) { sql += ", \(quoted(column)) = \(placeholder)" }
+        var parameters: [SQLServerValue] = [.integer(version)]
+        parameters += assignments.map { PostgreSQLValues.serverValue($0.value) }
+        parameters.append(.integer(primaryKey))
+        sql += " WHERE Z_PK = $\(parameters.count)"
+        if let expectedVersion {
+            parameters.append(.integer(expectedVersion))
+            sql += " AND Z_OPT = $\(parameters.count)"
+        }
+        let unique = Set((store.model.resolved.rootUniqueness[root] ?? []).flatMap { $0 })
+        guard columns.contains(where: unique.contains) else {
+            return try connection.query(sql, parameters).affectedRows > 0
+        }
+        _ = try connection.query("SAVEPOINT ambar_update", [])
+        let outcome: Result<SQLServerResult, SQLServerError>
+        do { outcome = .success(try connection.query(sql, parameters)) } catch { outcome = .failure(error) }
+        switch outcome {
+        case .success(let result):
+            _ = try connection.query("RELEASE SAVEPOINT ambar_update", [])
+            return result.affectedRows > 0
+        case .failure(let error) where error.isUniqueViolation:
+            _ = try connection.query("ROLLBACK TO SAVEPOINT ambar_update", [])
+            throw ConstraintRefusal()
+        case .failure(let error):
+            throw error
+        }
+    }
+
+    func insertRows(_ layout: EntityLayout, _ rows: [NewRow]) throws {
+        guard !rows.isEmpty else { return }
+        let rowsPerStatement = max(1, 30_000 / store.insertParameterCount(layout))
+        for start in stride(from: 0, to: rows.count, by: rowsPerStatement) {
+            let chunk = rows[start..<min(start + rowsPerStatement, rows.count)]
+            guard let insert = store.insertStatement(layout, chunk, firstParameter: 1) else { throw AmbarError.unknownEntity(layout.name) }
+            // The count of rows written says whether any was refused; only then are the keys
+            // written read back (the keys are new, so those present are the ones this wrote).
+            let written = try connection.query(insert.sql, insert.parameters)
+            if written.affectedRows < chunk.count {
+                let present = try connection.query(
+                    "SELECT Z_PK FROM \(quoted(layout.rootName)) WHERE Z_PK = ANY($1::bigint[])", [.integerArray(chunk.map(\.primaryKey))])
+                let keys = Set(present.rows.compactMap { PostgreSQLValues.integer($0[0]) })
+                let refused = chunk.first { !keys.contains($0.primaryKey) }
+                throw ConstraintRefusal(values: refused?.values ?? [], toOne: refused?.toOne ?? [])
+            }
+        }
+    }
+
+    func joinRows(table: String, ownColumn: String, otherColumn: String, owners: [Int64]) throws -> [JoinPair] {
+        try connection.query(
+            "SELECT \(ownColumn), \(otherColumn) FROM \(quoted(table)) WHERE \(ownColumn) = ANY($1::bigint[])", [.integerArray(owners)]
+        ).rows.compactMap { row in
+            guard let owner = PostgreSQLValues.integer(row[0]), let destination = PostgreSQLValues.integer(row[1]) else { return nil }
+            return JoinPair(owner: owner, destination: destination)
+        }
+    }
+
+    func setJoinRow(table: String, source: Int64, destination: Int64, present: Bool) throws {
+        if present {
+            _ = try connection.query(
+                "INSERT INTO \(quoted(table)) (src, dst) VALUES ($1, $2) ON CONFLICT DO NOTHING", [.integer(source), .integer(destination)])
+        } else {
+            _ = try connection.query("DELETE FROM \(quoted(table)) WHERE src = $1 AND dst = $2", [.integer(source), .integer(destination)])
+        }
+    }
+
+    func setOrder(_ mapping: RelationshipMapping, column: String, owner: Int64, destination: Int64, position: Int) throws {
+        switch mapping {
+        case .inverseForeignKey(let root, let foreignKey):
+            _ = try connection.query(
+                "UPDATE \(quoted(root)) SET \(quoted(column)) = $1 WHERE Z_PK = $2 AND \(quoted(foreignKey)) = $3",
+                [.integer(Int64(position)), .integer(destination), .integer(owner)])
+        case .joinTable(let table, let own, let other):
+            _ = try connection.query(
+                "UPDATE \(quoted(table)) SET \(quoted(column)) = $1 WHERE \(own) = $2 AND \(other) = $3",
+                [.integer(Int64(position)), .integer(owner), .integer(destination)])
+        case .foreignKey, .transient:
+            break
+        }
+    }
+
+    func writeLedger(_ entry: LedgerEntry) throws -> Int64? {
+        try store.writeLedger(connection, entry)
+    }
+
+    func writeReceipt(_ key: String, token: Int64) throws {
+        // A concurrent save with the same key committed first: this one is refused (and rolled back).
+        let written = try connection.query(
+            "INSERT INTO ambar_receipts (key, token, saved) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+            [.text(key), .integer(token), .real(Date().timeIntervalSince1970)])
+        if written.affectedRows == 0 {
+            throw AmbarError.alreadySaved(idempotencyKey: key, token: try receiptToken(key) ?? 0)
+        }
+    }
+
+    func moveConsumer(_ move: ConsumerMove) throws {
+        let now = Date().timeIntervalSince1970
+        // Under READ COMMITTED a concurrent move of the same row waits for the first one to commit
+        // and then finds the token changed: exactly one of them moves it.
+        let written: Int
+        if let expected = move.expected {
+            written = try connection.query(
+                "UPDATE ambar_cursors SET token = $1, last_seen = $2, lease = NULL WHERE consumer = $3 AND token = $4 AND lease IS NULL",
+                [.integer(move.token), .real(now), .text(move.consumer), .integer(expected)]
+            ).affectedRows
+        } else {
+            written = try connection.query(
+                "INSERT INTO ambar_cursors (consumer, token, last_seen, lease) VALUES ($1, $2, $3, NULL) ON CONFLICT (consumer) DO NOTHING",
+                [.text(move.consumer), .integer(move.token), .real(now)]
+            ).affectedRows
+        }
+        guard written == 0 else { return }
+        let found = try connection.query("SELECT token FROM ambar_cursors WHERE consumer = $1", [.text(move.consumer)]).rows.first.flatMap {
+            PostgreSQLValues.integer($0[0])
+        }
+        throw AmbarError.consumerPositionMoved(consumer: move.consumer, expected: move.expected, found: found)
+    }
+}
