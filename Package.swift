@@ -47,15 +47,50 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
     ],
     targets: [
+        // AmbarStack, the object graph, in layers: each builds on its own, and those that do not
+        // depend on each other build in parallel. The AmbarStack module only re-exports them.
+        //
+        // The core: model, objects, contexts, fetch and predicates, and the interface to a store.
         .target(
-            name: "AmbarStack",
+            name: "AmbarCore",
             dependencies: [
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
+        ),
+        // The SQL and save work the SQLite and PostgreSQL stores share.
+        .target(name: "AmbarSQL", dependencies: ["AmbarCore"]),
+        // The SQLite store, through GRDB.
+        .target(
+            name: "AmbarSQLite",
+            dependencies: [
+                "AmbarCore", "AmbarSQL",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Fetched-results controllers and monitors: live lists over a context.
+        .target(
+            name: "AmbarResults",
+            dependencies: ["AmbarCore", .product(name: "Logging", package: "swift-log")]
+        ),
+        // Opening stores and stacks: DataStack, coordinators on a file or in memory, model files,
+        // backups, restores and relocations.
+        .target(
+            name: "AmbarDataStack",
+            dependencies: ["AmbarCore", "AmbarSQLite", .product(name: "Logging", package: "swift-log")]
+        ),
+        // The seed libraries' APIs (Ambar, BBLCoreDataKit, CoreDataStack, Y—Persistence), a layer
+        // on the public and package API of the others.
+        .target(
+            name: "AmbarSeedCompatibility",
+            dependencies: ["AmbarCore", "AmbarDataStack", "AmbarResults", .product(name: "Logging", package: "swift-log")]
+        ),
+        .target(
+            name: "AmbarStack",
+            dependencies: ["AmbarCore", "AmbarSQL", "AmbarSQLite", "AmbarResults", "AmbarDataStack", "AmbarSeedCompatibility"]
         ),
         // Models declared in their classes: the `@Model` macro and its companions. A library of
         // its own, so that only what uses them builds swift-syntax (not the agent, not the soak).
@@ -88,12 +123,12 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
-        // The PostgreSQL backend's connection (postgres-nio): a store on a server, for several
+        // The PostgreSQL store and its connection (postgres-nio): a store on a server, for several
         // hosts. Its own product, so that a SQLite-only user does not build it.
         .target(
             name: "AmbarPostgres",
             dependencies: [
-                "AmbarStack",
+                "AmbarCore", "AmbarSQL", "AmbarDataStack",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -144,6 +179,18 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
+        ),
+        // examples/tracker's program, built here too so that its tests run it from the package's one
+        // build (the example's own Package.swift is how a user builds it, with the same
+        // dependencies; a test checks that the two agree).
+        .executableTarget(
+            name: "tracker",
+            dependencies: [
+                "AmbarModels", "SharedStoreIPC", "AmbarSystemd",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "examples/tracker/Sources/tracker"
         ),
         // A helper executable that tests spawn as a second process on the same store.
         .executableTarget(

@@ -45,7 +45,9 @@ extension SQLiteStore {
     }
 
     /// Sets `values` on every object matching the query; bumps their versions; one transaction.
-    package func batchUpdate(_ query: StoreQuery, values: [String: AttributeValue], author: String?) throws(AmbarError) -> (ids: [ManagedObjectID], token: Int64?) {
+    package func batchUpdate(_ query: StoreQuery, values: [String: AttributeValue], author: String?) throws(AmbarError) -> (
+        ids: [ManagedObjectID], token: Int64?
+    ) {
         let layout = try model.resolved.layout(query.entity)
         guard !values.isEmpty else { return ([], nil) }
         var assignments = ["Z_OPT = Z_OPT + 1"]

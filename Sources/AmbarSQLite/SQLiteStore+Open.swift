@@ -14,7 +14,8 @@ extension SQLiteStore {
     /// - Throws: ``AmbarError/storeCannotOpen(path:reason:)`` when the file cannot be opened or is
     ///   not an SQLite database, ``AmbarError/incompatibleModel(storeHash:modelHash:)`` when it was
     ///   created with another model.
-    package static func open(_ location: Location, model: ManagedObjectModel, recovery: DamagedStoreRecovery = .fail, busyTimeout: TimeInterval = 10) throws(AmbarError)
+    package static func open(_ location: Location, model: ManagedObjectModel, recovery: DamagedStoreRecovery = .fail, busyTimeout: TimeInterval = 10)
+        throws(AmbarError)
         -> SQLiteStore
     {
         do {

@@ -31,7 +31,9 @@ package enum BatchValidation {
     }
 
     /// The columns a batch update sets and their coerced values, in name order.
-    package static func updateAssignments(_ values: [String: AttributeValue], layout: EntityLayout) throws(AmbarError) -> [(column: String, value: AttributeValue)] {
+    package static func updateAssignments(_ values: [String: AttributeValue], layout: EntityLayout) throws(AmbarError) -> [(
+        column: String, value: AttributeValue
+    )] {
         var assignments: [(column: String, value: AttributeValue)] = []
         for (name, value) in values.sorted(by: { $0.key < $1.key }) {
             guard let i = layout.attributeIndex[name] else { throw .unknownProperty(entity: layout.name, property: name) }

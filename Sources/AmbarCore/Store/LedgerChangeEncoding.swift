@@ -105,7 +105,9 @@ package enum LedgerChangeEncoding {
 
     /// Re-encodes `data` with each entity and property name passed through `rename`
     /// (`(entity, property?) → new name`), for a migration that renames them.
-    package static func renaming(_ data: Data, location: String, entity renameEntity: (String) -> String, properties renameProperties: (String, [String]) -> [String])
+    package static func renaming(
+        _ data: Data, location: String, entity renameEntity: (String) -> String, properties renameProperties: (String, [String]) -> [String]
+    )
         throws(AmbarError) -> Data
     {
         var groups: [LedgerGroup: [Int64]] = [:]

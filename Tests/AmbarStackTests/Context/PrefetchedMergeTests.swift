@@ -1,7 +1,8 @@
+import AmbarStack
 import Foundation
 import XCTest
 
-@testable import AmbarStack
+@testable import AmbarCore
 
 /// Merging a save with its rows read before, off the merging context's queue (what a process
 /// following the ledger does): the rows serve the refresh and the results controller's load of

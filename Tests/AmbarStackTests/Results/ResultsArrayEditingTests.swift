@@ -1,6 +1,7 @@
+import AmbarStack
 import XCTest
 
-@testable import AmbarStack
+@testable import AmbarResults
 
 /// The in-place edits a results controller makes to its rows agree with the obvious way of
 /// making them, for references (whose counts the moves must not disturb) and for any positions.

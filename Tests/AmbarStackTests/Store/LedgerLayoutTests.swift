@@ -1,7 +1,8 @@
+import AmbarStack
 import Foundation
 import XCTest
 
-@testable import AmbarStack
+@testable import AmbarCore
 
 /// The ledger's layout 2: one row per transaction with its changes in one value. Stores of
 /// layout 1 (a row per entity and kind in `ambar_changes`) are upgraded in place with their
