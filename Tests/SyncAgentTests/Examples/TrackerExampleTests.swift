@@ -3,7 +3,7 @@ import AmbarTestSupport
 import Foundation
 import XCTest
 
-/// `examples/tracker`, a package of its own, built and run as a user would: a viewer process
+/// `examples/tracker`, a package of its own, run as a user would: a viewer process
 /// keeps its results controller while a writer process imports, updates and deletes; the
 /// viewer's final list is the store's. The notifier, a durable consumer killed again and again
 /// during a long run, makes one notice per task marked done, none twice; under a (test-owned)
@@ -13,19 +13,15 @@ final class TrackerExampleTests: AgentTestCase {
         Repository.root
     }
 
-    /// Builds the example (debug, in `.build-tracker` of this repository) and returns its binary.
-    private func buildTracker() throws -> URL {
-        let scratch = repository.appendingPathComponent(".build-tracker")
-        let build = try ProcessRunner.run(
-            URL(fileURLWithPath: "/usr/bin/env"),
-            ["swift", "build", "--package-path", repository.appendingPathComponent("examples/tracker").path, "--scratch-path", scratch.path],
-            timeout: 1_800)
-        XCTAssertEqual(build.status, 0, "building examples/tracker failed:\n\(build.output.suffix(4_000))\n\(build.error.suffix(4_000))")
-        return scratch.appendingPathComponent("debug/tracker")
+    /// The example's program, as the package builds it (the `tracker` target reads the example's
+    /// sources); `testTheExamplesManifestDependsOnWhatThePackageBuildsItWith` checks that the
+    /// example's own manifest builds it from the same products.
+    private func trackerProgram() throws -> URL {
+        BuiltProducts.url("tracker")
     }
 
     func testTheViewersFinalListIsTheStores() throws {
-        let tracker = try buildTracker()
+        let tracker = try trackerProgram()
         let viewerLog = directory.url.appendingPathComponent("viewer.log")
         let viewer = try SpawnedProcess(tracker.path, ["viewer", directory.url.path], log: viewerLog)
         func viewerLines() -> [String] {
@@ -102,7 +98,7 @@ final class TrackerExampleTests: AgentTestCase {
     }
 
     func testTheNotifierKilledAgainAndAgainMakesOneNoticePerDoneTask() throws {
-        let tracker = try buildTracker()
+        let tracker = try trackerProgram()
         let writerLog = directory.url.appendingPathComponent("writer.log")
         var (notifier, _) = try startNotifier(tracker, run: 0)
         let writer = try SpawnedProcess(tracker.path, ["writer", directory.url.path, "--tasks", "2000", "--done", "1000", "--pace", "40"], log: writerLog)
@@ -138,7 +134,7 @@ final class TrackerExampleTests: AgentTestCase {
     /// The notifier under a service manager of the test's: READY=1 with a status, WATCHDOG=1 while
     /// its consumer loop runs, STOPPING=1 on SIGTERM, then exit 0.
     func testTheNotifierSpeaksTypeNotify() throws {
-        let tracker = try buildTracker()
+        let tracker = try trackerProgram()
         let notify = try NotifySocket(path: directory.url.appendingPathComponent("notify.sock").path)
         let (notifier, log) = try startNotifier(tracker, run: 0, environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "1000000"])
         var messages: [String] = []
@@ -152,6 +148,31 @@ final class TrackerExampleTests: AgentTestCase {
         while !stopping, let message = notify.receive(until: Date().addingTimeInterval(20)) { stopping = message.contains("STOPPING=1") }
         XCTAssertTrue(stopping, "STOPPING=1 on SIGTERM")
         XCTAssertEqual(notifier.waitForExit(timeout: 30).flatMap(SpawnedProcess.exitCode), 0, (try? String(contentsOf: log, encoding: .utf8)) ?? "")
+    }
+
+    /// The example's own manifest, which users build, and this package's `tracker` target, which
+    /// the tests run, build the example's sources from the same products.
+    func testTheExamplesManifestDependsOnWhatThePackageBuildsItWith() throws {
+        func dependencies(ofTracker package: URL) throws -> [String] {
+            let scratch = directory.url.appendingPathComponent("scratch-\(package.lastPathComponent)")
+            let dumped = try ProcessRunner.run(
+                URL(fileURLWithPath: "/usr/bin/env"), ["swift", "package", "--package-path", package.path, "--scratch-path", scratch.path, "dump-package"],
+                timeout: 120)
+            XCTAssertEqual(dumped.status, 0, dumped.error)
+            let manifest = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(dumped.output.utf8)) as? [String: Any])
+            let targets = try XCTUnwrap(manifest["targets"] as? [[String: Any]])
+            let tracker = try XCTUnwrap(targets.first { $0["name"] as? String == "tracker" }, "\(package.path) has a tracker target")
+            let path = tracker["path"] as? String
+            XCTAssertTrue(path == nil || path == "examples/tracker/Sources/tracker", "the tracker target reads the example's sources: \(path ?? "")")
+            return try XCTUnwrap(tracker["dependencies"] as? [[String: Any]]).compactMap { dependency in
+                // {"product": [name, package, …]} or {"byName": [name, …]}
+                (dependency.values.first as? [Any])?.first as? String
+            }
+        }
+        let example = try dependencies(ofTracker: repository.appendingPathComponent("examples/tracker"))
+        let here = try dependencies(ofTracker: repository)
+        XCTAssertEqual(Set(example), Set(here))
+        XCTAssertEqual(Set(example), ["AmbarModels", "SharedStoreIPC", "AmbarSystemd", "ServiceLifecycle", "Logging"])
     }
 
     /// The deployment article shows the notifier's code and unit as they are in the repository.
