@@ -16,14 +16,16 @@ let package = Package(
         .library(name: "AmbarSystemd", targets: ["AmbarSystemd"]),
         .executable(name: "sync-agent", targets: ["SyncAgent"]),
     ],
-    // What sync-agent builds in beyond SQLite. Both are on by default (`swift build`, the tests,
+    // What sync-agent builds in beyond SQLite. All are on by default (`swift build`, the tests,
     // the benchmarks); `scripts/run-demo` builds the SQLite demo with `--disable-default-traits`,
-    // which spares a first build postgres-nio and two copies of BoringSSL. The libraries' own
-    // products (AmbarPostgres among them) do not depend on traits.
+    // which spares a first build postgres-nio, two copies of BoringSSL, Hummingbird and
+    // swift-prometheus. The libraries' own products (AmbarPostgres among them) do not depend on
+    // traits.
     traits: [
         .trait(name: "PostgreSQL", description: "sync-agent opens stores on a PostgreSQL server (postgres-nio, swift-crypto)."),
-        .trait(name: "TLS", description: "sync-agent serve speaks HTTPS (swift-nio-ssl)."),
-        .default(enabledTraits: ["PostgreSQL", "TLS"]),
+        .trait(name: "HTTP", description: "sync-agent serve, and --metrics of hub, run, watch and serve (Hummingbird, swift-prometheus)."),
+        .trait(name: "TLS", description: "sync-agent serve speaks HTTPS (swift-nio-ssl).", enabledTraits: ["HTTP"]),
+        .default(enabledTraits: ["PostgreSQL", "HTTP", "TLS"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -169,15 +171,15 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["HTTP"])),
+                .product(name: "HummingbirdCore", package: "hummingbird", condition: .when(traits: ["HTTP"])),
                 .product(name: "HummingbirdTLS", package: "hummingbird", condition: .when(traits: ["TLS"])),
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["TLS"])),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["HTTP"])),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Prometheus", package: "swift-prometheus", condition: .when(traits: ["HTTP"])),
             ]
         ),
         // examples/tracker's program, built here too so that its tests run it from the package's one

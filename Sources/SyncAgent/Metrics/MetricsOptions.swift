@@ -13,7 +13,9 @@ struct MetricsOptions: ParsableArguments {
     var metrics: String?
 
     func validate() throws {
-        if let metrics { _ = try ListenAddress(parsing: metrics, option: "--metrics") }
+        guard let metrics else { return }
+        guard HTTPSupport.isBuiltIn else { throw HTTPSupport.notBuiltIn("--metrics") }
+        _ = try ListenAddress(parsing: metrics, option: "--metrics")
     }
 
     /// The endpoint to serve, with swift-metrics bootstrapped to Prometheus, or nil without
@@ -21,6 +23,10 @@ struct MetricsOptions: ParsableArguments {
     /// nothing.
     func endpoint(command: String) throws -> MetricsEndpoint? {
         guard let metrics else { return nil }
-        return MetricsEndpoint(address: try ListenAddress(parsing: metrics, option: "--metrics"), command: command)
+        #if HTTP
+            return MetricsEndpoint(address: try ListenAddress(parsing: metrics, option: "--metrics"), command: command)
+        #else
+            throw HTTPSupport.notBuiltIn("--metrics")
+        #endif
     }
 }

@@ -1,144 +1,147 @@
-import AmbarStack
-import Foundation
-import HTTPTypes
-import Hummingbird
-import Logging
-import NIOCore
-import ServiceLifecycle
-import SharedStoreIPC
+// Built with the package trait HTTP (a default trait).
+#if HTTP
+    import AmbarStack
+    import Foundation
+    import HTTPTypes
+    import Hummingbird
+    import Logging
+    import NIOCore
+    import ServiceLifecycle
+    import SharedStoreIPC
 
-/// `GET /v1/changes`: the ledger as Server-Sent Events, one event per transaction, resumable.
-///
-/// - `id:` is the token, `data:` the object `watch --json` prints for it, plus `objects`: each
-///   inserted and updated object that still exists, as `fetch --json` prints it (its values when
-///   the event is sent; at most ``maximumObjectsPerEvent``, then `objects_truncated: true`). An
-///   object whose values cannot be read is `{"id": URI, "error": reason}` instead.
-/// - It starts after `Last-Event-ID` (what a reconnecting client sends), else after `?after=TOKEN`,
-///   else at the ledger's head: across reconnects, exactly the ledger's transactions, in order.
-/// - History purged after that token is one `event: expired` (`after`, `purged_through`,
-///   `oldest_token`, `head_token`), then the stream ends.
-/// - A comment line every 15 s keeps proxies from closing an idle stream.
-/// - At most `backlog` events wait for a client that stopped reading; past that it is
-///   disconnected (and resumes with `Last-Event-ID`).
-struct ChangeStreamEndpoint: Sendable {
-    let sync: SharedStoreSync
-    let stack: DataStack
-    let backlog: Int
-    static let maximumObjectsPerEvent = 10_000
-    static let lastEventID = HTTPField.Name("Last-Event-ID")!
+    /// `GET /v1/changes`: the ledger as Server-Sent Events, one event per transaction, resumable.
+    ///
+    /// - `id:` is the token, `data:` the object `watch --json` prints for it, plus `objects`: each
+    ///   inserted and updated object that still exists, as `fetch --json` prints it (its values when
+    ///   the event is sent; at most ``maximumObjectsPerEvent``, then `objects_truncated: true`). An
+    ///   object whose values cannot be read is `{"id": URI, "error": reason}` instead.
+    /// - It starts after `Last-Event-ID` (what a reconnecting client sends), else after `?after=TOKEN`,
+    ///   else at the ledger's head: across reconnects, exactly the ledger's transactions, in order.
+    /// - History purged after that token is one `event: expired` (`after`, `purged_through`,
+    ///   `oldest_token`, `head_token`), then the stream ends.
+    /// - A comment line every 15 s keeps proxies from closing an idle stream.
+    /// - At most `backlog` events wait for a client that stopped reading; past that it is
+    ///   disconnected (and resumes with `Last-Event-ID`).
+    struct ChangeStreamEndpoint: Sendable {
+        let sync: SharedStoreSync
+        let stack: DataStack
+        let backlog: Int
+        static let maximumObjectsPerEvent = 10_000
+        static let lastEventID = HTTPField.Name("Last-Event-ID")!
 
-    func response(_ request: Request, context: ServeContext) throws -> Response {
-        let start: Int64
-        if let text = request.headers[Self.lastEventID] ?? QueryParameters(request.uri.query)["after"] {
-            guard let token = Int64(text.trimmingCharacters(in: .whitespaces)), token >= 0 else {
-                return ServeResponses.error(.badRequest, "Last-Event-ID and ?after= take a ledger token (a whole number, 0 or more), not \(text)")
-            }
-            start = token
-        } else {
-            start = try stack.writerCoordinator.currentHistoryToken()
-        }
-        var headers = HTTPFields()
-        headers[.contentType] = "text/event-stream; charset=utf-8"
-        headers[.cacheControl] = "no-cache"
-        headers[HTTPField.Name("X-Accel-Buffering")!] = "no"
-        let (sync, stack, backlog, channel, logger) = (self.sync, self.stack, self.backlog, context.channel, context.logger)
-        let body = ResponseBody { writer in
-            let (events, continuation) = AsyncStream<ByteBuffer>.makeStream(bufferingPolicy: .bufferingOldest(backlog))
-            let producer = Task {
-                await Self.produce(after: start, sync: sync, stack: stack, into: continuation, backlog: backlog, channel: channel, logger: logger)
-            }
-            let heartbeat = Task {
-                while !Task.isCancelled {
-                    try await Task.sleep(for: .seconds(15))
-                    continuation.yield(ByteBuffer(string: ": keep-alive\n\n"))
+        func response(_ request: Request, context: ServeContext) throws -> Response {
+            let start: Int64
+            if let text = request.headers[Self.lastEventID] ?? QueryParameters(request.uri.query)["after"] {
+                guard let token = Int64(text.trimmingCharacters(in: .whitespaces)), token >= 0 else {
+                    return ServeResponses.error(.badRequest, "Last-Event-ID and ?after= take a ledger token (a whole number, 0 or more), not \(text)")
                 }
+                start = token
+            } else {
+                start = try stack.writerCoordinator.currentHistoryToken()
             }
-            defer {
-                producer.cancel()
-                heartbeat.cancel()
+            var headers = HTTPFields()
+            headers[.contentType] = "text/event-stream; charset=utf-8"
+            headers[.cacheControl] = "no-cache"
+            headers[HTTPField.Name("X-Accel-Buffering")!] = "no"
+            let (sync, stack, backlog, channel, logger) = (self.sync, self.stack, self.backlog, context.channel, context.logger)
+            let body = ResponseBody { writer in
+                let (events, continuation) = AsyncStream<ByteBuffer>.makeStream(bufferingPolicy: .bufferingOldest(backlog))
+                let producer = Task {
+                    await Self.produce(after: start, sync: sync, stack: stack, into: continuation, backlog: backlog, channel: channel, logger: logger)
+                }
+                let heartbeat = Task {
+                    while !Task.isCancelled {
+                        try await Task.sleep(for: .seconds(15))
+                        continuation.yield(ByteBuffer(string: ": keep-alive\n\n"))
+                    }
+                }
+                defer {
+                    producer.cancel()
+                    heartbeat.cancel()
+                }
+                for await buffer in events { try await writer.write(buffer) }
+                try await writer.finish(nil)
             }
-            for await buffer in events { try await writer.write(buffer) }
-            try await writer.finish(nil)
+            return Response(status: .ok, headers: headers, body: body)
         }
-        return Response(status: .ok, headers: headers, body: body)
-    }
 
-    /// Reads the ledger after `start` and queues each transaction's event until graceful shutdown,
-    /// an expiry, an error, or a client too far behind (then its connection is closed).
-    private static func produce(
-        after start: Int64, sync: SharedStoreSync, stack: DataStack, into continuation: AsyncStream<ByteBuffer>.Continuation, backlog: Int,
-        channel: any Channel, logger: Logger
-    ) async {
-        defer { continuation.finish() }
-        continuation.yield(ByteBuffer(string: "retry: 2000\n\n"))
-        let reader: ManagedObjectContext
-        do {
-            reader = try stack.temporaryContext()
-        } catch {
-            logger.error("cannot read objects for the change stream", metadata: ["error": "\(error)"])
-            return
-        }
-        await withGracefulShutdownHandler {
+        /// Reads the ledger after `start` and queues each transaction's event until graceful shutdown,
+        /// an expiry, an error, or a client too far behind (then its connection is closed).
+        private static func produce(
+            after start: Int64, sync: SharedStoreSync, stack: DataStack, into continuation: AsyncStream<ByteBuffer>.Continuation, backlog: Int,
+            channel: any Channel, logger: Logger
+        ) async {
+            defer { continuation.finish() }
+            continuation.yield(ByteBuffer(string: "retry: 2000\n\n"))
+            let reader: ManagedObjectContext
             do {
-                for try await event in sync.changes(after: start) {
-                    switch event {
-                    case .transactions(let page):
-                        for buffer in events(page, reader: reader) {
-                            if case .dropped = continuation.yield(buffer) {
-                                logger.notice(
-                                    "a change-stream client stopped reading; disconnected (it resumes with Last-Event-ID)",
-                                    metadata: ["client": "\(channel.remoteAddress.map { "\($0)" } ?? "unix socket")", "backlog-events": "\(backlog)"])
-                                channel.close(promise: nil)
-                                return
-                            }
-                        }
-                    case .historyExpired(let expiry):
-                        let oldest = (try? stack.writerCoordinator.historySummary().oldestToken) ?? nil
-                        let data: [String: Any] = [
-                            "after": expiry.position, "purged_through": expiry.purgedThrough, "oldest_token": oldest ?? NSNull(),
-                            "head_token": expiry.head,
-                        ]
-                        continuation.yield(ByteBuffer(string: "event: expired\ndata: \(json(data))\n\n"))
-                        return
-                    }
-                }
+                reader = try stack.temporaryContext()
             } catch {
-                logger.error("the change stream failed; the client reconnects with Last-Event-ID", metadata: ["error": "\(error)"])
-                channel.close(promise: nil)
+                logger.error("cannot read objects for the change stream", metadata: ["error": "\(error)"])
+                return
             }
-        } onGracefulShutdown: {
-            continuation.finish()
-        }
-    }
-
-    /// The events of `page`, with the objects read in `reader` (reset first: current values).
-    private static func events(_ page: [HistoryTransaction], reader: ManagedObjectContext) -> [ByteBuffer] {
-        reader.performAndWait {
-            do throws(AmbarError) { try reader.reset() } catch {}  // a temporary context holds nothing to lose
-            let now = Date()
-            return page.map { transaction in
-                var data = TransactionLine.json(transaction, now: now)
-                let ids = (transaction.inserted.union(transaction.updated)).sorted { $0.uriString < $1.uriString }
-                var objects: [[String: Any]] = []
-                for id in ids.prefix(maximumObjectsPerEvent) {
-                    do throws(AmbarError) {
-                        objects.append(try ObjectJSON.fields(try reader.existingObject(with: id)))
-                    } catch .objectNotFound {
-                        continue  // deleted since
-                    } catch {
-                        // Said in the event, not printed half: the client sees which object and why.
-                        objects.append(["id": id.uriString, "error": error.description])
+            await withGracefulShutdownHandler {
+                do {
+                    for try await event in sync.changes(after: start) {
+                        switch event {
+                        case .transactions(let page):
+                            for buffer in events(page, reader: reader) {
+                                if case .dropped = continuation.yield(buffer) {
+                                    logger.notice(
+                                        "a change-stream client stopped reading; disconnected (it resumes with Last-Event-ID)",
+                                        metadata: ["client": "\(channel.remoteAddress.map { "\($0)" } ?? "unix socket")", "backlog-events": "\(backlog)"])
+                                    channel.close(promise: nil)
+                                    return
+                                }
+                            }
+                        case .historyExpired(let expiry):
+                            let oldest = (try? stack.writerCoordinator.historySummary().oldestToken) ?? nil
+                            let data: [String: Any] = [
+                                "after": expiry.position, "purged_through": expiry.purgedThrough, "oldest_token": oldest ?? NSNull(),
+                                "head_token": expiry.head,
+                            ]
+                            continuation.yield(ByteBuffer(string: "event: expired\ndata: \(json(data))\n\n"))
+                            return
+                        }
                     }
+                } catch {
+                    logger.error("the change stream failed; the client reconnects with Last-Event-ID", metadata: ["error": "\(error)"])
+                    channel.close(promise: nil)
                 }
-                data["objects"] = objects
-                if ids.count > maximumObjectsPerEvent { data["objects_truncated"] = true }
-                return ByteBuffer(string: "id: \(transaction.token)\ndata: \(json(data))\n\n")
+            } onGracefulShutdown: {
+                continuation.finish()
             }
         }
-    }
 
-    static func json(_ object: [String: Any]) -> String {
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
+        /// The events of `page`, with the objects read in `reader` (reset first: current values).
+        private static func events(_ page: [HistoryTransaction], reader: ManagedObjectContext) -> [ByteBuffer] {
+            reader.performAndWait {
+                do throws(AmbarError) { try reader.reset() } catch {}  // a temporary context holds nothing to lose
+                let now = Date()
+                return page.map { transaction in
+                    var data = TransactionLine.json(transaction, now: now)
+                    let ids = (transaction.inserted.union(transaction.updated)).sorted { $0.uriString < $1.uriString }
+                    var objects: [[String: Any]] = []
+                    for id in ids.prefix(maximumObjectsPerEvent) {
+                        do throws(AmbarError) {
+                            objects.append(try ObjectJSON.fields(try reader.existingObject(with: id)))
+                        } catch .objectNotFound {
+                            continue  // deleted since
+                        } catch {
+                            // Said in the event, not printed half: the client sees which object and why.
+                            objects.append(["id": id.uriString, "error": error.description])
+                        }
+                    }
+                    data["objects"] = objects
+                    if ids.count > maximumObjectsPerEvent { data["objects_truncated"] = true }
+                    return ByteBuffer(string: "id: \(transaction.token)\ndata: \(json(data))\n\n")
+                }
+            }
+        }
+
+        static func json(_ object: [String: Any]) -> String {
+            guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return "{}" }
+            return String(decoding: data, as: UTF8.self)
+        }
     }
-}
+#endif

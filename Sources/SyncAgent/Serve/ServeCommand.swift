@@ -2,10 +2,13 @@ import AmbarStack
 import AmbarSystemd
 import ArgumentParser
 import Foundation
-import Hummingbird
 import Logging
 import ServiceLifecycle
 import SharedStoreIPC
+
+#if HTTP
+    import Hummingbird
+#endif
 
 /// `sync-agent serve`: the store over HTTP/1.1 (Hummingbird), for clients in any language — the
 /// change stream as Server-Sent Events, objects, and status.
@@ -57,6 +60,7 @@ struct ServeCommand: AsyncParsableCommand {
     var backlog = 1_000
 
     func validate() throws {
+        guard HTTPSupport.isBuiltIn else { throw HTTPSupport.notBuiltIn("serve") }
         let address = try listenAddress()
         if !address.isLocal && tokenFile == nil {
             throw ValidationError(
@@ -87,82 +91,86 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let metrics = try metricsOptions.endpoint(command: "serve")
-        bootstrapLogging()
-        let logger = Logger(label: "ambar.agent.serve")
-        let address = try listenAddress()
-        let token = try token()
-        let tls = try ServeTLS.settings(certificate: tlsCertificate, key: tlsKey)
-        let scheme = tls == nil ? "" : " (HTTPS)"
-        let stack = try openExistingStack(directory)
-        if let metrics {
-            let coordinator = try stack.mainCoordinator
-            metrics.collect { LedgerMetrics.collect(coordinator) }
-        }
-        let sync = try await SharedStoreSync.start(stack: stack, configuration: socket.sharing(in: directory.url, as: "sync-agent serve"))
-        try DescriptorBudget.require(16, for: "starting the HTTP server")  // its event loops stop the process on EMFILE
+        #if HTTP
+            let metrics = try metricsOptions.endpoint(command: "serve")
+            bootstrapLogging()
+            let logger = Logger(label: "ambar.agent.serve")
+            let address = try listenAddress()
+            let token = try token()
+            let tls = try ServeTLS.settings(certificate: tlsCertificate, key: tlsKey)
+            let scheme = tls == nil ? "" : " (HTTPS)"
+            let stack = try openExistingStack(directory)
+            if let metrics {
+                let coordinator = try stack.mainCoordinator
+                metrics.collect { LedgerMetrics.collect(coordinator) }
+            }
+            let sync = try await SharedStoreSync.start(stack: stack, configuration: socket.sharing(in: directory.url, as: "sync-agent serve"))
+            try DescriptorBudget.require(16, for: "starting the HTTP server")  // its event loops stop the process on EMFILE
 
-        let router = Router(context: ServeContext.self)
-        // The status page holds no data: it is served without the token and asks for it.
-        if let token { router.add(middleware: BearerTokenMiddleware(token: token, openPaths: ["/"])) }
-        let latency = MergeLatencyLog(sync: sync)
-        let changes = ChangeStreamEndpoint(sync: sync, stack: stack, backlog: backlog)
-        let objects = ObjectsEndpoint(stack: stack)
-        let (directory, socketPath) = (self.directory, socket.path(in: self.directory.url))
-        router.get("/v1/changes") { request, context in try changes.response(request, context: context) }
-        router.get("/v1/objects/:entity") { request, context in try objects.response(request, context: context) }
-        router.get("/") { _, _ in StatusPage.response() }
-        router.get("/v1/latency") { _, _ in ServeResponses.json(try latency.json()) }
-        router.get("/v1/status") { _, _ in
-            ServeResponses.json(try await StatusCommand.report(stack: stack, directory: directory, socketPath: socketPath).jsonLine())
-        }
+            let router = Router(context: ServeContext.self)
+            // The status page holds no data: it is served without the token and asks for it.
+            if let token { router.add(middleware: BearerTokenMiddleware(token: token, openPaths: ["/"])) }
+            let latency = MergeLatencyLog(sync: sync)
+            let changes = ChangeStreamEndpoint(sync: sync, stack: stack, backlog: backlog)
+            let objects = ObjectsEndpoint(stack: stack)
+            let (directory, socketPath) = (self.directory, socket.path(in: self.directory.url))
+            router.get("/v1/changes") { request, context in try changes.response(request, context: context) }
+            router.get("/v1/objects/:entity") { request, context in try objects.response(request, context: context) }
+            router.get("/") { _, _ in StatusPage.response() }
+            router.get("/v1/latency") { _, _ in ServeResponses.json(try latency.json()) }
+            router.get("/v1/status") { _, _ in
+                ServeResponses.json(try await StatusCommand.report(stack: stack, directory: directory, socketPath: socketPath).jsonLine())
+            }
 
-        let listening = AsyncStream<Void>.makeStream()
-        let server: any Service
-        if let adopted = try SocketActivation.listeningStreamSocket(named: "http") {
-            // Socket activation: the .socket unit's `http` socket (FileDescriptorName=http).
-            guard let bound = ListenAddress(boundSocket: adopted) else {
-                throw ValidationError("the socket passed as \"http\" is neither a Unix nor an IP socket")
+            let listening = AsyncStream<Void>.makeStream()
+            let server: any Service
+            if let adopted = try SocketActivation.listeningStreamSocket(named: "http") {
+                // Socket activation: the .socket unit's `http` socket (FileDescriptorName=http).
+                guard let bound = ListenAddress(boundSocket: adopted) else {
+                    throw ValidationError("the socket passed as \"http\" is neither a Unix nor an IP socket")
+                }
+                if !bound.isLocal && token == nil {
+                    throw ValidationError("the socket passed as \"http\" (\(bound)) is reachable from other machines: give --token-file FILE")
+                }
+                if listen != nil { logger.notice("socket-activated: serving the passed socket, not --listen", metadata: ["socket": "\(bound)"]) }
+                server = AdoptedSocketServer(
+                    descriptor: adopted, responder: router.buildResponder(), tls: tls, serverName: "ambar-sync-agent", logger: logger,
+                    onServerRunning: { _ in
+                        FileHandle.standardError.write(Data("sync-agent serve: listening on \(bound)\(scheme) (socket-activated)\n".utf8))
+                        listening.continuation.yield()
+                    })
+            } else {
+                let bind: BindAddress
+                switch address {
+                case .unix(let path):
+                    try FileManager.default.createDirectory(at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
+                    bind = .unixDomainSocket(path: path)
+                case .tcp(let host, let port):
+                    bind = .hostname(host, port: port)
+                }
+                server = Application(
+                    router: router, server: try ServeTLS.server(tls),
+                    configuration: .init(address: bind, serverName: "ambar-sync-agent"),
+                    onServerRunning: { channel in
+                        let actual =
+                            channel.localAddress?.port.map { port -> String in
+                                if case .tcp(let host, _) = address { return ListenAddress.tcp(host: host, port: port).description }
+                                return address.description
+                            } ?? address.description
+                        FileHandle.standardError.write(Data("sync-agent serve: listening on \(actual)\(scheme)\n".utf8))
+                        listening.continuation.yield()
+                    }, logger: logger)
             }
-            if !bound.isLocal && token == nil {
-                throw ValidationError("the socket passed as \"http\" (\(bound)) is reachable from other machines: give --token-file FILE")
-            }
-            if listen != nil { logger.notice("socket-activated: serving the passed socket, not --listen", metadata: ["socket": "\(bound)"]) }
-            server = AdoptedSocketServer(
-                descriptor: adopted, responder: router.buildResponder(), tls: tls, serverName: "ambar-sync-agent", logger: logger,
-                onServerRunning: { _ in
-                    FileHandle.standardError.write(Data("sync-agent serve: listening on \(bound)\(scheme) (socket-activated)\n".utf8))
-                    listening.continuation.yield()
-                })
-        } else {
-            let bind: BindAddress
-            switch address {
-            case .unix(let path):
-                try FileManager.default.createDirectory(at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
-                bind = .unixDomainSocket(path: path)
-            case .tcp(let host, let port):
-                bind = .hostname(host, port: port)
-            }
-            server = Application(
-                router: router, server: try ServeTLS.server(tls),
-                configuration: .init(address: bind, serverName: "ambar-sync-agent"),
-                onServerRunning: { channel in
-                    let actual =
-                        channel.localAddress?.port.map { port -> String in
-                            if case .tcp(let host, _) = address { return ListenAddress.tcp(host: host, port: port).description }
-                            return address.description
-                        } ?? address.description
-                    FileHandle.standardError.write(Data("sync-agent serve: listening on \(actual)\(scheme)\n".utf8))
-                    listening.continuation.yield()
-                }, logger: logger)
-        }
-        let systemd = SystemdNotifyService(
-            readiness: { for await _ in listening.stream { break } },
-            status: { "serving \(address)\(scheme)\(token == nil ? "" : " (bearer token required)"); ledger at \(sync.mergedThrough)" })
-        let deadline = ShutdownDeadline(logger: logger)
-        defer { withExtendedLifetime(deadline) {} }
-        let beside = try metrics.map { [try $0.service(logger: logger)] } ?? []
-        let group = ServiceGroup(services: [sync, server, systemd] + beside, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        try await group.run()
+            let systemd = SystemdNotifyService(
+                readiness: { for await _ in listening.stream { break } },
+                status: { "serving \(address)\(scheme)\(token == nil ? "" : " (bearer token required)"); ledger at \(sync.mergedThrough)" })
+            let deadline = ShutdownDeadline(logger: logger)
+            defer { withExtendedLifetime(deadline) {} }
+            let beside = try metrics.map { [try $0.service(logger: logger)] } ?? []
+            let group = ServiceGroup(services: [sync, server, systemd] + beside, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+            try await group.run()
+        #else
+            throw HTTPSupport.notBuiltIn("serve")
+        #endif
     }
 }
