@@ -97,14 +97,16 @@
     import ServiceLifecycle
 
     /// Without the package trait HTTP there is no metrics endpoint: ``MetricsOptions`` refuses
-    /// `--metrics`, so no value of this type exists and the commands' metrics paths never run.
-    enum MetricsEndpoint: Sendable {
-        /// Never called: there is no endpoint.
+    /// `--metrics` before one would be made, so the commands' metrics paths never run.
+    final class MetricsEndpoint: Sendable {
+        private init() {}
+
+        /// Does nothing: there is no endpoint to collect for.
         func collect(_ collector: @escaping @Sendable () -> Void) {}
 
-        /// Never called: there is no endpoint.
+        /// Refuses, as `--metrics` is: this build has no HTTP server.
         func service(logger: Logger) throws -> any Service {
-            switch self {}
+            throw HTTPSupport.notBuiltIn("--metrics")
         }
     }
 #endif
