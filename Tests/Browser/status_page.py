@@ -2,7 +2,7 @@
 """Drives Debian's chromium, headless, through the DevTools protocol (python3-websocket) to check
 `sync-agent serve`'s status page as a person would see it.
 
-    status_page.py URL --expect-objects N --expect-token T -- COMMAND...
+    status_page.py URL --expect-objects N --expect-author A -- COMMAND...
 
 Loads URL, waits until the page shows its change stream live, runs COMMAND (an import, say), and
 then reads the page until it shows T as the head token, N objects and the transaction's row; it
@@ -111,7 +111,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("url")
     parser.add_argument("--expect-objects", type=int)
-    parser.add_argument("--expect-token", type=int)
+    parser.add_argument("--expect-author")
     parser.add_argument("--deadline", type=float, default=2.0)
     parser.add_argument("--screenshot")
     parser.add_argument("--settle", type=float, default=0)
@@ -136,9 +136,12 @@ def main():
             started = time.monotonic()
             run = subprocess.run(options.command, capture_output=True, text=True)
             report["command"] = {"status": run.returncode, "seconds": time.monotonic() - started, "error": run.stderr[-2000:]}
-            condition = (f'document.getElementById("head-token").textContent === "{options.expect_token}"'
-                         f' && document.getElementById("objects-total").textContent === "{options.expect_objects}"'
-                         f' && document.querySelector("#transactions tr td")?.textContent === "{options.expect_token}"')
+            # The command's transaction is the newest row, by its author, and the head is its token.
+            condition = ('(() => { const row = document.querySelector("#transactions tr"); if (!row) return false;'
+                         ' const cells = Array.from(row.cells).map((cell) => cell.textContent.trim());'
+                         f' return document.getElementById("objects-total").textContent === {json.dumps(str(options.expect_objects))}'
+                         f' && cells.join(" ").includes({json.dumps(options.expect_author)})'
+                         ' && document.getElementById("head-token").textContent === cells[0]; })()')
             report["shown_after_seconds"] = browser.wait_for(condition, options.deadline)
             report["after"] = browser.evaluate(SHOWN)
             # The latency plot takes the merge from the next read of /v1/latency (at most 5 s later).
