@@ -2,7 +2,8 @@
 // builds on its own (and, where they do not depend on each other, in parallel).
 //
 //   AmbarCore               model, objects, contexts, fetch and predicates, the store interface
-//   AmbarSQL                SQL and save work shared by the SQLite and PostgreSQL stores
+//   AmbarSQL                SQL and save work shared by the SQLite and PostgreSQL stores (package
+//                           API only: nothing of it to re-export)
 //   AmbarSQLite             the SQLite store (GRDB)
 //   AmbarResults            fetched-results controllers and monitors
 //   AmbarDataStack          opening stores and stacks: DataStack, model files, backups, restores

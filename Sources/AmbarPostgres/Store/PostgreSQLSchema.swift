@@ -233,8 +233,8 @@ enum PostgreSQLSchema {
         try installForeignWriteTriggers(connection, model: model)
     }
 
-    /// The CREATE INDEX statements `model` wants, by table (the SQLite store's indexes, with
-    /// names that fit PostgreSQL's 63 bytes).
+    /// The CREATE INDEX statements `model` wants, by table (``SchemaIndexes``, the same as the
+    /// SQLite store's, with names that fit PostgreSQL's 63 bytes).
     static func indexes(of model: ManagedObjectModel) -> [String: [String]] {
         var result: [String: [String]] = [:]
         for (table, indexes) in SchemaIndexes.indexes(of: model) {

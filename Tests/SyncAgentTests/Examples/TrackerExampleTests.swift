@@ -16,12 +16,10 @@ final class TrackerExampleTests: AgentTestCase {
     /// The example's program, as the package builds it (the `tracker` target reads the example's
     /// sources); `testTheExamplesManifestDependsOnWhatThePackageBuildsItWith` checks that the
     /// example's own manifest builds it from the same products.
-    private func trackerProgram() throws -> URL {
-        BuiltProducts.url("tracker")
-    }
+    private var trackerProgram: URL { BuiltProducts.url("tracker") }
 
     func testTheViewersFinalListIsTheStores() throws {
-        let tracker = try trackerProgram()
+        let tracker = trackerProgram
         let viewerLog = directory.url.appendingPathComponent("viewer.log")
         let viewer = try SpawnedProcess(tracker.path, ["viewer", directory.url.path], log: viewerLog)
         func viewerLines() -> [String] {
@@ -98,7 +96,7 @@ final class TrackerExampleTests: AgentTestCase {
     }
 
     func testTheNotifierKilledAgainAndAgainMakesOneNoticePerDoneTask() throws {
-        let tracker = try trackerProgram()
+        let tracker = trackerProgram
         let writerLog = directory.url.appendingPathComponent("writer.log")
         var (notifier, _) = try startNotifier(tracker, run: 0)
         let writer = try SpawnedProcess(tracker.path, ["writer", directory.url.path, "--tasks", "2000", "--done", "1000", "--pace", "40"], log: writerLog)
@@ -134,7 +132,7 @@ final class TrackerExampleTests: AgentTestCase {
     /// The notifier under a service manager of the test's: READY=1 with a status, WATCHDOG=1 while
     /// its consumer loop runs, STOPPING=1 on SIGTERM, then exit 0.
     func testTheNotifierSpeaksTypeNotify() throws {
-        let tracker = try trackerProgram()
+        let tracker = trackerProgram
         let notify = try NotifySocket(path: directory.url.appendingPathComponent("notify.sock").path)
         let (notifier, log) = try startNotifier(tracker, run: 0, environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "1000000"])
         var messages: [String] = []

@@ -356,7 +356,7 @@ struct PredicateFormatParser {
         return "\(type(of: value)) \(value)"
     }
 
-    package static func integer(_ value: Any?) -> Int64? {
+    static func integer(_ value: Any?) -> Int64? {
         switch value {
         case let v as Int: return Int64(v)
         case let v as Int64: return v
