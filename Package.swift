@@ -36,7 +36,6 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
-        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         // The HTTP change stream and API of `sync-agent serve`; no default traits (swift-configuration
         // is not needed).
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),

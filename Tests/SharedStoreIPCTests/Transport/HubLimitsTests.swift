@@ -50,7 +50,9 @@ final class HubLimitsTests: XCTestCase {
         }
 
         // 20,000 saves of about 200 bytes each: 4 MB, far more than a socket holds. The healthy
-        // receiver reads on its own thread all along.
+        // receiver reads on its own thread all along, and the publisher stays at most `window`
+        // frames (about 13 KB) ahead of it: a receiver that keeps up, whatever else runs on the
+        // machine, whose backlog never nears the bound.
         let frames = 20_000
         let drained = Counter()
         let reader = Thread {
@@ -60,7 +62,11 @@ final class HubLimitsTests: XCTestCase {
             }
         }
         reader.start()
+        let window = 64
         for token in 1...frames {
+            if token > window, !drained.wait(atLeast: token - window, timeout: 20) {
+                return XCTFail("the healthy receiver got \(drained.value) of the first \(token - window) frames within 20 s")
+            }
             let save = Frame.DidSave(
                 storeUUID: storeUUID, token: Int64(token), processID: 3, instanceID: ProcessInstance.id, author: "publisher",
                 changes: ["Item": .init(inserted: Array(Int64(token * 40)..<Int64(token * 40 + 40)))])
@@ -215,17 +221,28 @@ final class HubLimitsTests: XCTestCase {
 
 /// A count shared with a reader thread.
 final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
+    private let condition = NSCondition()
     private var count = 0
     func add() {
-        lock.lock()
+        condition.lock()
         count += 1
-        lock.unlock()
+        condition.broadcast()
+        condition.unlock()
     }
     var value: Int {
-        lock.lock()
-        defer { lock.unlock() }
+        condition.lock()
+        defer { condition.unlock() }
         return count
+    }
+    /// Waits until the count reaches `target`; false if `timeout` seconds pass first.
+    func wait(atLeast target: Int, timeout: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while count < target {
+            if !condition.wait(until: deadline) { return count >= target }
+        }
+        return true
     }
 }
 
