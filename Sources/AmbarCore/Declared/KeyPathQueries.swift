@@ -22,6 +22,13 @@ extension ObjectPredicate {
     public init<T: DeclaredModel>(_ predicate: Predicate<T>) throws(AmbarError) {
         self = try PredicateCompilation.compile(predicate)
     }
+
+    /// The predicate that `predicate` states over the models of another layer (`AmbarSwiftData`'s
+    /// `PersistentModel`): what ``init(_:)-(Predicate<T>)`` compiles, by the models' property
+    /// names.
+    public init<T: _QueryableModel>(_ predicate: Predicate<T>) throws(AmbarError) {
+        self = try PredicateCompilation.compile(predicate)
+    }
 }
 
 extension ObjectSortDescriptor {
@@ -33,6 +40,16 @@ extension ObjectSortDescriptor {
     ///   `Key<String>("project.name").sorted()`), or when a string comparator other than
     ///   `.lexical` asks for an order the store does not give.
     public init<T: DeclaredModel>(_ descriptor: SortDescriptor<T>) throws(AmbarError) {
+        try self.init(compiling: descriptor)
+    }
+
+    /// The sort that `descriptor` states over the models of another layer (`AmbarSwiftData`'s
+    /// `PersistentModel`), by the models' property names.
+    public init<T: _QueryableModel>(_ descriptor: SortDescriptor<T>) throws(AmbarError) {
+        try self.init(compiling: descriptor)
+    }
+
+    private init<T>(compiling descriptor: SortDescriptor<T>) throws(AmbarError) {
         guard let keyPath = descriptor.keyPath else {
             throw .invalidPredicate("a SortDescriptor without a key path cannot sort in a store query")
         }

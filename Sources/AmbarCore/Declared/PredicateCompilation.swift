@@ -13,7 +13,7 @@ struct PredicateCompilation {
     var variables: [PredicateExpressions.VariableID: String] = [:]
 
     /// Compiles `predicate`, whose variable is the fetched object.
-    static func compile<T: DeclaredModel>(_ predicate: Predicate<T>) throws(AmbarError) -> ObjectPredicate {
+    static func compile<T>(_ predicate: Predicate<T>) throws(AmbarError) -> ObjectPredicate {
         var compilation = PredicateCompilation()
         compilation.variables[predicate.variable.key] = ""
         return try compilation.condition(predicate.expression)
@@ -53,6 +53,12 @@ struct PredicateCompilation {
 
     /// The property `keyPath` names on objects of `type`: its declared name.
     static func propertyName(_ keyPath: AnyKeyPath, on type: Any.Type) throws(AmbarError) -> String {
+        if let model = type as? any _QueryableModel.Type {
+            guard let name = model._queryablePropertyName(for: keyPath) else {
+                throw .invalidPredicate("\(keyPath) is not a stored property of the model \(type) (computed and @Transient properties cannot be queried)")
+            }
+            return name
+        }
         guard let declared = type as? any DeclaredModel.Type else {
             throw .invalidPredicate("\(keyPath) is a key path on \(type), which is not a declared model (@Model) class: key-path queries need one")
         }
@@ -90,7 +96,14 @@ enum CompiledExpression: CustomStringConvertible {
     static func fromValue(_ value: Any) throws(AmbarError) -> CompiledExpression {
         switch value {
         case let object as ManagedObject: return .object(object.objectID)
+        case let model as any _QueryableModel:
+            guard let id = model._queryableObjectID else {
+                throw .invalidPredicate("a \(type(of: model)) that was never inserted into a context cannot be compared in a store query")
+            }
+            return .object(id)
         case let convertible as any AttributeValueConvertible: return .constant(convertible.attributeValue)
+        // An enumeration with raw values is stored as its raw value (AmbarSwiftData).
+        case let raw as any RawRepresentable: return try fromValue(raw.rawValue)
         case let range as any PredicateRange: return try range.compiledRange()
         case let sequence as any Sequence:
             var values: [AttributeValue] = []

@@ -282,8 +282,9 @@ extension ComparisonOperator {
 extension PropertyKind {
     /// What a key path ending in a value of `type` is.
     static func of(_ type: Any.Type) -> PropertyKind {
-        if type is any ToManyCollection.Type { return .toMany }
+        if type is any ToManyCollection.Type || type is any QueryableModelCollection.Type { return .toMany }
         if type is ManagedObject.Type || type is any OptionalObject.Type { return .toOne }
+        if type is any _QueryableModel.Type || type is any OptionalQueryableModel.Type { return .toOne }
         return .attribute
     }
 }

@@ -75,7 +75,7 @@ public enum AttributeValue: Sendable, Hashable, Codable {
     }
 
     /// A short type name for error messages.
-    var kindName: String {
+    package var kindName: String {
         switch self {
         case .null: return "nil"
         case .string: return "string"
