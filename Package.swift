@@ -9,6 +9,9 @@ let package = Package(
     products: [
         .library(name: "AmbarStack", targets: ["AmbarStack"]),
         .library(name: "AmbarModels", targets: ["AmbarModels"]),
+        // SwiftData's API (`@Model` on plain classes, ModelContainer, ModelContext, FetchDescriptor,
+        // @ModelActor, …): SwiftData code compiles here with only its import changed.
+        .library(name: "AmbarSwiftData", targets: ["AmbarSwiftData"]),
         .library(name: "SharedStoreIPC", targets: ["SharedStoreIPC"]),
         .library(name: "AmbarPostgres", targets: ["AmbarPostgres"]),
         // systemd for your own daemons: Type=notify (READY, STATUS, WATCHDOG, STOPPING) as a
@@ -98,6 +101,11 @@ let package = Package(
         .target(
             name: "AmbarModels",
             dependencies: ["AmbarStack", "AmbarMacros"]
+        ),
+        // SwiftData's API over the object graph, with its own `@Model` (in the same macro plugin).
+        .target(
+            name: "AmbarSwiftData",
+            dependencies: ["AmbarStack", "AmbarMacros", .product(name: "Logging", package: "swift-log")]
         ),
         .macro(
             name: "AmbarMacros",
@@ -268,6 +276,11 @@ let package = Package(
                 "AmbarStack", "SharedStoreIPC", "AmbarTestSupport", "AmbarSystemd",
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),  // a second, plain SQLite client
             ]
+        ),
+        // SwiftData code as Apple's platforms compile it, with only its import changed.
+        .testTarget(
+            name: "AmbarSwiftDataTests",
+            dependencies: ["AmbarSwiftData"]
         ),
         .testTarget(
             name: "AmbarStackTests",

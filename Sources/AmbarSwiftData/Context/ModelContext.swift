@@ -1,0 +1,291 @@
+import AmbarStack
+import Foundation
+import Logging
+
+/// Where models are inserted, fetched, changed, deleted and saved: SwiftData's `ModelContext`,
+/// over an Ambar context.
+///
+/// ```swift
+/// let context = ModelContext(container)
+/// let trip = Trip(name: "Lisbon", start: .now)
+/// context.insert(trip)
+/// trip.stops.append(Stop(name: "Alfama"))         // inserted with it
+/// try context.save()
+///
+/// let upcoming = try context.fetch(FetchDescriptor<Trip>(
+///     predicate: #Predicate { $0.start > now },
+///     sortBy: [SortDescriptor(\.start)]))
+/// ```
+///
+/// A context runs on a queue of its own (``ModelContainer/mainContext`` on the main queue);
+/// every call, and every read and write of its models' properties, runs on that queue, so
+/// models and contexts may be used from any thread.
+///
+/// Calls that cannot throw (``insert(_:)``, property writes) report what fails instead: the
+/// failure is logged and the next ``save()`` throws it, so that no failure is lost.
+public final class ModelContext: Hashable {
+    /// The container the context works on.
+    public let container: ModelContainer
+    let managedContext: ManagedObjectContext
+    private let registry = ModelRegistry()
+    let failures = FailureLog()
+    private var failureObservation: ContextObservation?
+    /// Whether the context saves by itself after changes (true for the main context, false for
+    /// others, as in SwiftData).
+    public var autosaveEnabled: Bool {
+        get { autosave.isEnabled }
+        set { autosave.isEnabled = newValue }
+    }
+    let autosave: Autosave
+    static let logger = Logger(label: "ambar.swiftdata.context")
+
+    /// A context of its own on `container`, on a private queue.
+    public convenience init(_ container: ModelContainer) {
+        self.init(container: container, main: false)
+    }
+
+    init(container: ModelContainer, main: Bool) {
+        self.container = container
+        managedContext = ManagedObjectContext(
+            concurrencyType: main ? .mainQueue : .privateQueue, coordinator: container.coordinator, name: main ? "mainContext" : "ModelContext")
+        // As in SwiftData: an inserted model whose unique attribute matches a stored one updates it.
+        managedContext.mergePolicy = .mergeByPropertyObjectTrump
+        managedContext.saveRefusal = container.saveRefusal
+        autosave = Autosave(isEnabled: main)
+        if main { managedContext.automaticallyMergesChangesFromParent = true }
+        let failures = self.failures
+        failureObservation = managedContext.observeFailures { failure in failures.record(failure) }
+        autosave.context = self
+    }
+
+    /// The author recorded with the context's saves (SwiftData's `author`), seen in the history
+    /// of every process.
+    public var author: String? {
+        get { managedContext.transactionAuthor }
+        set { managedContext.transactionAuthor = newValue }
+    }
+
+    // MARK: - Queue
+
+    /// Runs `body` on the context's queue (at once when the caller is on it).
+    func onQueue<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T { try managedContext.performAndWait(body) }
+
+    /// Records `error` from reading `name` of `object`: logged, and thrown by the next save.
+    func report(_ error: any Error, reading name: String, of object: ManagedObject) {
+        failures.record("read '\(name)' of \(object.entityName)", error)
+    }
+
+    /// Records `error` from writing `name` of `object`: logged, and thrown by the next save.
+    func report(_ error: any Error, writing name: String, of object: ManagedObject) {
+        failures.record("write '\(name)' of \(object.entityName)", error)
+    }
+
+    // MARK: - Models and managed objects
+
+    /// The model that stands for `object` in this context: the one registered, or one made
+    /// for it (its values that have no placeholder read at once).
+    func model<D: PersistentModel>(for object: ManagedObject, as type: D.Type) throws -> D {
+        let model = try anyModel(for: object)
+        guard let typed = model as? D else {
+            throw SwiftDataError.typeMismatch(property: object.entityName, expected: "\(D.self)", got: "\(Swift.type(of: model))")
+        }
+        return typed
+    }
+
+    /// The model that stands for `object` in this context (on the context's queue).
+    func anyModel(for object: ManagedObject) throws -> any PersistentModel {
+        if let known = registry.model(for: object) { return known }
+        guard let type = container.schema.modelType(forEntity: object.entityName) else {
+            throw SwiftDataError(.modelNotInSchema, "entity \(object.entityName) has no model class in \(container.schema)")
+        }
+        let backing = _ModelBacking(object: object, context: self)
+        for property in type.schemaMetadata {
+            guard let materialize = property.materialize else { continue }
+            backing.remember(try materialize(object, self), for: property.name)
+        }
+        let model = type.init(backingData: backing)
+        registry.register(model, for: object)
+        return model
+    }
+
+    /// The managed object `model` stands for in this context, inserting the model (and the
+    /// models its values lead to) when it was not inserted yet (on the context's queue).
+    func managedObject(inserting model: some PersistentModel) throws -> ManagedObject {
+        if let (object, context) = model.persistentBackingData.attachment {
+            guard context === self || context == nil else {
+                throw SwiftDataError(
+                    .modelInAnotherContext,
+                    "a \(type(of: model)) of another context was related to a model of this one; fetch it here (model(for: its persistentModelID))")
+            }
+            return object
+        }
+        let type = Swift.type(of: model)
+        guard container.schema.modelType(forEntity: type.entityName) != nil else {
+            throw SwiftDataError.modelNotInSchema(type, container.schema)
+        }
+        let object = try managedContext.insertObject(entityName: type.entityName)
+        registry.register(model, for: object)
+        let given = model.persistentBackingData.attach(to: object, in: self)
+        for property in type.schemaMetadata {
+            guard let value = given[property.name] ?? property.readConstant?(model) else { continue }
+            try property.writePending(value, object, self)
+        }
+        return object
+    }
+
+    // MARK: - Inserting and deleting
+
+    /// Inserts `model`, and the models its relationships lead to that are not inserted yet. The
+    /// next save stores them.
+    ///
+    /// Inserting a model of a class that is not in the container's schema, or one of another
+    /// context, is reported: the next ``save()`` throws it.
+    public func insert<T: PersistentModel>(_ model: T) {
+        do {
+            _ = try onQueue { try managedObject(inserting: model) }
+            autosave.changed()
+        } catch {
+            failures.record("insert a \(T.self)", error)
+        }
+    }
+
+    /// Deletes `model` (and, by their delete rules, what its relationships lead to) at the next
+    /// save; until then ``PersistentModel/isDeleted`` is true.
+    public func delete<T: PersistentModel>(_ model: T) {
+        guard let (object, _) = model.persistentBackingData.attachment else { return }
+        do {
+            try onQueue { () throws in try managedContext.delete(object) }
+            autosave.changed()
+        } catch {
+            failures.record("delete a \(T.self)", error)
+        }
+    }
+
+    /// Deletes every model of `model` that `predicate` matches (every one when it is `nil`), at
+    /// the next save.
+    ///
+    /// - Throws: ``SwiftDataError`` when the predicate has no equivalent in a store query or the
+    ///   fetch fails.
+    public func delete<T: PersistentModel>(model: T.Type, where predicate: Predicate<T>? = nil, includeSubclasses: Bool = true) throws {
+        let request = try FetchDescriptor<T>(predicate: predicate).request()
+        try onQueue { () throws in
+            for object in try managedContext.fetch(request) { try managedContext.delete(object) }
+        }
+        autosave.changed()
+    }
+
+    /// Deletes every stored model of `type` (for ``ModelContainer/deleteAllData()``).
+    func deleteAll(_ type: any PersistentModel.Type) throws {
+        let request = FetchRequest<ManagedObject>(entityName: type.entityName)
+        try onQueue { () throws in
+            for object in try managedContext.fetch(request) { try managedContext.delete(object) }
+        }
+    }
+
+    // MARK: - Saving
+
+    /// Whether the context has changes it has not saved.
+    public var hasChanges: Bool { onQueue { managedContext.hasChanges } }
+
+    /// Saves the context's changes to the store; other contexts, and other processes sharing the
+    /// store, see them. Posts ``willSave`` before and ``didSave`` after.
+    ///
+    /// - Throws: ``SwiftDataError`` (``SwiftDataError/Code/saveFailed``, with the store's error
+    ///   as its cause) when the save is refused — a validation, a constraint, a configuration
+    ///   that does not allow saving — or a failure reported since the last save (a property that
+    ///   could not be written, a model that could not be inserted). Nothing is saved then.
+    public func save() throws {
+        if let failure = failures.takeFirst() {
+            throw SwiftDataError(.saveFailed, "a change since the last save failed (\(failure.what)); nothing was saved", cause: failure.error)
+        }
+        NotificationCenter.default.post(name: Self.willSave, object: self)
+        let saved: DidSaveNotification? = try onQueue { () throws -> DidSaveNotification? in
+            guard managedContext.hasChanges else { return nil }
+            let deleted = managedContext.deletedObjects
+            let savedNotification = Locked<DidSaveNotification?>(nil)
+            let observation = managedContext.observeDidSave { note in savedNotification.withLock { $0 = note } }
+            defer { observation.cancel() }
+            do {
+                try managedContext.save()
+            } catch {
+                throw SwiftDataError(.saveFailed, "the context's changes could not be saved", cause: error)
+            }
+            for object in deleted { registry.remove(object)?.persistentBackingData.detach(keeping: [:]) }
+            return savedNotification.withLock { $0 }
+        }
+        autosave.saved()
+        guard let saved else { return }
+        NotificationCenter.default.post(
+            name: Self.didSave, object: self,
+            userInfo: [
+                NotificationKey.insertedIdentifiers.rawValue: saved.inserted.map(PersistentIdentifier.init),
+                NotificationKey.updatedIdentifiers.rawValue: saved.updated.map(PersistentIdentifier.init),
+                NotificationKey.deletedIdentifiers.rawValue: saved.deleted.map(PersistentIdentifier.init),
+            ])
+    }
+
+    /// Runs `block`, then saves (SwiftData's `transaction(block:)`).
+    ///
+    /// - Throws: what `block` throws (nothing is saved then), or what ``save()`` throws.
+    public func transaction(block: () throws -> Void) throws {
+        try block()
+        try save()
+    }
+
+    /// Discards the changes made since the last save: inserted models leave the context,
+    /// changed and deleted ones get their stored values back.
+    public func rollback() {
+        do {
+            try onQueue { () throws in
+                let inserted = managedContext.insertedObjects
+                try managedContext.rollback()
+                for object in inserted { registry.remove(object)?.persistentBackingData.detach(keeping: [:]) }
+            }
+            _ = failures.takeFirst()
+        } catch {
+            failures.record("roll back", error)
+        }
+    }
+
+    /// Posts the changes made so far to observers (as a save would, without saving).
+    public func processPendingChanges() {
+        onQueue { managedContext.processPendingChanges() }
+    }
+
+    // MARK: - Registered models
+
+    /// The models inserted and not saved yet.
+    public var insertedModelsArray: [any PersistentModel] { models(for: { $0.insertedObjects }) }
+    /// The models changed and not saved yet.
+    public var changedModelsArray: [any PersistentModel] { models(for: { $0.updatedObjects }) }
+    /// The models deleted and not saved yet.
+    public var deletedModelsArray: [any PersistentModel] { models(for: { $0.deletedObjects }) }
+
+    private func models(for objects: (ManagedObjectContext) -> Set<ManagedObject>) -> [any PersistentModel] {
+        onQueue {
+            objects(managedContext).compactMap { object in
+                do {
+                    return try anyModel(for: object)
+                } catch {
+                    failures.record("make the model of \(object.objectID)", error)
+                    return nil
+                }
+            }
+        }
+    }
+
+    /// The model with identifier `persistentModelID` in this context, when the context has it
+    /// already (nothing is fetched).
+    public func registeredModel<T: PersistentModel>(for persistentModelID: PersistentIdentifier) -> T? {
+        guard let id = persistentModelID.objectID else { return nil }
+        return onQueue { managedContext.registeredObject(for: id).flatMap { registry.model(for: $0) as? T } }
+    }
+
+    // MARK: - Identity
+
+    /// Contexts are equal when they are the same context.
+    public static func == (lhs: ModelContext, rhs: ModelContext) -> Bool { lhs === rhs }
+
+    /// Hashes the context's identity.
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}

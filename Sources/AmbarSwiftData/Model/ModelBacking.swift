@@ -1,0 +1,158 @@
+import AmbarStack
+import Foundation
+import Logging
+
+/// Where a model's persisted values live (what SwiftData calls its backing data): in the model
+/// until it is inserted into a context, then in the managed object it stands for.
+///
+/// Every read and write of an inserted model runs on its context's queue (at once when the
+/// caller is on it already), so a model may be handed between threads as SwiftData's models
+/// are. Written by the `@Model` macro into each model; not for direct use.
+public final class _ModelBacking: @unchecked Sendable {
+    // All state is guarded by `lock`; the managed object is only touched on its context's queue.
+    private let lock = NSLock()
+    /// The values given before insertion, by property name.
+    private var pending: [String: Any] = [:]
+    /// Values last read or written, by property name, for properties whose type has no
+    /// placeholder (enumerations, `Codable` values, non-optional relationships): what a read gives
+    /// while the stored value cannot be read, besides reporting why.
+    private var known: [String: Any] = [:]
+    private var object: ManagedObject?
+    /// The context, held by its models as long as they are used (it holds them weakly).
+    private var context: ModelContext?
+
+    static let logger = Logger(label: "ambar.swiftdata.model")
+
+    /// A backing for a model not inserted yet.
+    public init() {}
+
+    /// A backing for a model that stands for `object` in `context`.
+    init(object: ManagedObject, context: ModelContext) {
+        self.object = object
+        self.context = context
+    }
+
+    // MARK: - What the macro writes
+
+    /// Records `value` as property `name`'s value given in the model's initializer.
+    public func _setInitialValue<V>(_ value: V, forKey name: String) {
+        lock.withLock { pending[name] = value }
+    }
+
+    /// Takes over `other`'s state: a model made for a stored object (`init(backingData:)`).
+    public func _adopt(_ other: _ModelBacking) {
+        guard other !== self else { return }
+        let (object, context, pending, known) = other.lock.withLock { (other.object, other.context, other.pending, other.known) }
+        lock.withLock {
+            self.object = object
+            self.context = context
+            self.pending = pending
+            self.known = known
+        }
+    }
+
+    /// The stored value of the persisted `let` `name`, for a model made for a stored object.
+    public func _restoredValue<Root, V: DeclarableAttributeValue>(for keyPath: KeyPath<Root, V>, _ name: String) -> V {
+        read(name, placeholder: V.placeholder) { object, _ throws(AmbarError) in try PersistedValues.read(object, name, as: V.self) }
+    }
+
+    // MARK: - State
+
+    /// The managed object and context the model stands in, once inserted or fetched.
+    var attachment: (object: ManagedObject, context: ModelContext?)? {
+        lock.withLock { object.map { ($0, context) } }
+    }
+
+    /// The context the model was inserted into or fetched from, while it lives.
+    var modelContext: ModelContext? { lock.withLock { object == nil ? nil : context } }
+
+    /// Moves the model into `context` as `object`; returns the values given before.
+    func attach(to object: ManagedObject, in context: ModelContext) -> [String: Any] {
+        lock.withLock {
+            self.object = object
+            self.context = context
+            defer { pending = [:] }
+            return pending
+        }
+    }
+
+    /// Leaves the context (the model was deleted and the deletion saved, or the context rolled
+    /// back its insertion): the model keeps the values it last had, as a model not inserted.
+    func detach(keeping values: [String: Any]) {
+        lock.withLock {
+            object = nil
+            context = nil
+            pending = values
+        }
+    }
+
+    /// Runs `body` on the queue of the context that holds `object` (at once when there is none).
+    func onQueue<T>(of object: ManagedObject, _ body: () -> T) -> T {
+        guard let context = lock.withLock({ context }) else { return body() }
+        return context.onQueue(body)
+    }
+
+    /// Records `value` as the last known value of property `name` (read when a model is made for
+    /// a stored object).
+    func remember(_ value: Any, for name: String) {
+        lock.withLock { known[name] = value }
+    }
+
+    // MARK: - Reads and writes
+
+    /// Reads property `name`: from the managed object on its context's queue, or from the values
+    /// given before insertion. A value that cannot be read is reported (the context's failures,
+    /// which its next save throws) and the last value known, or `placeholder`, is given instead.
+    func read<V>(_ name: String, placeholder: @autoclosure () -> V?, remember: Bool = false, _ body: (ManagedObject, ModelContext) throws -> V) -> V {
+        let state: (ManagedObject?, ModelContext?, Any?) = lock.withLock { (object, context, object == nil ? pending[name] : known[name]) }
+        guard let object = state.0 else { return Self.fallback(state.2, placeholder(), name) }
+        guard let context = state.1 else {
+            Self.logger.error("'\(name)' of a model whose context no longer exists was read; it reads its last known value")
+            return Self.fallback(state.2, placeholder(), name)
+        }
+        do {
+            let value = try context.onQueue { try body(object, context) }
+            if remember { lock.withLock { known[name] = value } }
+            return value
+        } catch {
+            context.report(error, reading: name, of: object)
+            return Self.fallback(state.2, placeholder(), name)
+        }
+    }
+
+    /// The last value known, else the placeholder.
+    private static func fallback<V>(_ known: Any?, _ placeholder: V?, _ name: String) -> V {
+        if let value = known as? V { return value }
+        if let placeholder { return placeholder }
+        unavailable(name, V.self)
+    }
+
+    /// Writes property `name`: into the managed object on its context's queue, or into the values
+    /// given before insertion. A write that fails is reported (the context's next save throws it).
+    func write<V>(_ name: String, _ value: V, remember: Bool = false, _ body: (ManagedObject, ModelContext) throws -> Void) {
+        let state: (ManagedObject?, ModelContext?) = lock.withLock {
+            if object == nil { pending[name] = value }
+            if remember { known[name] = value }
+            return (object, context)
+        }
+        guard let object = state.0 else { return }
+        guard let context = state.1 else {
+            Self.logger.error("'\(name)' of a model whose context no longer exists was written; the value is not stored")
+            return
+        }
+        do {
+            try context.onQueue { try body(object, context) }
+        } catch {
+            context.report(error, writing: name, of: object)
+        }
+    }
+
+    /// A value of a type that has no placeholder was read before it was ever readable. The model
+    /// layer rules this out (a model made for a stored object reads such values when it is made,
+    /// and making it fails if one cannot be read), so reaching here is a defect of this library,
+    /// not of the caller's input.
+    private static func unavailable<V>(_ name: String, _ type: V.Type) -> Never {
+        logger.critical("'\(name)' (\(V.self)) was read with no value known: a defect of AmbarSwiftData")
+        fatalError("AmbarSwiftData: '\(name)' (\(V.self)) has no value to give; please report this defect")
+    }
+}

@@ -1,0 +1,74 @@
+import AmbarStack
+import Foundation
+
+/// The models a container stores, with a version: SwiftData's `Schema`.
+///
+/// ```swift
+/// let schema = Schema([Trip.self, Stop.self])
+/// let container = try ModelContainer(for: schema, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+/// ```
+///
+/// Models that relationships lead to are part of the schema too, so listing the roots is enough.
+/// Each model class is an entity named like the class.
+public final class Schema: Hashable, Sendable, CustomStringConvertible {
+    /// The schema's version (a ``VersionedSchema``'s, or 1.0.0).
+    public let version: Version
+    /// The model classes, those relationships lead to included, in the order first met.
+    let types: [any PersistentModel.Type]
+
+    /// A schema of `types` (and the models their relationships lead to).
+    public convenience init(_ types: [any PersistentModel.Type], version: Version = Version(1, 0, 0)) {
+        self.init(types: types, version: version)
+    }
+
+    init(types: [any PersistentModel.Type], version: Version) {
+        self.version = version
+        self.types = Self.closure(of: types)
+    }
+
+    /// A schema of `types` (and the models their relationships lead to).
+    public convenience init(_ types: any PersistentModel.Type..., version: Version = Version(1, 0, 0)) {
+        self.init(types: types, version: version)
+    }
+
+    /// The schema a versioned schema declares, with its version.
+    public convenience init(versionedSchema: any VersionedSchema.Type) {
+        self.init(types: versionedSchema.models, version: versionedSchema.versionIdentifier)
+    }
+
+    /// The names of the entities, in order.
+    public var entityNames: [String] { types.map { $0.entityName } }
+
+    /// The model class stored as entity `name`.
+    func modelType(forEntity name: String) -> (any PersistentModel.Type)? {
+        types.first { $0.entityName == name }
+    }
+
+    /// Schemas are equal when they have the same version and entities.
+    public static func == (lhs: Schema, rhs: Schema) -> Bool {
+        lhs.version == rhs.version && lhs.entityNames == rhs.entityNames
+    }
+
+    /// Hashes the version and entity names.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(version)
+        hasher.combine(entityNames)
+    }
+
+    /// "Schema 1.0.0: Trip, Stop".
+    public var description: String { "Schema \(version): \(entityNames.joined(separator: ", "))" }
+
+    /// `types` and every model their relationships lead to.
+    private static func closure(of types: [any PersistentModel.Type]) -> [any PersistentModel.Type] {
+        var ordered: [any PersistentModel.Type] = []
+        var seen = Set<ObjectIdentifier>()
+        var pending = types
+        while !pending.isEmpty {
+            let next = pending.removeFirst()
+            guard seen.insert(ObjectIdentifier(next)).inserted else { continue }
+            ordered.append(next)
+            pending += next.schemaMetadata.compactMap(\.destination)
+        }
+        return ordered
+    }
+}
