@@ -237,3 +237,31 @@ final class Locked<Value: Sendable>: @unchecked Sendable {
     var value: Value { lock.withLock { stored } }
     func set(_ value: Value) { lock.withLock { stored = value } }
 }
+
+/// The main context merges the saves of the container's other contexts, and Observation sees
+/// the models it holds change.
+final class MainContextTests: XCTestCase {
+    @MainActor
+    func testAnotherContextsSaveReachesTheMainContextAndItsObservers() async throws {
+        let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let main = container.mainContext
+        XCTAssertTrue(main.autosaveEnabled)
+        let trip = Trip(name: "Vienna", destination: "Austria")
+        main.insert(trip)
+        try main.save()
+
+        let changed = expectation(description: "Observation saw the merged name")
+        withObservationTracking {
+            _ = trip.name
+        } onChange: {
+            changed.fulfill()
+        }
+        let background = ModelContext(container)
+        let id = trip.persistentModelID
+        let theirs = try XCTUnwrap(background.model(for: id) as? Trip)
+        theirs.name = "Wien"
+        try background.save()
+        await fulfillment(of: [changed], timeout: 10)
+        XCTAssertEqual(trip.name, "Wien")
+    }
+}

@@ -24,9 +24,8 @@ extension ObjectPredicate {
     }
 
     /// The predicate that `predicate` states over the models of another layer (`AmbarSwiftData`'s
-    /// `PersistentModel`): what ``init(_:)-(Predicate<T>)`` compiles, by the models' property
-    /// names.
-    public init<T: _QueryableModel>(_ predicate: Predicate<T>) throws(AmbarError) {
+    /// `PersistentModel`), by the models' property names.
+    package init<T: _QueryableModel>(_ predicate: Predicate<T>) throws(AmbarError) {
         self = try PredicateCompilation.compile(predicate)
     }
 }
@@ -45,7 +44,7 @@ extension ObjectSortDescriptor {
 
     /// The sort that `descriptor` states over the models of another layer (`AmbarSwiftData`'s
     /// `PersistentModel`), by the models' property names.
-    public init<T: _QueryableModel>(_ descriptor: SortDescriptor<T>) throws(AmbarError) {
+    package init<T: _QueryableModel>(_ descriptor: SortDescriptor<T>) throws(AmbarError) {
         try self.init(compiling: descriptor)
     }
 

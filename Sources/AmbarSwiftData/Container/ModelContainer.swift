@@ -26,6 +26,8 @@ public final class ModelContainer: Sendable {
     let coordinator: PersistentStoreCoordinator
     /// Why contexts may not save, when the configuration says so.
     let saveRefusal: String?
+    /// The schema's first model class (a schema has one at least).
+    let firstModelType: any PersistentModel.Type
     @MainActor private var storedMainContext: ModelContext?
 
     /// A container for `schema`, with the store the first configuration describes (the default
@@ -35,8 +37,13 @@ public final class ModelContainer: Sendable {
     ///   store's error as its cause) when the store cannot be opened or migrated;
     ///   ``SwiftDataError/Code/invalidSchema`` when the models do not make a schema.
     public init(for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)? = nil, configurations: [ModelConfiguration]) throws {
+        if let migrationPlan { try Self.checkSupported(migrationPlan) }
         let configuration = configurations.first ?? ModelConfiguration()
         let schema = configuration.schema.map { Schema(types: givenSchema.types + $0.types, version: givenSchema.version) } ?? givenSchema
+        guard let first = schema.types.first else {
+            throw SwiftDataError(.invalidSchema, "a container needs at least one model class: name them in ModelContainer(for:) or the Schema")
+        }
+        firstModelType = first
         self.schema = schema
         self.configurations = configurations.isEmpty ? [configuration] : configurations
         let model = try schema.managedObjectModel()
@@ -54,6 +61,17 @@ public final class ModelContainer: Sendable {
             throw SwiftDataError(.loadIssueModelContainer, "the store of configuration '\(configuration.name)' cannot be opened", cause: error)
         }
         saveRefusal = configuration.allowsSave ? nil : "configuration '\(configuration.name)' does not allow saving (allowsSave: false)"
+    }
+
+    /// Throws for a stage this version cannot run, rather than skipping its code.
+    private static func checkSupported(_ plan: any SchemaMigrationPlan.Type) throws {
+        for stage in plan.stages {
+            guard case .custom(let from, let to, let willMigrate, let didMigrate) = stage, willMigrate != nil || didMigrate != nil else { continue }
+            throw SwiftDataError(
+                .migrationFailed,
+                "\(plan)'s custom stage from \(from.versionIdentifier) to \(to.versionIdentifier) has code to run (willMigrate/didMigrate), which AmbarSwiftData does not run yet; lightweight stages (and custom ones without code) are supported"
+            )
+        }
     }
 
     /// A container for `schema`, with the store the first configuration describes.

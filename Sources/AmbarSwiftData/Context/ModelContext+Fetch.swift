@@ -58,7 +58,12 @@ extension ModelContext {
 
     /// Calls `block` with each model `descriptor` describes, fetching `batchSize` at a time.
     ///
-    /// - Parameter allowEscapingMutations: accepted; models stay registered either way.
+    /// - Parameters:
+    ///   - descriptor: the models, their order, offset and limit.
+    ///   - batchSize: how many models each fetch reads.
+    ///   - allowEscapingMutations: accepted; models stay registered either way.
+    ///   - block: called with each model in turn; what it throws ends the enumeration.
+    /// - Throws: what `block` throws, or what ``fetch(_:)`` throws.
     public func enumerate<T: PersistentModel>(
         _ descriptor: FetchDescriptor<T>, batchSize: Int = 5000, allowEscapingMutations: Bool = false, block: (T) throws -> Void
     ) throws {
@@ -91,8 +96,7 @@ extension ModelContext {
             return try onQueue { () throws -> any PersistentModel in try anyModel(for: try managedContext.object(with: id)) }
         } catch {
             failures.record("find the model of \(persistentModelID)", error)
-            let type = container.schema.types[0]
-            return type.init(backingData: _ModelBacking())
+            return container.firstModelType.init(backingData: _ModelBacking())
         }
     }
 }

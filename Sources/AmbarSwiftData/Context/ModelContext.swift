@@ -30,6 +30,7 @@ public final class ModelContext: Hashable {
     private let registry = ModelRegistry()
     let failures = FailureLog()
     private var failureObservation: ContextObservation?
+    private var changeObservation: ContextObservation?
     /// Whether the context saves by itself after changes (true for the main context, false for
     /// others, as in SwiftData).
     public var autosaveEnabled: Bool {
@@ -56,6 +57,8 @@ public final class ModelContext: Hashable {
         let failures = self.failures
         failureObservation = managedContext.observeFailures { failure in failures.record(failure) }
         autosave.context = self
+        let relay = ChangeRelay(self)
+        changeObservation = managedContext.observeObjectsDidChange { change in relay.context?.tellObservers(change.refreshed) }
     }
 
     /// The author recorded with the context's saves (SwiftData's `author`), seen in the history
@@ -131,6 +134,16 @@ public final class ModelContext: Hashable {
             try property.writePending(value, object, self)
         }
         return object
+    }
+
+    /// Tells Observation that every persisted property of the models of `objects` changed: they
+    /// were re-read from the store (a merge of another context's or process's save, a rollback).
+    /// On the context's queue.
+    private func tellObservers(_ objects: Set<ManagedObjectID>) {
+        for id in objects {
+            guard let object = managedContext.registeredObject(for: id), let model = registry.model(for: object) else { continue }
+            for property in type(of: model).schemaMetadata { model._$observedValueChanged(property.name) }
+        }
     }
 
     // MARK: - Inserting and deleting
@@ -282,6 +295,12 @@ public final class ModelContext: Hashable {
     }
 
     // MARK: - Identity
+
+    /// A context, held weakly, for the callbacks of its Ambar context.
+    private final class ChangeRelay: @unchecked Sendable {  // the callbacks run on the context's queue
+        weak var context: ModelContext?
+        init(_ context: ModelContext) { self.context = context }
+    }
 
     /// Contexts are equal when they are the same context.
     public static func == (lhs: ModelContext, rhs: ModelContext) -> Bool { lhs === rhs }

@@ -46,7 +46,8 @@ public final class _ModelBacking: @unchecked Sendable {
         lock.withLock {
             self.object = object
             self.context = context
-            self.pending = pending
+            // The defaults the model's declarations gave stay, under what `other` was given.
+            self.pending.merge(pending) { _, given in given }
             self.known = known
         }
     }
