@@ -122,7 +122,7 @@ let package = Package(
         .target(
             name: "SharedStoreIPC",
             dependencies: [
-                "AmbarStack",
+                "AmbarCore", "AmbarSQLite", "AmbarDataStack",
                 "CSharedBell",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -149,7 +149,7 @@ let package = Package(
         // the fuzzers can reach it).
         .target(
             name: "RecordImport",
-            dependencies: ["AmbarStack"]
+            dependencies: ["AmbarCore"]
         ),
         // libsystemd, linked from the system (Debian: libsystemd-dev).
         .systemLibrary(
@@ -170,7 +170,7 @@ let package = Package(
         .executableTarget(
             name: "SyncAgent",
             dependencies: [
-                "AmbarStack",
+                "AmbarCore", "AmbarSQLite", "AmbarDataStack", "AmbarResults",
                 .target(name: "AmbarPostgres", condition: .when(traits: ["PostgreSQL"])),
                 "SharedStoreIPC",
                 "RecordImport",

@@ -1,4 +1,4 @@
-import AmbarStack
+import AmbarCore
 import Foundation
 
 /// One line of NDJSON input, decoded for an entity.

@@ -1,4 +1,4 @@
-import AmbarStack
+import AmbarCore
 import Foundation
 
 /// Turns NDJSON lines into records of one entity, type-checking each field against the model.

@@ -1,4 +1,4 @@
-import AmbarStack
+import AmbarCore
 
 /// The related objects one line names for one relationship: each by the value of its key
 /// attribute (`--relate RELATIONSHIP=KEY`) or, without `--relate`, by its object URI

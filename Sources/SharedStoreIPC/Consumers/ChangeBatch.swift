@@ -1,4 +1,5 @@
-import AmbarStack
+import AmbarCore
+import AmbarDataStack
 
 /// Ledger transactions delivered to a durable consumer together, in token order.
 ///

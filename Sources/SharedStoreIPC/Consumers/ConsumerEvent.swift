@@ -1,4 +1,5 @@
-import AmbarStack
+import AmbarCore
+import AmbarDataStack
 
 /// What a durable consumer's event stream (``ChangeConsumer/events()``) yields.
 public enum ConsumerEvent: Sendable, Hashable {

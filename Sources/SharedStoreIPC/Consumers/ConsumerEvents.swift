@@ -1,4 +1,5 @@
-import AmbarStack
+import AmbarCore
+import AmbarDataStack
 
 /// A durable consumer's events, at least once: see ``ChangeConsumer/events()``.
 ///

@@ -1,4 +1,5 @@
-import AmbarStack
+import AmbarCore
+import AmbarDataStack
 import ServiceLifecycle
 
 /// A durable consumer's ``ChangeConsumer/process(reconcile:_:)`` loop as a swift-service-lifecycle

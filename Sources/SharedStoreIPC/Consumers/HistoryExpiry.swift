@@ -1,4 +1,5 @@
-import AmbarStack
+import AmbarCore
+import AmbarDataStack
 
 /// A durable consumer's history was purged before it processed it: the transactions after
 /// ``position`` through ``purgedThrough`` are gone from the ledger, so they cannot be delivered.

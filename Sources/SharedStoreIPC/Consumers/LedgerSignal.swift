@@ -1,4 +1,5 @@
-import AmbarStack
+import AmbarCore
+import AmbarDataStack
 
 /// Rings whoever waits for the ledger to move: the sharing layer rings it when it sees new
 /// transactions (a doorbell, a ledger check, or a save of this process), and consumers wait on it

@@ -1,4 +1,5 @@
-import AmbarStack
+import AmbarCore
+import AmbarDataStack
 
 /// A hint that the ledger holds a transaction this process has not merged, however it arrived:
 /// a hub frame today, another transport tomorrow. The `LedgerFollower` never trusts it: it

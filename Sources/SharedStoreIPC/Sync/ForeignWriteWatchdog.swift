@@ -1,4 +1,6 @@
-import AmbarStack
+import AmbarCore
+import AmbarDataStack
+import AmbarSQLite
 import Logging
 
 /// Notices writes to the store made outside Ambar (a plain `sqlite3` client, a script): the file

@@ -1,4 +1,5 @@
-import AmbarStack
+import AmbarCore
+import AmbarDataStack
 import Foundation
 
 // The conversion between a save's notification and its frame: the wire carries entity names and

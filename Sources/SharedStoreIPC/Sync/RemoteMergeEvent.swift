@@ -1,4 +1,5 @@
-import AmbarStack
+import AmbarCore
+import AmbarDataStack
 import Foundation
 
 /// One transaction of another process, merged into this process's main context.

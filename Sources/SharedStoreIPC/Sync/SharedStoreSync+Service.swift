@@ -1,4 +1,5 @@
-import AmbarStack
+import AmbarCore
+import AmbarDataStack
 import ServiceLifecycle
 
 /// Sharing as a swift-service-lifecycle `Service`: in a `ServiceGroup`, it shares until the

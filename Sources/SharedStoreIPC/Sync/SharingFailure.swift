@@ -1,4 +1,5 @@
-import AmbarStack
+import AmbarCore
+import AmbarDataStack
 
 /// The failure that ended sharing for good (the store file replaced under the process), and the
 /// tasks waiting to hear of it. Thread-safe.

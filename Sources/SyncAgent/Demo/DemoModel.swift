@@ -1,4 +1,5 @@
-import AmbarStack
+import AmbarCore
+import AmbarDataStack
 import Foundation
 
 /// The demo's model and data: products with a unique SKU, and a digest of a set of products that

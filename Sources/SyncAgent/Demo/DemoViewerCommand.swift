@@ -1,4 +1,6 @@
-import AmbarStack
+import AmbarCore
+import AmbarDataStack
+import AmbarResults
 import ArgumentParser
 import Foundation
 import SharedStoreIPC

@@ -1,4 +1,5 @@
-import AmbarStack
+import AmbarCore
+import AmbarDataStack
 import Foundation
 
 /// The folders of one `run` agent: files are dropped into `inbox/NAME/` (written elsewhere, then

@@ -1,4 +1,5 @@
-import AmbarStack
+import AmbarCore
+import AmbarDataStack
 import CoreMetrics
 
 /// An inbox's work as metrics, labelled with the agent's name (`agent`): files imported and

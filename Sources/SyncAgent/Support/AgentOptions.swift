@@ -1,4 +1,5 @@
-import AmbarStack
+import AmbarCore
+import AmbarDataStack
 import AmbarSystemd
 import ArgumentParser
 import Foundation

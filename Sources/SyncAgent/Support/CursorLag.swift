@@ -1,4 +1,5 @@
-import AmbarStack
+import AmbarCore
+import AmbarDataStack
 import Foundation
 
 /// How far a ledger position (a durable consumer's, or a sharing process's) is behind the head, as

@@ -1,4 +1,5 @@
-import AmbarStack
+import AmbarCore
+import AmbarDataStack
 import AmbarSystemd
 
 /// The settings of a running command: the command line's, overlaid by the configuration file,

@@ -1,4 +1,5 @@
-import AmbarStack
+import AmbarCore
+import AmbarDataStack
 import Foundation
 
 /// How `fetch --json` and the HTTP API print an object: `id` (its URI), every stored attribute

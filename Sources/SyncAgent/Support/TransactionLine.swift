@@ -1,4 +1,5 @@
-import AmbarStack
+import AmbarCore
+import AmbarDataStack
 import Foundation
 
 /// How `watch` prints one ledger transaction: the JSON object of `watch --json` (also the data of
