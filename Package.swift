@@ -214,7 +214,7 @@ let package = Package(
         .executableTarget(
             name: "ambar-bench",
             dependencies: [
-                "AmbarStack", "AmbarModels", "SharedStoreIPC", "AmbarPostgres",
+                "AmbarStack", "AmbarModels", "AmbarSwiftData", "SharedStoreIPC", "AmbarPostgres",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),

@@ -71,7 +71,7 @@ func runSuite(_ plan: Plan) async throws {
     progress("generating \(plan.rows) rows")
     let data = Dataset(count: plan.rows, updates: plan.updates)
     if !plan.only.isDisjoint(with: 1...4) {
-        try BulkWorkloads(data: data, repetitions: plan.repetitions, batchSize: 5_000, smallSaves: plan.smallSaves).run(into: &report)
+        try await BulkWorkloads(data: data, repetitions: plan.repetitions, batchSize: 5_000, smallSaves: plan.smallSaves).run(into: &report)
         report.results.removeAll { !plan.only.contains($0.number) }
     }
     if plan.only.contains(5) { try SmartMerge(objects: plan.mergeObjects, repetitions: min(plan.repetitions, 3)).run(into: &report) }

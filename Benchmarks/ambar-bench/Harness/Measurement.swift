@@ -20,6 +20,13 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
     return Double(now() - start) / 1e9
 }
 
+/// The seconds `body` takes, awaited.
+func seconds(_ body: () async throws -> Void) async rethrows -> Double {
+    let start = now()
+    try await body()
+    return Double(now() - start) / 1e9
+}
+
 /// The median of `values` (the upper one for an even count).
 func median(_ values: [Double]) -> Double {
     guard !values.isEmpty else { return .nan }

@@ -1,4 +1,5 @@
 import AmbarStack
+import AmbarSwiftData
 import Foundation
 import GRDBSQLite
 
@@ -13,7 +14,7 @@ struct BulkWorkloads {
     /// Timings (seconds) of one repetition, by approach.
     private typealias Timings = [String: Double]
 
-    func run(into report: inout Report) throws {
+    func run(into report: inout Report) async throws {
         let model = try Dataset.model()
         var runs: [Timings] = []
         for repetition in 0..<repetitions {
@@ -47,6 +48,10 @@ struct BulkWorkloads {
                 try importItems(
                     DeclaredItem.self, into: declaredImporter, 0..<data.count, batchSize: batchSize, uid: { data.uids[$0] }, name: { data.names[$0] })
             }
+            let swiftDataContainer = try ModelContainer(
+                for: SwiftDataItem.self, configurations: ModelConfiguration(url: scratch.file("ambar-swiftdata.store")))
+            let swiftDataImporter = SwiftDataBench(modelContainer: swiftDataContainer)
+            t["import.swiftdata"] = try await seconds { try await swiftDataImporter.importItems(data, 0..<data.count, batchSize: batchSize) }
             let batchCoordinator = try PersistentStoreCoordinator(model: model, store: .sqlite(scratch.file("ambar-batch.sqlite")))
             let batchImporter = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: batchCoordinator, name: "batch importer")
             t["import.batch"] = try seconds {
@@ -65,12 +70,21 @@ struct BulkWorkloads {
             t["fetch.objects"] = try fetchAmbar(Item.self, coordinator, asFaults: false)
             t["fetch.faults"] = try fetchAmbar(Item.self, coordinator, asFaults: true)
             t["fetch.declared"] = try fetchAmbar(DeclaredItem.self, declaredCoordinator, asFaults: false)
+            let swiftDataReader = SwiftDataBench(modelContainer: swiftDataContainer)
+            var read = (0, 0.0)
+            t["fetch.swiftdata"] = try await seconds { read = try await swiftDataReader.fetchAll() }
+            precondition(read.0 == data.count && read.1 != 0)
 
             // 3. Update random rows by uid.
             t["update.raw"] = try seconds { try raw.update(data, data.updateIndices) }
             t["update.grdb"] = try seconds { try grdb.update(data, data.updateIndices) }
             t["update.ambar"] = try updateAmbar(Item.self, coordinator)
             t["update.declared"] = try updateAmbar(DeclaredItem.self, declaredCoordinator)
+            let swiftDataEditor = SwiftDataBench(modelContainer: swiftDataContainer)
+            let uids = data.updateIndices.map { data.uids[$0] }
+            var updated = 0
+            t["update.swiftdata"] = try await seconds { updated = try await swiftDataEditor.update(uids) }
+            precondition(updated == uids.count)
 
             // 4. Small saves into fresh files.
             let rawSmall = try RawDatabase(path: scratch.file("raw-small.sqlite").path)
@@ -108,6 +122,9 @@ struct BulkWorkloads {
                     figure("AmbarStack importer context, batches of \(batchSize), ledger included", "import.ambar", n, against: ("import.raw", "raw")),
                     figure("AmbarStack batchInsert (no objects), batches of \(batchSize), ledger included", "import.batch", n, against: ("import.raw", "raw")),
                     figure("AmbarStack @Model class, same importer", "import.declared", n, against: ("import.ambar", "the @Managed class")),
+                    figure(
+                        "AmbarSwiftData @Model (SwiftData's API), a @ModelActor importer", "import.swiftdata", n,
+                        against: ("import.declared", "the AmbarModels @Model class")),
                     figure("raw SQLite C API, prepared statement, one transaction", "import.raw", n),
                     figure("GRDB cached statement, one transaction", "import.grdb", n, against: ("import.raw", "raw")),
                     figure("GRDB Codable record insert, one transaction", "import.records", n, against: ("import.raw", "raw")),
@@ -121,6 +138,9 @@ struct BulkWorkloads {
                     figure("AmbarStack, all as objects (values loaded)", "fetch.objects", n, against: ("fetch.raw", "raw")),
                     figure("AmbarStack, all as faults", "fetch.faults", n, against: ("fetch.raw", "raw")),
                     figure("AmbarStack @Model class, all as objects", "fetch.declared", n, against: ("fetch.objects", "the @Managed class")),
+                    figure(
+                        "AmbarSwiftData @Model, FetchDescriptor in a @ModelActor", "fetch.swiftdata", n,
+                        against: ("fetch.declared", "the AmbarModels @Model class")),
                     figure("raw SQLite C API, stepped into structs", "fetch.raw", n),
                     figure("GRDB row cursor into structs", "fetch.grdb", n, against: ("fetch.raw", "raw")),
                     figure("GRDB Codable fetchAll", "fetch.records", n, against: ("fetch.raw", "raw")),
@@ -133,6 +153,9 @@ struct BulkWorkloads {
                 figures: [
                     figure("AmbarStack: fetch \(Int(u)) by uid, change, save", "update.ambar", u, against: ("update.raw", "raw")),
                     figure("AmbarStack @Model class, the same", "update.declared", u, against: ("update.ambar", "the @Managed class")),
+                    figure(
+                        "AmbarSwiftData @Model, #Predicate fetch in a @ModelActor", "update.swiftdata", u,
+                        against: ("update.declared", "the AmbarModels @Model class")),
                     figure("raw SQLite C API, UPDATE … WHERE uid = ?, one transaction", "update.raw", u),
                     figure("GRDB cached statement, same SQL", "update.grdb", u, against: ("update.raw", "raw")),
                 ],

@@ -71,7 +71,12 @@ public final class ModelContext: Hashable {
     // MARK: - Queue
 
     /// Runs `body` on the context's queue (at once when the caller is on it).
-    func onQueue<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T { try managedContext.performAndWait(body) }
+    func onQueue<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        // On the queue already (a model actor's work, a perform block): run it as it is; its
+        // changes are announced when the queue's current block ends, as for any edit there.
+        if managedContext.isOnQueue { return try body() }
+        return try managedContext.performAndWait(body)
+    }
 
     /// Records `error` from reading `name` of `object`: logged, and thrown by the next save.
     func report(_ error: any Error, reading name: String, of object: ManagedObject) {
