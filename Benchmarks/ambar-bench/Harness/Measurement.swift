@@ -21,7 +21,7 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
 }
 
 /// The seconds `body` takes, awaited.
-func seconds(_ body: () async throws -> Void) async rethrows -> Double {
+func secondsAwaiting(_ body: () async throws -> Void) async rethrows -> Double {
     let start = now()
     try await body()
     return Double(now() - start) / 1e9

@@ -51,7 +51,7 @@ struct BulkWorkloads {
             let swiftDataContainer = try ModelContainer(
                 for: SwiftDataItem.self, configurations: ModelConfiguration(url: scratch.file("ambar-swiftdata.store")))
             let swiftDataImporter = SwiftDataBench(modelContainer: swiftDataContainer)
-            t["import.swiftdata"] = try await seconds { try await swiftDataImporter.importItems(data, 0..<data.count, batchSize: batchSize) }
+            t["import.swiftdata"] = try await secondsAwaiting { try await swiftDataImporter.importItems(data, 0..<data.count, batchSize: batchSize) }
             let batchCoordinator = try PersistentStoreCoordinator(model: model, store: .sqlite(scratch.file("ambar-batch.sqlite")))
             let batchImporter = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: batchCoordinator, name: "batch importer")
             t["import.batch"] = try seconds {
@@ -72,7 +72,7 @@ struct BulkWorkloads {
             t["fetch.declared"] = try fetchAmbar(DeclaredItem.self, declaredCoordinator, asFaults: false)
             let swiftDataReader = SwiftDataBench(modelContainer: swiftDataContainer)
             var read = (0, 0.0)
-            t["fetch.swiftdata"] = try await seconds { read = try await swiftDataReader.fetchAll() }
+            t["fetch.swiftdata"] = try await secondsAwaiting { read = try await swiftDataReader.fetchAll() }
             precondition(read.0 == data.count && read.1 != 0)
 
             // 3. Update random rows by uid.
@@ -83,7 +83,7 @@ struct BulkWorkloads {
             let swiftDataEditor = SwiftDataBench(modelContainer: swiftDataContainer)
             let uids = data.updateIndices.map { data.uids[$0] }
             var updated = 0
-            t["update.swiftdata"] = try await seconds { updated = try await swiftDataEditor.update(uids) }
+            t["update.swiftdata"] = try await secondsAwaiting { updated = try await swiftDataEditor.update(uids) }
             precondition(updated == uids.count)
 
             // 4. Small saves into fresh files.
