@@ -265,3 +265,24 @@ final class MainContextTests: XCTestCase {
         XCTAssertEqual(trip.name, "Wien")
     }
 }
+
+/// Identifiers that resolve to no stored model give no model of the class, and say so.
+final class UnresolvedIdentifierTests: XCTestCase {
+    func testTheIdentifierOfADeletedModelGivesNoModelAndTheNextSaveSaysWhy() throws {
+        let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        let trip = Trip(name: "Gone", destination: "nowhere")
+        context.insert(trip)
+        try context.save()
+        let id = trip.persistentModelID
+        context.delete(trip)
+        try context.save()
+
+        let other = ModelContext(container)
+        XCTAssertNil(other.model(for: id) as? Trip)
+        XCTAssertThrowsError(try other.save()) { error in
+            XCTAssertEqual((error as? SwiftDataError)?.code, .saveFailed)
+        }
+        XCTAssertNoThrow(try other.save(), "the failure was thrown once")
+    }
+}

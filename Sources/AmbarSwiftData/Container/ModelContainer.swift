@@ -26,8 +26,6 @@ public final class ModelContainer: Sendable {
     let coordinator: PersistentStoreCoordinator
     /// Why contexts may not save, when the configuration says so.
     let saveRefusal: String?
-    /// The schema's first model class (a schema has one at least).
-    let firstModelType: any PersistentModel.Type
     @MainActor private var storedMainContext: ModelContext?
 
     /// A container for `schema`, with the store the first configuration describes (the default
@@ -40,10 +38,9 @@ public final class ModelContainer: Sendable {
         if let migrationPlan { try Self.checkSupported(migrationPlan) }
         let configuration = configurations.first ?? ModelConfiguration()
         let schema = configuration.schema.map { Schema(types: givenSchema.types + $0.types, version: givenSchema.version) } ?? givenSchema
-        guard let first = schema.types.first else {
+        guard !schema.types.isEmpty else {
             throw SwiftDataError(.invalidSchema, "a container needs at least one model class: name them in ModelContainer(for:) or the Schema")
         }
-        firstModelType = first
         self.schema = schema
         self.configurations = configurations.isEmpty ? [configuration] : configurations
         let model = try schema.managedObjectModel()

@@ -85,9 +85,9 @@ extension ModelContext {
     /// The model with identifier `persistentModelID`: the one the context has, or one for the
     /// stored object (its values are read when first used).
     ///
-    /// An identifier no model of the schema has (an unsaved model's, another store's entity) is
-    /// reported (the next save throws it), and gives a new model, not inserted, of the first
-    /// class of the schema.
+    /// An identifier that resolves to no stored model (an unsaved model's, a deleted one's,
+    /// another store's) is reported (the next save throws it) and gives a model of no class of
+    /// the schema, so that `model(for: id) as? Trip` is `nil`.
     public func model(for persistentModelID: PersistentIdentifier) -> any PersistentModel {
         do {
             guard let id = persistentModelID.objectID else {
@@ -96,7 +96,7 @@ extension ModelContext {
             return try onQueue { () throws -> any PersistentModel in try anyModel(for: try managedContext.object(with: id)) }
         } catch {
             failures.record("find the model of \(persistentModelID)", error)
-            return container.firstModelType.init(backingData: _ModelBacking())
+            return UnresolvedModel(backingData: _ModelBacking())
         }
     }
 }

@@ -149,9 +149,11 @@ public final class _ModelBacking: @unchecked Sendable {
     }
 
     /// A value of a type that has no placeholder was read before it was ever readable. The model
-    /// layer rules this out (a model made for a stored object reads such values when it is made,
-    /// and making it fails if one cannot be read), so reaching here is a defect of this library,
-    /// not of the caller's input.
+    /// layer rules this out, whatever the input: a model made by its initializer has every
+    /// value it declares; a model made for a stored object reads such values when it is made, and
+    /// is not made (the fetch throws, `model(for:)` gives an `UnresolvedModel`) if one cannot be
+    /// read; later reads fall back on the last value read. Reaching here is a defect of this
+    /// library.
     private static func unavailable<V>(_ name: String, _ type: V.Type) -> Never {
         logger.critical("'\(name)' (\(V.self)) was read with no value known: a defect of AmbarSwiftData")
         fatalError("AmbarSwiftData: '\(name)' (\(V.self)) has no value to give; please report this defect")
