@@ -107,7 +107,7 @@ public final class ModelContext: Hashable {
             throw SwiftDataError(.modelNotInSchema, "entity \(object.entityName) has no model class in \(container.schema)")
         }
         let backing = _ModelBacking(object: object, context: self)
-        for property in type.schemaMetadata {
+        for property in container.schema.propertiesByEntity[object.entityName] ?? [] {
             guard let materialize = property.materialize else { continue }
             backing.remember(try materialize(object, self), for: property.name)
         }
@@ -134,7 +134,7 @@ public final class ModelContext: Hashable {
         let object = try managedContext.insertObject(entityName: type.entityName)
         registry.register(model, for: object)
         let given = model.persistentBackingData.attach(to: object, in: self)
-        for property in type.schemaMetadata {
+        for property in container.schema.propertiesByEntity[type.entityName] ?? [] {
             guard let value = given[property.name] ?? property.readConstant?(model) else { continue }
             try property.writePending(value, object, self)
         }
@@ -147,7 +147,7 @@ public final class ModelContext: Hashable {
     private func tellObservers(_ objects: Set<ManagedObjectID>) {
         for id in objects {
             guard let object = managedContext.registeredObject(for: id), let model = registry.model(for: object) else { continue }
-            for property in type(of: model).schemaMetadata { model._$observedValueChanged(property.name) }
+            for property in container.schema.propertiesByEntity[object.entityName] ?? [] { model._$observedValueChanged(property.name) }
         }
     }
 

@@ -15,6 +15,10 @@ public final class Schema: Hashable, Sendable, CustomStringConvertible {
     public let version: Version
     /// The model classes, those relationships lead to included, in the order first met.
     let types: [any PersistentModel.Type]
+    /// The model classes by entity name.
+    private let typesByEntity: [String: any PersistentModel.Type]
+    /// Each entity's properties, read once (`schemaMetadata` builds them anew at each call).
+    let propertiesByEntity: [String: [PropertyMetadata]]
 
     /// A schema of `types` (and the models their relationships lead to).
     public convenience init(_ types: [any PersistentModel.Type], version: Version = Version(1, 0, 0)) {
@@ -23,7 +27,10 @@ public final class Schema: Hashable, Sendable, CustomStringConvertible {
 
     init(types: [any PersistentModel.Type], version: Version) {
         self.version = version
-        self.types = Self.closure(of: types)
+        let types = Self.closure(of: types)
+        self.types = types
+        typesByEntity = Dictionary(types.map { ($0.entityName, $0) }, uniquingKeysWith: { first, _ in first })
+        propertiesByEntity = Dictionary(types.map { ($0.entityName, $0.schemaMetadata) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// A schema of `types` (and the models their relationships lead to).
@@ -41,7 +48,7 @@ public final class Schema: Hashable, Sendable, CustomStringConvertible {
 
     /// The model class stored as entity `name`.
     func modelType(forEntity name: String) -> (any PersistentModel.Type)? {
-        types.first { $0.entityName == name }
+        typesByEntity[name]
     }
 
     /// Schemas are equal when they have the same version and entities.
