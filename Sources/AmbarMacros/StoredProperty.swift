@@ -42,12 +42,7 @@ struct StoredProperty {
     }
 
     /// Whether the type is written as an optional (`T?`, `Optional<T>`).
-    var isOptionalType: Bool {
-        guard let type else { return false }
-        if type.is(OptionalTypeSyntax.self) { return true }
-        if let identifier = type.as(IdentifierTypeSyntax.self), identifier.name.text == "Optional" { return true }
-        return false
-    }
+    var isOptionalType: Bool { type?.isWrittenOptional ?? false }
 
     /// Whether the type is written as an implicitly unwrapped optional (`T!`), which a declared
     /// property cannot be.
@@ -90,5 +85,14 @@ struct StoredProperty {
             if let ordered = byLabel["ordered"] { result.append("ordered: \(ordered.trimmedDescription)") }
         }
         return result
+    }
+}
+
+extension TypeSyntax {
+    /// Whether the type is written as an optional (`T?`, `Optional<T>`).
+    var isWrittenOptional: Bool {
+        if self.is(OptionalTypeSyntax.self) { return true }
+        if let identifier = self.as(IdentifierTypeSyntax.self), identifier.name.text == "Optional" { return true }
+        return false
     }
 }

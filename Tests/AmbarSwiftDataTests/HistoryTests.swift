@@ -5,19 +5,18 @@ import XCTest
 /// SwiftData's history (iOS 18) over Ambar's ledger: every save, in commit order, with its
 /// author and changes; tokens to resume from; deleted history reported as expired.
 final class HistoryTests: XCTestCase {
-    private var directory: URL!
+    private var scratch: ScratchDirectory!
 
     override func setUpWithError() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("ambar-sdh-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        scratch = try ScratchDirectory()
     }
 
-    override func tearDownWithError() throws {
-        try FileManager.default.removeItem(at: directory)
+    override func tearDown() {
+        scratch = nil
     }
 
     func testTransactionsListInsertsUpdatesAndDeletesWithAuthorsAndTokens() throws {
-        let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: directory.appendingPathComponent("h.store")))
+        let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: scratch.file("h.store")))
         let context = ModelContext(container)
         context.author = "importer"
         let trip = Trip(name: "Turin", destination: "Italy")
@@ -59,7 +58,7 @@ final class HistoryTests: XCTestCase {
     }
 
     func testATokenOlderThanTheDeletedHistoryHasExpired() throws {
-        let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: directory.appendingPathComponent("e.store")))
+        let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: scratch.file("e.store")))
         let context = ModelContext(container)
         for name in ["a", "b", "c"] {
             context.insert(Trip(name: name, destination: "x"))

@@ -4,19 +4,18 @@ import XCTest
 
 /// SwiftData's model and data code, run on Ambar: insert, save, fetch, relationships, deletes.
 final class ModelContextTests: XCTestCase {
-    private var directory: URL!
+    private var scratch: ScratchDirectory!
 
     override func setUpWithError() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("ambar-sd-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        scratch = try ScratchDirectory()
     }
 
-    override func tearDownWithError() throws {
-        try FileManager.default.removeItem(at: directory)
+    override func tearDown() {
+        scratch = nil
     }
 
     private func container(_ name: String = "trips.store") throws -> ModelContainer {
-        try ModelContainer(for: Trip.self, Task.self, configurations: ModelConfiguration(url: directory.appendingPathComponent(name)))
+        try ModelContainer(for: Trip.self, Task.self, configurations: ModelConfiguration(url: scratch.file(name)))
     }
 
     func testInsertedModelsAreSavedAndFetchedBackWithEveryKindOfValue() throws {

@@ -36,12 +36,7 @@ struct PersistedMember {
     }
 
     /// Whether the type is written as an optional (`T?`, `Optional<T>`), which starts as `nil`.
-    var isOptionalType: Bool {
-        guard let type else { return false }
-        if type.is(OptionalTypeSyntax.self) { return true }
-        if let identifier = type.as(IdentifierTypeSyntax.self), identifier.name.text == "Optional" { return true }
-        return false
-    }
+    var isOptionalType: Bool { type?.isWrittenOptional ?? false }
 
     /// The arguments of `@Attribute` and `@Relationship`, as `Schema.PropertyMetadata` takes
     /// them (SwiftData's own labels).

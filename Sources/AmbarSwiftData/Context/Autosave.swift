@@ -36,7 +36,4 @@ final class Autosave: @unchecked Sendable {  // the lock guards the flags
             }
         }
     }
-
-    /// The context saved.
-    func saved() {}
 }

@@ -231,7 +231,6 @@ public final class ModelContext: Hashable {
             for object in deleted { registry.remove(object)?.persistentBackingData.detach(keeping: [:]) }
             return savedNotification.withLock { $0 }
         }
-        autosave.saved()
         guard let saved else { return }
         NotificationCenter.default.post(
             name: Self.didSave, object: self,
