@@ -105,7 +105,7 @@ let package = Package(
         // SwiftData's API over the object graph, with its own `@Model` (in the same macro plugin).
         .target(
             name: "AmbarSwiftData",
-            dependencies: ["AmbarStack", "AmbarMacros", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["AmbarStack", "AmbarMacros", "SharedStoreIPC", .product(name: "Logging", package: "swift-log")]
         ),
         .macro(
             name: "AmbarMacros",
@@ -211,6 +211,14 @@ let package = Package(
             ],
             path: "Tests/Helpers/ambar-test-helper"
         ),
+        // Models the SwiftData tests share with the process they start.
+        .target(name: "SwiftDataSamples", dependencies: ["AmbarSwiftData"], path: "Tests/SwiftDataSamples"),
+        // A second process on a shared store, through AmbarSwiftData.
+        .executableTarget(
+            name: "swiftdata-peer",
+            dependencies: ["AmbarSwiftData", "SwiftDataSamples", "AmbarPostgres"],
+            path: "Tests/Helpers/swiftdata-peer"
+        ),
         .executableTarget(
             name: "ambar-bench",
             dependencies: [
@@ -280,7 +288,7 @@ let package = Package(
         // SwiftData code as Apple's platforms compile it, with only its import changed.
         .testTarget(
             name: "AmbarSwiftDataTests",
-            dependencies: ["AmbarSwiftData"]
+            dependencies: ["AmbarSwiftData", "SwiftDataSamples", "AmbarTestSupport"]
         ),
         .testTarget(
             name: "AmbarStackTests",

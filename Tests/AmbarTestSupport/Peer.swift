@@ -51,20 +51,31 @@ public final class Peer {
     /// A peer on the store `storeArgument` names: a file's path, or a `postgres://` URL; run
     /// under `launcher` when given (`ip netns exec HOST`: a process on another test host), with
     /// `environment` added to the test's.
-    public init(_ name: String, directory: TemporaryDirectory, storeArgument: String, launcher: [String] = [], environment: [String: String] = [:]) throws {
+    public convenience init(
+        _ name: String, directory: TemporaryDirectory, storeArgument: String, launcher: [String] = [], environment: [String: String] = [:]
+    ) throws {
+        try self.init(
+            name, program: "ambar-test-helper", arguments: ["peer", directory.url.path, storeArgument], logDirectory: directory.url, launcher: launcher,
+            environment: environment)
+    }
+
+    /// The built helper `program` run with `arguments`, its standard error in
+    /// `<logDirectory>/<name>.log`; it must answer "ready" first.
+    public init(
+        _ name: String, program: String, arguments: [String], logDirectory: URL, launcher: [String] = [], environment: [String: String] = [:]
+    ) throws {
         self.name = name
         if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
-        let arguments = ["peer", directory.url.path, storeArgument]
-        if let program = launcher.first {
-            process.executableURL = URL(fileURLWithPath: program)
-            process.arguments = Array(launcher.dropFirst()) + [BuiltProducts.url("ambar-test-helper").path] + arguments
+        if let launcherProgram = launcher.first {
+            process.executableURL = URL(fileURLWithPath: launcherProgram)
+            process.arguments = Array(launcher.dropFirst()) + [BuiltProducts.url(program).path] + arguments
         } else {
-            process.executableURL = BuiltProducts.url("ambar-test-helper")
+            process.executableURL = BuiltProducts.url(program)
             process.arguments = arguments
         }
         process.standardInput = input
         process.standardOutput = output
-        logFile = directory.url.appendingPathComponent("\(name).log")
+        logFile = logDirectory.appendingPathComponent("\(name).log")
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         process.standardError = try FileHandle(forWritingTo: logFile)
         try process.run()

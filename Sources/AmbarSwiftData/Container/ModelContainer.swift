@@ -1,5 +1,6 @@
 import AmbarStack
 import Foundation
+import SharedStoreIPC
 
 /// The store of an app's models and the contexts that work on it: SwiftData's
 /// `ModelContainer`, over an Ambar store.
@@ -18,12 +19,22 @@ import Foundation
 ///
 /// The store is created, or opened and migrated lightweight to the schema (properties and
 /// entities added, removed or renamed with `originalName`).
+///
+/// A configuration that names a shared directory (``ModelConfiguration/init(_:schema:sharedDirectory:allowsSave:)``)
+/// makes the container join the processes of that directory: their saves are merged into
+/// ``mainContext``, and ``sharing`` is the running `SharedStoreSync` (for durable consumers,
+/// ``ModelChangeConsumer``, and merge events). Call ``stopSharing()`` before the process exits.
 public final class ModelContainer: Sendable {
     /// The models the container stores.
     public let schema: Schema
     /// The configurations it was made with (the first names the store).
     public let configurations: [ModelConfiguration]
+    /// The Ambar stack under the container: its main context is ``mainContext``'s.
+    let stack: DataStack
     let coordinator: PersistentStoreCoordinator
+    /// The sharing with the other processes of the configuration's shared directory, when it
+    /// names one: observe its merges (`observeRemoteMerges`), run durable consumers on it.
+    public let sharing: SharedStoreSync?
     /// Why contexts may not save, when the configuration says so.
     let saveRefusal: String?
     @MainActor private var storedMainContext: ModelContext?
@@ -44,18 +55,31 @@ public final class ModelContainer: Sendable {
         self.schema = schema
         self.configurations = configurations.isEmpty ? [configuration] : configurations
         let model = try schema.managedObjectModel()
-        if !configuration.isStoredInMemoryOnly {
-            do {
-                try FileManager.default.createDirectory(at: configuration.url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            } catch {
-                throw SwiftDataError(
-                    .loadIssueModelContainer, "the directory of \(configuration.url.path) cannot be created", cause: error)
-            }
+        let storeType: DataStack.StoreType
+        switch configuration.storeDescription {
+        case .sqlite: storeType = .sqlite
+        case .inMemory: storeType = .inMemory
+        case .server(let server): storeType = .server(server)
         }
         do {
-            coordinator = try PersistentStoreCoordinator(model: model, store: configuration.storeDescription, name: configuration.name)
+            stack = try DataStack.open(
+                storeType: storeType, model: .model(model), storeURL: storeType == .sqlite ? configuration.url : nil, name: configuration.name,
+                usingSeparateCoordinators: false)
+            coordinator = try stack.writerCoordinator
         } catch {
             throw SwiftDataError(.loadIssueModelContainer, "the store of configuration '\(configuration.name)' cannot be opened", cause: error)
+        }
+        if let sharingConfiguration = configuration.sharing {
+            do {
+                sharing = try SharedStoreSync.start(readyStack: stack, configuration: sharingConfiguration)
+            } catch {
+                throw SwiftDataError(
+                    .loadIssueModelContainer,
+                    "the store of configuration '\(configuration.name)' cannot be shared through \(sharingConfiguration.directory.path)",
+                    cause: error)
+            }
+        } else {
+            sharing = nil
         }
         saveRefusal = configuration.allowsSave ? nil : "configuration '\(configuration.name)' does not allow saving (allowsSave: false)"
     }
@@ -92,6 +116,16 @@ public final class ModelContainer: Sendable {
         let context = ModelContext(container: self, main: true)
         storedMainContext = context
         return context
+    }
+
+    /// Stops sharing the store with the other processes (see `SharedStoreSync/stop()`): this
+    /// process's saves are no longer announced, and theirs no longer merged. Does nothing for a
+    /// container that does not share its store, or a second time.
+    ///
+    /// Call it before the process exits; one that exits without it loses nothing (the store's
+    /// ledger is the truth), but the other processes notice later.
+    public func stopSharing() async {
+        await sharing?.stop()
     }
 
     /// Deletes every model of the store (SwiftData's `deleteAllData()`): the store is emptied,

@@ -45,15 +45,29 @@ public final class ModelContext: Hashable {
         self.init(container: container, main: false)
     }
 
-    init(container: ModelContainer, main: Bool) {
-        self.container = container
-        managedContext = ManagedObjectContext(
-            concurrencyType: main ? .mainQueue : .privateQueue, coordinator: container.coordinator, name: main ? "mainContext" : "ModelContext")
+    /// The main context is the stack's: the stack merges the container's other contexts' saves
+    /// into it, and sharing the other processes'. Others are private-queue contexts of their own.
+    convenience init(container: ModelContainer, main: Bool) {
+        let managedContext: ManagedObjectContext
+        if main, let stackMain = try? container.stack.mainContext {  // try?: the container opened the stack, so it is ready
+            managedContext = stackMain
+        } else {
+            managedContext = ManagedObjectContext(
+                concurrencyType: main ? .mainQueue : .privateQueue, coordinator: container.coordinator, name: main ? "mainContext" : "ModelContext")
+            if main { managedContext.automaticallyMergesChangesFromParent = true }
+        }
         // As in SwiftData: an inserted model whose unique attribute matches a stored one updates it.
         managedContext.mergePolicy = .mergeByPropertyObjectTrump
         managedContext.saveRefusal = container.saveRefusal
-        autosave = Autosave(isEnabled: main)
-        if main { managedContext.automaticallyMergesChangesFromParent = true }
+        self.init(container: container, wrapping: managedContext, autosaves: main)
+    }
+
+    /// A context over `managedContext` as it is (its queue, policy and refusals): for the
+    /// handler of a durable consumer, whose context is the consumer's.
+    init(container: ModelContainer, wrapping managedContext: ManagedObjectContext, autosaves: Bool) {
+        self.container = container
+        self.managedContext = managedContext
+        autosave = Autosave(isEnabled: autosaves)
         let failures = self.failures
         failureObservation = managedContext.observeFailures { failure in failures.record(failure) }
         autosave.context = self

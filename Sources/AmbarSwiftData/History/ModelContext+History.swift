@@ -53,7 +53,7 @@ extension ModelContext {
                 throw SwiftDataError(.fetchFailed, "the store's history could not be read", cause: error)
             }
             for transaction in page {
-                guard let typed = historyTransaction(transaction, store: store) as? T else { continue }
+                guard let typed = container.historyTransaction(transaction, store: store) as? T else { continue }
                 if let predicate, try !predicate.evaluate(typed) { continue }
                 result.append(typed)
                 if let limit, result.count >= limit { break }
@@ -77,13 +77,5 @@ extension ModelContext {
         } catch {
             throw SwiftDataError(.saveFailed, "the history through \(newest.token) could not be deleted", cause: error)
         }
-    }
-
-    /// `transaction` as SwiftData presents it: the changes of the schema's models.
-    private func historyTransaction(_ transaction: AmbarStack.HistoryTransaction, store: String) -> DefaultHistoryTransaction {
-        DefaultHistoryTransaction(
-            changes: container.schema.types.flatMap { $0.historyChanges(in: transaction) },
-            token: DefaultHistoryToken(transaction.token, store: store), author: transaction.author, timestamp: transaction.timestamp,
-            processIdentifier: String(transaction.processID))
     }
 }

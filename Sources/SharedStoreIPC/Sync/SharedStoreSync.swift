@@ -121,6 +121,21 @@ public final class SharedStoreSync: Sendable {
     /// whatever was committed between their loading and this call is not missed.
     public static func start(stack: DataStack, configuration: SharingConfiguration) async throws -> SharedStoreSync {
         try await stack.load()
+        return try start(readyStack: stack, configuration: configuration)
+    }
+
+    /// Starts sharing `stack`, which is ready already (opened with `DataStack.open`, or loaded),
+    /// without suspending: for code that cannot `await`, such as an initializer.
+    ///
+    /// ```swift
+    /// let stack = try DataStack.open(model: .model(model), storeURL: directory.appendingPathComponent("ambar.sqlite"))
+    /// let sync = try SharedStoreSync.start(readyStack: stack, configuration: .sharedDirectory(directory))
+    /// ```
+    ///
+    /// - Throws: `AmbarError/stackNotReady` when the stack's setup has not finished, and what
+    ///   ``start(stack:configuration:)`` throws.
+    public static func start(readyStack stack: DataStack, configuration: SharingConfiguration) throws -> SharedStoreSync {
+        guard stack.isReady else { throw AmbarError.stackNotReady }
         let sync = try SharedStoreSync(stack: stack, configuration: configuration)
         try sync.begin()
         return sync
