@@ -94,6 +94,10 @@ package enum SQLiteSchema {
             let keep = outcome.touchedTables.contains(table) ? [] : Set(wanted[table, default: []].map(\.name))
             try dropIndexes(db, on: table, keeping: keep)
         }
+        for (table, columns) in UniquenessCheck.added(from: renamed, to: model) {
+            let shared = try Int64.fetchOne(db, sql: UniquenessCheck.duplicatesQuery(table: table, columns: columns)) ?? 0
+            if shared > 0 { throw UniquenessCheck.refusal(table: table, columns: columns, count: shared) }
+        }
         try createTables(db, model: model)
         try finishJoinCopies(db, outcome)
         var entityIDs: [String: Int64] = [:]

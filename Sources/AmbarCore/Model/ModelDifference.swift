@@ -5,11 +5,12 @@ import Foundation
 ///
 /// Lightweight (additive) changes: new entities; new attributes that are optional or have a
 /// default; new optional to-one and any new to-many relationships; attributes becoming optional;
-/// indexes added or removed; defaults and delete rules changed; entities, attributes and
-/// relationships renamed, with the new element's `renamingIdentifier` naming the old one.
-/// Everything else — a removed or retyped element, a new required attribute without a default, a
-/// new uniqueness constraint, a changed parent, destination or inverse — is refused with a reason
-/// per element.
+/// indexes added or removed; new uniqueness constraints (the store checks its rows first, and
+/// refuses when some share the constrained values: remove the duplicates with the old model
+/// first); defaults and delete rules changed; entities, attributes and relationships renamed,
+/// with the new element's `renamingIdentifier` naming the old one. Everything else — a removed
+/// or retyped element, a new required attribute without a default, a removed uniqueness
+/// constraint, a changed parent, destination or inverse — is refused with a reason per element.
 public enum ModelDifference {
     /// The reasons `old` cannot be migrated to `new` in place; empty when it can.
     public static func lightweightProblems(from stored: ManagedObjectModel, to new: ManagedObjectModel) -> [String] {
@@ -76,8 +77,10 @@ public enum ModelDifference {
             if before.parent != after.parent {
                 problems.append("entity \(name) changed its parent from \(before.parent ?? "none") to \(after.parent ?? "none")")
             }
-            if Set(before.uniquenessConstraints.map(Set.init)) != Set(after.uniquenessConstraints.map(Set.init)) {
-                problems.append("entity \(name) changed its uniqueness constraints (existing rows would need checking)")
+            // New constraints are checked against the rows by the store; removed ones are refused.
+            let kept = Set(after.uniquenessConstraints.map(Set.init))
+            for group in before.uniquenessConstraints where !kept.contains(Set(group)) {
+                problems.append("entity \(name) dropped its uniqueness constraint on \(group.joined(separator: ", "))")
             }
             for attribute in before.attributes {
                 guard let now = after.attributes.first(where: { $0.name == attribute.name }) else {

@@ -123,6 +123,11 @@ enum PostgreSQLSchema {
                 _ = try connection.query("ALTER TABLE \(quoted(root)) ADD COLUMN \(quoted(column.name)) \(columnTypes[root]?[column.name] ?? "text")", [])
             }
         }
+        for (table, columns) in UniquenessCheck.added(from: renamed, to: model) {
+            let rows = try connection.query(UniquenessCheck.duplicatesQuery(table: table, columns: columns), []).rows
+            let shared = rows.first.flatMap { PostgreSQLValues.integer($0[0]) } ?? 0
+            if shared > 0 { throw UniquenessCheck.refusal(table: table, columns: columns, count: shared) }
+        }
         try createTables(connection, model: model)
         let entityIDs = try self.entityIDs(connection)
         for entity in model.entities {

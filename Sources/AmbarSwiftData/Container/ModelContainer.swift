@@ -42,18 +42,33 @@ public final class ModelContainer: Sendable {
     /// A container for `schema`, with the store the first configuration describes (the default
     /// store when none is given).
     ///
+    /// With a `migrationPlan`, a store made by one of the plan's earlier versions is taken
+    /// through each later version in turn: each stage's `willMigrate` runs on a context of the
+    /// old models, the store is migrated lightweight to the next version, then `didMigrate` runs
+    /// on a context of the new models (see ``MigrationStage``). A store the plan's versions do
+    /// not describe is migrated lightweight straight to `schema`.
+    ///
     /// - Throws: ``SwiftDataError`` (``SwiftDataError/Code/loadIssueModelContainer``, with the
-    ///   store's error as its cause) when the store cannot be opened or migrated;
+    ///   store's error as its cause) when the store cannot be opened, migrated or shared;
+    ///   ``SwiftDataError/Code/migrationFailed`` when a stage's code throws (the store stays at
+    ///   the version before that stage's migration, with what the code saved);
     ///   ``SwiftDataError/Code/invalidSchema`` when the models do not make a schema.
-    public init(for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)? = nil, configurations: [ModelConfiguration]) throws {
-        if let migrationPlan { try Self.checkSupported(migrationPlan) }
+    public convenience init(for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)? = nil, configurations: [ModelConfiguration]) throws {
         let configuration = configurations.first ?? ModelConfiguration()
+        if let migrationPlan { try MigrationRun(plan: migrationPlan, configuration: configuration).run() }
+        try self.init(schema: givenSchema, configurations: configurations.isEmpty ? [configuration] : configurations, shares: true)
+    }
+
+    /// A container for `givenSchema` on the first configuration's store, migrated lightweight to
+    /// it; the store is shared when the configuration says so and `shares` is true.
+    init(schema givenSchema: Schema, configurations: [ModelConfiguration], shares: Bool) throws {
+        let configuration = configurations[0]
         let schema = configuration.schema.map { Schema(types: givenSchema.types + $0.types, version: givenSchema.version) } ?? givenSchema
         guard !schema.types.isEmpty else {
             throw SwiftDataError(.invalidSchema, "a container needs at least one model class: name them in ModelContainer(for:) or the Schema")
         }
         self.schema = schema
-        self.configurations = configurations.isEmpty ? [configuration] : configurations
+        self.configurations = configurations
         let model = try schema.managedObjectModel()
         let storeType: DataStack.StoreType
         switch configuration.storeDescription {
@@ -69,7 +84,7 @@ public final class ModelContainer: Sendable {
         } catch {
             throw SwiftDataError(.loadIssueModelContainer, "the store of configuration '\(configuration.name)' cannot be opened", cause: error)
         }
-        if let sharingConfiguration = configuration.sharing {
+        if shares, let sharingConfiguration = configuration.sharing {
             do {
                 sharing = try SharedStoreSync.start(readyStack: stack, configuration: sharingConfiguration)
             } catch {
@@ -82,17 +97,6 @@ public final class ModelContainer: Sendable {
             sharing = nil
         }
         saveRefusal = configuration.allowsSave ? nil : "configuration '\(configuration.name)' does not allow saving (allowsSave: false)"
-    }
-
-    /// Throws for a stage this version cannot run, rather than skipping its code.
-    private static func checkSupported(_ plan: any SchemaMigrationPlan.Type) throws {
-        for stage in plan.stages {
-            guard case .custom(let from, let to, let willMigrate, let didMigrate) = stage, willMigrate != nil || didMigrate != nil else { continue }
-            throw SwiftDataError(
-                .migrationFailed,
-                "\(plan)'s custom stage from \(from.versionIdentifier) to \(to.versionIdentifier) has code to run (willMigrate/didMigrate), which AmbarSwiftData does not run yet; lightweight stages (and custom ones without code) are supported"
-            )
-        }
     }
 
     /// A container for `schema`, with the store the first configuration describes.

@@ -102,6 +102,47 @@ final class MigrationTests: StoreTestCase {
         XCTAssertEqual(try context.performAndWait { try context.count(for: FetchRequest<ManagedObject>(entityName: "Item")) }, 3)
     }
 
+    func testANewUniquenessConstraintMigratesOnceTheRowsKeepIt() throws {
+        _ = try seed()
+        let unique = try ManagedObjectModel(entities: [EntityDescription("Item", properties: [.attribute("name", .string)], uniquenessConstraints: [["name"]])])
+        // Two rows share a name: refused, saying what to do, and nothing changed.
+        let old = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: try open(try v1()))
+        try old.performAndWait { () throws in
+            try old.insertObject(entityName: "Item").setValue("a", forKey: "name")
+            try old.save()
+        }
+        XCTAssertThrowsError(try open(unique)) { error in
+            guard case .migrationRefused(let reasons) = error as? AmbarError else { return XCTFail("\(error)") }
+            XCTAssertTrue(
+                reasons.contains { $0.contains("Item(name)") && $0.contains("1 set of values") && $0.contains("remove the duplicates") }, "\(reasons)")
+        }
+        XCTAssertEqual(try PersistentStoreCoordinator.storedModel(in: try migrating).versionHash, try v1().versionHash, "nothing changed")
+
+        // The duplicate removed with the old model: the constraint is added, and kept from then on.
+        try old.performAndWait { () throws in
+            let duplicates = try old.fetch(FetchRequest<ManagedObject>(entityName: "Item", predicate: Key<String>("name") == "a"))
+            try old.delete(duplicates[1])
+            try old.save()
+        }
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: try open(unique))
+        try context.performAndWait { () throws in
+            XCTAssertEqual(try context.count(for: FetchRequest<ManagedObject>(entityName: "Item")), 3)
+            try context.insertObject(entityName: "Item").setValue("b", forKey: "name")
+            XCTAssertThrowsError(try context.save()) { error in
+                guard case .constraintViolation = error as? AmbarError else { return XCTFail("\(error)") }
+            }
+        }
+
+        // Dropping it again is not lightweight (the first model is only older: the store says so).
+        let withoutIt = try ManagedObjectModel(entities: [
+            EntityDescription("Item", properties: [.attribute("name", .string), .attribute("note", .string, optional: true)])
+        ])
+        XCTAssertThrowsError(try open(withoutIt)) { error in
+            guard case .migrationRefused(let reasons) = error as? AmbarError else { return XCTFail("\(error)") }
+            XCTAssertEqual(reasons, ["entity Item dropped its uniqueness constraint on name"])
+        }
+    }
+
     func testConcurrentOpenersMigrateOnceAndAllOpen() throws {
         _ = try seed()
         let migrating = try self.migrating
