@@ -22,7 +22,7 @@ extension SQLiteStore {
         sqlite3_bind_int64(handle, 3, Int64(getpid()))
         SQLiteValues.bind(entry.contextName.map { .string($0) } ?? .null, to: handle, at: 4)
         sqlite3_bind_int64(handle, 5, ProcessInstance.storedID)
-        SQLiteValues.bind(.data(LedgerChangeEncoding.encode(entry.groups)), to: handle, at: 6)
+        SQLiteValues.bind(.data(try LedgerChangeEncoding.encode(entry)), to: handle, at: 6)
         guard try SQLiteValues.stepInsert(handle, db) else {
             throw DatabaseError(resultCode: .SQLITE_CONSTRAINT, message: "the ledger refused a transaction row")
         }
@@ -130,7 +130,8 @@ extension SQLiteStore {
                     author: Self.text(sqlite, 2), processID: Int32(truncatingIfNeeded: sqlite3_column_int64(sqlite, 3)),
                     instanceID: sqlite3_column_type(sqlite, 5) == SQLITE_NULL ? nil : UInt64(bitPattern: sqlite3_column_int64(sqlite, 5)),
                     contextName: Self.text(sqlite, 4),
-                    inserted: gathered.inserted, updated: gathered.updated, deleted: gathered.deleted, updatedProperties: gathered.updatedProperties))
+                    inserted: gathered.inserted, updated: gathered.updated, deleted: gathered.deleted, updatedProperties: gathered.updatedProperties,
+                    tombstones: gathered.tombstones))
         }
         sqlite3_reset(sqlite)
         return .success(page)

@@ -1,5 +1,6 @@
 import AmbarSwiftData
 import Foundation
+import SwiftDataSamples
 import XCTest
 
 /// SwiftData's history (iOS 18) over Ambar's ledger: every save, in commit order, with its
@@ -55,6 +56,27 @@ final class HistoryTests: XCTestCase {
         XCTAssertEqual(newer.map(\.token), Array(all.map(\.token).dropFirst()))
         let byImporter = try context.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>(predicate: #Predicate { $0.author == "importer" }))
         XCTAssertEqual(byImporter.count, 1)
+    }
+
+    func testADeletionKeepsTheValuesOfTheAttributesThatPreserveThem() throws {
+        let container = try ModelContainer(for: Reading.self, Alert.self, configurations: ModelConfiguration(url: scratch.file("t.store")))
+        let context = ModelContext(container)
+        let reading = Reading(sensor: "boiler", value: 71)
+        context.insert(reading)
+        try context.save()
+        let id = reading.persistentModelID
+        context.delete(reading)
+        try context.save()
+
+        let deletion = try XCTUnwrap(context.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).last)
+        guard case .delete(let deleted as any HistoryDelete<Reading>)? = deletion.changes.first else {
+            return XCTFail("the last transaction deleted the reading: \(deletion.changes)")
+        }
+        XCTAssertEqual(deleted.changedPersistentIdentifier, id)
+        XCTAssertTrue(deleted.changedModelType == Reading.self)
+        XCTAssertEqual(deleted.tombstone[\.sensor] as? String, "boiler")
+        XCTAssertNil(deleted.tombstone[\.value], "value does not preserve itself")
+        XCTAssertEqual(deleted.tombstone.map(\.keyPath), [\Reading.sensor])
     }
 
     func testATokenOlderThanTheDeletedHistoryHasExpired() throws {

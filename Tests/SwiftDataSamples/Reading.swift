@@ -13,8 +13,8 @@ import Foundation
 public final class Reading {
     #Unique<Reading>([\.sensor])
 
-    /// The sensor's name.
-    public var sensor: String
+    /// The sensor's name (kept in the history when the reading is deleted).
+    @Attribute(.preserveValueOnDeletion) public var sensor: String
     /// The value read.
     public var value: Double
     /// When it was read.

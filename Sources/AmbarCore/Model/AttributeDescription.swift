@@ -30,13 +30,19 @@ public struct AttributeDescription: Sendable, Hashable {
     /// The rules a value must keep when the object is saved (bounds, lengths, a pattern); none by
     /// default.
     public var validation: AttributeValidation
+    /// Whether the ledger keeps the attribute's value when an object is deleted, in the deleting
+    /// transaction's ``HistoryTransaction/tombstones`` (Core Data's
+    /// `preservesValueInHistoryOnDeletion`, SwiftData's `.preserveValueOnDeletion`). Like
+    /// validation rules, it does not change what the store's tables hold, nor the model's
+    /// ``ManagedObjectModel/versionHash``.
+    public var preservesValueOnDeletion: Bool
 
     /// Creates an attribute description.
     public init(
         name: String, type: AttributeType, isOptional: Bool = false,
         defaultValue: AttributeValue = .null, isIndexed: Bool = false, renamingIdentifier: String? = nil,
         isTransient: Bool = false, valueTransformerName: String? = nil, customClassName: String? = nil,
-        derivation: String? = nil, validation: AttributeValidation = AttributeValidation()
+        derivation: String? = nil, validation: AttributeValidation = AttributeValidation(), preservesValueOnDeletion: Bool = false
     ) {
         self.name = name
         self.type = type
@@ -49,13 +55,14 @@ public struct AttributeDescription: Sendable, Hashable {
         self.customClassName = customClassName
         self.derivation = derivation
         self.validation = validation.coerced(to: type)
+        self.preservesValueOnDeletion = preservesValueOnDeletion
     }
 }
 
 extension AttributeDescription: Codable {
     enum CodingKeys: String, CodingKey {
         case name, type, isOptional, defaultValue, isIndexed, renamingIdentifier
-        case isTransient, valueTransformerName, customClassName, derivation, validation
+        case isTransient, valueTransformerName, customClassName, derivation, validation, preservesValueOnDeletion
     }
 
     /// Decodes the description, taking the fields added after the first release as absent
@@ -70,7 +77,8 @@ extension AttributeDescription: Codable {
             valueTransformerName: try c.decodeIfPresent(String.self, forKey: .valueTransformerName),
             customClassName: try c.decodeIfPresent(String.self, forKey: .customClassName),
             derivation: try c.decodeIfPresent(String.self, forKey: .derivation),
-            validation: try c.decodeIfPresent(AttributeValidation.self, forKey: .validation) ?? AttributeValidation())
+            validation: try c.decodeIfPresent(AttributeValidation.self, forKey: .validation) ?? AttributeValidation(),
+            preservesValueOnDeletion: try c.decodeIfPresent(Bool.self, forKey: .preservesValueOnDeletion) ?? false)
     }
 
     /// Encodes the fields added after the first release only when set, so that the
@@ -88,5 +96,6 @@ extension AttributeDescription: Codable {
         try c.encodeIfPresent(customClassName, forKey: .customClassName)
         try c.encodeIfPresent(derivation, forKey: .derivation)
         if !validation.isEmpty { try c.encode(validation, forKey: .validation) }
+        if preservesValueOnDeletion { try c.encode(true, forKey: .preservesValueOnDeletion) }
     }
 }

@@ -148,10 +148,12 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
             var entity = entity
             entity.renamingIdentifier = nil
             entity.fetchedProperties = []
-            // Validation rules, like renaming identifiers, do not change what the store holds.
+            // Validation rules and preserved values, like renaming identifiers, do not change what
+            // the store's tables hold.
             for i in entity.attributes.indices {
                 entity.attributes[i].renamingIdentifier = nil
                 entity.attributes[i].validation = AttributeValidation()
+                entity.attributes[i].preservesValueOnDeletion = false
             }
             for i in entity.relationships.indices { entity.relationships[i].renamingIdentifier = nil }
             return entity

@@ -14,17 +14,19 @@ public enum PropertyDescription: Sendable, Hashable {
     case relationshipDescription(RelationshipDescription)
 
     /// An attribute named `name` of `type`, with the rules its values must keep at save
-    /// (``AttributeValidation``; none by default).
+    /// (``AttributeValidation``; none by default), and whether the ledger keeps its value when an
+    /// object is deleted (``AttributeDescription/preservesValueOnDeletion``).
     public static func attribute(
         _ name: String, _ type: AttributeType, optional: Bool = false,
         defaultValue: (any AttributeValueConvertible)? = nil, indexed: Bool = false,
-        renamedFrom renamingIdentifier: String? = nil, validation: AttributeValidation = AttributeValidation()
+        renamedFrom renamingIdentifier: String? = nil, validation: AttributeValidation = AttributeValidation(),
+        preservesValueOnDeletion: Bool = false
     ) -> PropertyDescription {
         .attributeDescription(
             AttributeDescription(
                 name: name, type: type, isOptional: optional,
                 defaultValue: defaultValue?.attributeValue ?? .null, isIndexed: indexed,
-                renamingIdentifier: renamingIdentifier, validation: validation))
+                renamingIdentifier: renamingIdentifier, validation: validation, preservesValueOnDeletion: preservesValueOnDeletion))
     }
 
     /// A to-one relationship named `name` to `destination`.

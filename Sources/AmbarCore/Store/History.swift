@@ -27,6 +27,11 @@ public struct HistoryTransaction: Sendable, Hashable {
     public let deleted: Set<ManagedObjectID>
     /// For updated objects, the names of the properties that changed.
     public let updatedProperties: [ManagedObjectID: [String]]
+    /// The values a deleted object's attributes held, for the attributes that keep them
+    /// (``AttributeDescription/preservesValueOnDeletion``), by attribute name: Core Data's
+    /// tombstones. Objects whose entity preserves nothing, and objects deleted by a batch delete,
+    /// have none.
+    public let tombstones: [ManagedObjectID: [String: AttributeValue]]
 
     /// Whether this process saved it (its instance is ``ProcessInstance/id``).
     public var isFromThisProcess: Bool { instanceID == ProcessInstance.id }
@@ -35,7 +40,7 @@ public struct HistoryTransaction: Sendable, Hashable {
     public init(
         token: Int64, timestamp: Date, author: String?, processID: Int32, instanceID: UInt64?, contextName: String?,
         inserted: Set<ManagedObjectID>, updated: Set<ManagedObjectID>, deleted: Set<ManagedObjectID>,
-        updatedProperties: [ManagedObjectID: [String]] = [:]
+        updatedProperties: [ManagedObjectID: [String]] = [:], tombstones: [ManagedObjectID: [String: AttributeValue]] = [:]
     ) {
         self.token = token
         self.timestamp = timestamp
@@ -47,6 +52,7 @@ public struct HistoryTransaction: Sendable, Hashable {
         self.updated = updated
         self.deleted = deleted
         self.updatedProperties = updatedProperties
+        self.tombstones = tombstones
     }
 
     /// Whether it changed no object (a marker, such as the one a truncating checkpoint writes).
@@ -120,6 +126,8 @@ package struct LedgerEntry: Sendable {
     package var contextName: String?
     /// (entity, kind, changed property names for updates) → primary keys.
     package var groups: [LedgerGroup: [Int64]] = [:]
+    /// The preserved values of deleted objects.
+    package var tombstones: [LedgerTombstone] = []
 
     /// An entry with nothing recorded yet.
     package init(author: String? = nil, contextName: String? = nil) {
@@ -139,7 +147,27 @@ package struct LedgerEntry: Sendable {
         groups[LedgerGroup(entity: entity, kind: kind, properties: nil), default: []].append(contentsOf: primaryKeys)
     }
 
+    /// Records the preserved values of a deleted object (nothing when there are none).
+    package mutating func recordTombstone(_ id: ManagedObjectID, values: [String: AttributeValue]) {
+        guard let pk = id.primaryKey, !values.isEmpty else { return }
+        tombstones.append(LedgerTombstone(entity: id.entityName, primaryKey: pk, values: values))
+    }
+
     package var isEmpty: Bool { groups.isEmpty }
+}
+
+/// The preserved attribute values of one deleted object, as the ledger keeps them.
+package struct LedgerTombstone: Hashable, Sendable {
+    package let entity: String
+    package let primaryKey: Int64
+    package let values: [String: AttributeValue]
+
+    /// Made from its parts.
+    package init(entity: String, primaryKey: Int64, values: [String: AttributeValue]) {
+        self.entity = entity
+        self.primaryKey = primaryKey
+        self.values = values
+    }
 }
 
 package struct LedgerGroup: Hashable, Sendable {

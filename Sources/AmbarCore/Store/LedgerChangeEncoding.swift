@@ -17,9 +17,27 @@ import Foundation
 /// ```
 ///
 /// Consecutive keys, the shape of an import, take one byte each.
+///
+/// A transaction that deleted objects whose attributes keep their values
+/// (``AttributeDescription/preservesValueOnDeletion``) is written as version 2: the same groups,
+/// then one item per deleted object:
+///
+/// ```
+///   kind           1 byte, 3 (a tombstone)
+///   entity         length, then UTF-8
+///   primary key    zigzag varint
+///   values         length, then UTF-8: a JSON object of attribute name → value
+/// ```
+///
+/// Version 1 stays what every transaction without tombstones is written as, so a store's ledger
+/// stays readable by an Ambar that reads version 1 until tombstones are used.
 package enum LedgerChangeEncoding {
-    /// The layout version this code writes and reads.
+    /// The layout version of transactions without tombstones.
     static let version: UInt8 = 1
+    /// The layout version of transactions with tombstones.
+    static let tombstoneVersion: UInt8 = 2
+    /// The kind byte of a tombstone.
+    private static let tombstoneKind: UInt8 = 3
 
     /// `groups` in one value, groups ordered by entity, kind and properties (so equal changes
     /// encode equally).
@@ -44,46 +62,105 @@ package enum LedgerChangeEncoding {
         return Data(bytes)
     }
 
-    /// Calls `body` with each group of `data`: its entity, kind, changed property names (updates
-    /// only) and primary keys. Throws ``AmbarError/storeDamaged(path:reason:)`` for a value this
-    /// layout cannot read (written outside Ambar, or by a newer Ambar).
-    static func decode(_ data: Data, location: String, _ body: (String, LedgerEntry.Kind, [String], [Int64]) throws(AmbarError) -> Void) throws(AmbarError) {
-        let parsed = data.withUnsafeBytes { raw in Result { () throws(LedgerDecodingFailure) in try parse(raw) } }
-        try deliver(parsed, location: location, body)
+    /// `entry`'s groups and tombstones in one value.
+    ///
+    /// - Throws: ``AmbarError/invalidArgument(_:)`` when a preserved value cannot be written
+    ///   (nothing is saved then).
+    package static func encode(_ entry: LedgerEntry) throws(AmbarError) -> Data {
+        guard !entry.tombstones.isEmpty else { return encode(entry.groups) }
+        var data = encode(entry.groups)
+        data[data.startIndex] = tombstoneVersion
+        var bytes: [UInt8] = []
+        for tombstone in entry.tombstones {
+            let json: Data
+            do {
+                json = try tombstoneEncoder.encode(tombstone.values)
+            } catch {
+                throw .invalidArgument("the preserved values of a deleted \(tombstone.entity) cannot be written to the ledger: \(error)")
+            }
+            bytes.append(tombstoneKind)
+            appendText(tombstone.entity, to: &bytes)
+            appendVarint(UInt64(bitPattern: (tombstone.primaryKey << 1) ^ (tombstone.primaryKey >> 63)), to: &bytes)
+            appendVarint(UInt64(json.count), to: &bytes)
+            bytes.append(contentsOf: json)
+        }
+        data.append(contentsOf: bytes)
+        return data
     }
 
-    /// ``decode(_:location:_:)`` straight from bytes the caller holds (a column of a statement),
-    /// without copying them first.
+    private static var tombstoneEncoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
+        return encoder
+    }
+
+    private static var tombstoneDecoder: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
+        return decoder
+    }
+
+    /// A group of changes as it is read.
+    private typealias ParsedGroup = (entity: String, kind: LedgerEntry.Kind, properties: [String], keys: [Int64])
+
+    /// Calls `body` with each group of `data`: its entity, kind, changed property names (updates
+    /// only) and primary keys, and `tombstone` with each tombstone. Throws
+    /// ``AmbarError/storeDamaged(path:reason:)`` for a value this layout cannot read (written
+    /// outside Ambar, or by a newer Ambar).
     static func decode(
-        bytes: UnsafeRawBufferPointer, location: String, _ body: (String, LedgerEntry.Kind, [String], [Int64]) throws(AmbarError) -> Void
+        _ data: Data, location: String, tombstone: ((LedgerTombstone) -> Void)? = nil,
+        _ body: (String, LedgerEntry.Kind, [String], [Int64]) throws(AmbarError) -> Void
     ) throws(AmbarError) {
-        try deliver(Result { () throws(LedgerDecodingFailure) in try parse(bytes) }, location: location, body)
+        let parsed = data.withUnsafeBytes { raw in Result { () throws(LedgerDecodingFailure) in try parse(raw) } }
+        try deliver(parsed, location: location, tombstone: tombstone, body)
+    }
+
+    /// ``decode(_:location:tombstone:_:)`` straight from bytes the caller holds (a column of a
+    /// statement), without copying them first.
+    static func decode(
+        bytes: UnsafeRawBufferPointer, location: String, tombstone: ((LedgerTombstone) -> Void)? = nil,
+        _ body: (String, LedgerEntry.Kind, [String], [Int64]) throws(AmbarError) -> Void
+    ) throws(AmbarError) {
+        try deliver(Result { () throws(LedgerDecodingFailure) in try parse(bytes) }, location: location, tombstone: tombstone, body)
     }
 
     private static func deliver(
-        _ parsed: Result<[(entity: String, kind: LedgerEntry.Kind, properties: [String], keys: [Int64])], LedgerDecodingFailure>, location: String,
-        _ body: (String, LedgerEntry.Kind, [String], [Int64]) throws(AmbarError) -> Void
+        _ parsed: Result<(groups: [ParsedGroup], tombstones: [LedgerTombstone]), LedgerDecodingFailure>, location: String,
+        tombstone: ((LedgerTombstone) -> Void)?, _ body: (String, LedgerEntry.Kind, [String], [Int64]) throws(AmbarError) -> Void
     ) throws(AmbarError) {
-        let groups: [(entity: String, kind: LedgerEntry.Kind, properties: [String], keys: [Int64])]
+        let read: (groups: [ParsedGroup], tombstones: [LedgerTombstone])
         switch parsed {
-        case .success(let parsedGroups): groups = parsedGroups
+        case .success(let value): read = value
         case .failure(let error): throw .storeDamaged(path: location, reason: "a ledger transaction's changes cannot be read: \(error.reason)")
         }
-        for group in groups { try body(group.entity, group.kind, group.properties, group.keys) }
+        for group in read.groups { try body(group.entity, group.kind, group.properties, group.keys) }
+        if let tombstone { read.tombstones.forEach(tombstone) }
     }
 
-    /// The groups of `bytes`, in order.
-    private static func parse(_ bytes: UnsafeRawBufferPointer) throws(LedgerDecodingFailure) -> [(
-        entity: String, kind: LedgerEntry.Kind, properties: [String], keys: [Int64]
-    )] {
+    /// The groups and tombstones of `bytes`, in order.
+    private static func parse(_ bytes: UnsafeRawBufferPointer) throws(LedgerDecodingFailure) -> (groups: [ParsedGroup], tombstones: [LedgerTombstone]) {
         var reader = Reader(bytes: bytes)
-        var groups: [(entity: String, kind: LedgerEntry.Kind, properties: [String], keys: [Int64])] = []
-        guard let first = reader.byte() else { return [] }
-        guard first == version else {
-            throw LedgerDecodingFailure("layout version \(first), which this Ambar cannot read (it reads \(version)): upgrade Ambar")
+        var groups: [ParsedGroup] = []
+        var tombstones: [LedgerTombstone] = []
+        guard let first = reader.byte() else { return ([], []) }
+        guard first == version || first == tombstoneVersion else {
+            throw LedgerDecodingFailure("layout version \(first), which this Ambar cannot read (it reads \(version) and \(tombstoneVersion)): upgrade Ambar")
         }
         while !reader.isAtEnd {
-            guard let kindByte = reader.byte(), let kind = LedgerEntry.Kind(rawValue: Int(kindByte)) else {
+            guard let kindByte = reader.byte() else { throw LedgerDecodingFailure("an unknown kind of change") }
+            if kindByte == tombstoneKind && first == tombstoneVersion {
+                let entity = try reader.text()
+                let zigzag = try reader.varint()
+                let primaryKey = Int64(bitPattern: zigzag >> 1) ^ -Int64(bitPattern: zigzag & 1)
+                let json = try reader.text()
+                guard let values = try? tombstoneDecoder.decode([String: AttributeValue].self, from: Data(json.utf8)) else {
+                    throw LedgerDecodingFailure("a deleted \(entity)'s preserved values are not valid JSON")
+                }
+                tombstones.append(LedgerTombstone(entity: entity, primaryKey: primaryKey, values: values))
+                continue
+            }
+            guard let kind = LedgerEntry.Kind(rawValue: Int(kindByte)) else {
                 throw LedgerDecodingFailure("an unknown kind of change")
             }
             let entity = try reader.text()
@@ -100,7 +177,7 @@ package enum LedgerChangeEncoding {
             }
             groups.append((entity, kind, properties.isEmpty ? [] : properties.split(separator: ",").map(String.init), keys))
         }
-        return groups
+        return (groups, tombstones)
     }
 
     /// Re-encodes `data` with each entity and property name passed through `rename`
@@ -110,12 +187,20 @@ package enum LedgerChangeEncoding {
     )
         throws(AmbarError) -> Data
     {
-        var groups: [LedgerGroup: [Int64]] = [:]
-        try decode(data, location: location) { entity, kind, names, keys in
+        var entry = LedgerEntry()
+        var tombstones: [LedgerTombstone] = []
+        try decode(data, location: location, tombstone: { tombstones.append($0) }) { entity, kind, names, keys in
             let properties = kind == .update ? renameProperties(entity, names).joined(separator: ",") : nil
-            groups[LedgerGroup(entity: renameEntity(entity), kind: kind, properties: properties), default: []] += keys
+            entry.groups[LedgerGroup(entity: renameEntity(entity), kind: kind, properties: properties), default: []] += keys
         }
-        return encode(groups)
+        entry.tombstones = tombstones.map { tombstone in
+            let names = Array(tombstone.values.keys)
+            let renamed = renameProperties(tombstone.entity, names)
+            var values: [String: AttributeValue] = [:]
+            for (old, new) in zip(names, renamed) { values[new] = tombstone.values[old] }
+            return LedgerTombstone(entity: renameEntity(tombstone.entity), primaryKey: tombstone.primaryKey, values: values)
+        }
+        return try encode(entry)
     }
 
     /// Layout 1's primary keys: little-endian 64-bit integers, packed.

@@ -228,7 +228,7 @@ private final class ModelXMLBuilder: NSObject, XMLParserDelegate {
                     renamingIdentifier: a["elementID"], isTransient: transient,
                     valueTransformerName: type == .transformable ? a["valueTransformerName"].flatMap { $0.isEmpty ? nil : $0 } : nil,
                     customClassName: type == .transformable ? a["customClassName"].flatMap { $0.isEmpty ? nil : $0 } : nil, derivation: derivation,
-                    validation: validation))
+                    validation: validation, preservesValueOnDeletion: a["preserveAfterDeletion"] == "YES"))
         case "relationship":
             guard current != nil, let name = a["name"], let destination = a["destinationEntity"] else {
                 return fail(parser, "<relationship> outside an entity or without name and destinationEntity")

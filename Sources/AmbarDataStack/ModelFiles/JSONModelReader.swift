@@ -108,7 +108,7 @@ private struct AttributeDocument: Decodable {
             [
                 "name", "type", "optional", "isOptional", "default", "defaultValue", "indexed", "isIndexed", "renamingIdentifier",
                 "transient", "isTransient", "valueTransformerName", "customClassName", "derivation",
-                "minimum", "maximum", "regularExpression", "validation",
+                "minimum", "maximum", "regularExpression", "validation", "preservesValueOnDeletion",
             ], in: "an attribute")
         guard let name = try c.first(String.self, "name") else {
             throw DecodingError.keyNotFound(AnyKey("name"), .init(codingPath: c.codingPath, debugDescription: "an attribute needs a name"))
@@ -158,7 +158,8 @@ private struct AttributeDocument: Decodable {
             isTransient: try c.first(Bool.self, "transient", "isTransient") ?? false,
             valueTransformerName: try c.first(String.self, "valueTransformerName"),
             customClassName: try c.first(String.self, "customClassName"),
-            derivation: try c.first(String.self, "derivation"), validation: validation)
+            derivation: try c.first(String.self, "derivation"), validation: validation,
+            preservesValueOnDeletion: try c.first(Bool.self, "preservesValueOnDeletion") ?? false)
     }
 }
 

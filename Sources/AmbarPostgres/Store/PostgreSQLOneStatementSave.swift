@@ -45,7 +45,7 @@ final class PostgreSQLOneStatementSave: SaveTransaction {
     func commit() throws -> Int64 {
         guard let entry, !writes.isEmpty else { throw NotOneStatement() }
         let written = (0..<writes.count).map { "(SELECT count(*) FROM w\($0))" }.joined(separator: " + ")
-        let ledger = store.ledgerStatement(
+        let ledger = try store.ledgerStatement(
             author: entry.author, contextName: entry.contextName, entry: entry, writes: writes.enumerated().map { "w\($0) AS (\($1) RETURNING 1)" },
             refusingUnless: "\(written) = \(rowCount)", firstParameter: parameters.count + 1)
         do {

@@ -28,7 +28,7 @@ extension PostgreSQLStore {
     /// Appends a transaction (`entry`'s changes, or none for a marker), in one statement; see
     /// ``writeLedger(_:_:)``.
     private func appendToLedger(_ connection: any SQLServerConnection, author: String?, contextName: String?, entry: LedgerEntry?) throws -> Int64 {
-        let statement = ledgerStatement(author: author, contextName: contextName, entry: entry, writes: [], firstParameter: 1)
+        let statement = try ledgerStatement(author: author, contextName: contextName, entry: entry, writes: [], firstParameter: 1)
         return try ledgerToken(connection.query(statement.sql, statement.parameters).rows.first)
     }
 
@@ -40,9 +40,10 @@ extension PostgreSQLStore {
     /// store's model.
     func ledgerStatement(
         author: String?, contextName: String?, entry: LedgerEntry?, writes: [String], refusingUnless condition: String? = nil, firstParameter p: Int
-    )
+    ) throws
         -> (sql: String, parameters: [SQLServerValue])
     {
+        let changes: SQLServerValue = try entry.map { entry throws(AmbarError) in .blob(try LedgerChangeEncoding.encode(entry)) } ?? .null
         let notice = StoreChangeNotice(token: 0, instanceID: ProcessInstance.id, processID: getpid(), changes: entry.map(Self.noticeKeys))
         let ctes =
             writes + [
@@ -67,7 +68,7 @@ extension PostgreSQLStore {
         let parameters: [SQLServerValue] = [
             .real(Date().timeIntervalSince1970), author.map { .text($0) } ?? .null, .integer(Int64(getpid())),
             contextName.map { .text($0) } ?? .null, .integer(ProcessInstance.storedID),
-            entry.map { .blob(LedgerChangeEncoding.encode($0.groups)) } ?? .null, .text(changeChannel), .text(notice.payloadAfterToken),
+            changes, .text(changeChannel), .text(notice.payloadAfterToken),
         ]
         return (sql, condition == nil ? parameters : parameters + [.text(model.versionHash)])
     }
@@ -160,7 +161,7 @@ extension PostgreSQLStore {
                     processID: Int32(truncatingIfNeeded: PostgreSQLValues.integer(row[4]) ?? 0),
                     instanceID: PostgreSQLValues.integer(row[6]).map { UInt64(bitPattern: $0) }, contextName: PostgreSQLValues.text(row[5]),
                     inserted: gathered.inserted, updated: gathered.updated, deleted: gathered.deleted,
-                    updatedProperties: gathered.updatedProperties))
+                    updatedProperties: gathered.updatedProperties, tombstones: gathered.tombstones))
         }
         return result
     }

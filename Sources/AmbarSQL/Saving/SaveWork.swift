@@ -259,6 +259,10 @@ package struct SaveWork<Transaction: SaveTransaction> {
 
     mutating func apply(_ delete: DeleteChange) throws {
         guard let layout = resolved.entities[delete.id.entityName], let pk = delete.id.primaryKey else { return }
+        // The values the ledger keeps of a deleted object: read as the store holds them, just
+        // before the row goes.
+        let preserved = layout.attributes.indices.filter { layout.attributes[$0].preservesValueOnDeletion }
+        let before = preserved.isEmpty ? nil : try db.currentRow(layout, primaryKey: pk)
         if try !db.deleteRow(root: layout.rootName, primaryKey: pk, expectedVersion: delete.expectedVersion) {
             if let current = try currentRow(delete.id) {
                 switch changes.mergePolicy {
@@ -277,6 +281,11 @@ package struct SaveWork<Transaction: SaveTransaction> {
         deletedInThisSave.insert(delete.id)
         outcome.deleted.insert(delete.id)
         ledger.record(delete.id, .delete)
+        if let before {
+            var values: [String: AttributeValue] = [:]
+            for i in preserved where i < before.values.count { values[layout.attributes[i].name] = before.values[i] }
+            ledger.recordTombstone(delete.id, values: values)
+        }
     }
 
     func deleteJoinRows(root: String, pk: Int64) throws {

@@ -32,21 +32,46 @@ public enum HistoryChange: Sendable {
 }
 
 /// An insertion in a history transaction.
-public protocol HistoryInsert: Sendable {
+public protocol HistoryInsert<Model>: Sendable {
+    /// The class of the model inserted.
+    associatedtype Model: PersistentModel
     /// The model inserted.
     var changedPersistentIdentifier: PersistentIdentifier { get }
 }
 
 /// A change of a model in a history transaction.
-public protocol HistoryUpdate: Sendable {
+public protocol HistoryUpdate<Model>: Sendable {
+    /// The class of the model changed.
+    associatedtype Model: PersistentModel
     /// The model changed.
     var changedPersistentIdentifier: PersistentIdentifier { get }
+    /// The persisted properties whose values changed.
+    var updatedAttributes: [PartialKeyPath<Model>] { get }
 }
 
 /// A deletion in a history transaction.
-public protocol HistoryDelete: Sendable {
+public protocol HistoryDelete<Model>: Sendable {
+    /// The class of the model deleted.
+    associatedtype Model: PersistentModel
     /// The model deleted.
     var changedPersistentIdentifier: PersistentIdentifier { get }
+    /// What the model's `.preserveValueOnDeletion` attributes held.
+    var tombstone: HistoryTombstone<Model> { get }
+}
+
+extension HistoryInsert {
+    /// The class of the model inserted.
+    public var changedModelType: any PersistentModel.Type { Model.self }
+}
+
+extension HistoryUpdate {
+    /// The class of the model changed.
+    public var changedModelType: any PersistentModel.Type { Model.self }
+}
+
+extension HistoryDelete {
+    /// The class of the model deleted.
+    public var changedModelType: any PersistentModel.Type { Model.self }
 }
 
 /// The insertion of a `Model`.
@@ -71,13 +96,40 @@ public struct DefaultHistoryDelete<Model: PersistentModel>: HistoryDelete {
     public let tombstone: HistoryTombstone<Model>
 }
 
-/// The values a deleted model's `.preserveValueOnDeletion` attributes held.
+/// The values a deleted model's `.preserveValueOnDeletion` attributes held when it was deleted,
+/// as the store's ledger kept them (read from the store just before the deletion).
 ///
-/// The ledger does not keep deleted values yet: every subscript reads `nil`
-/// (<doc:ComingFromSwiftData> lists this).
-public struct HistoryTombstone<Model: PersistentModel>: Sendable {
+/// ```swift
+/// case .delete(let deletion as any HistoryDelete<Trip>):
+///     if let name = deletion.tombstone[\.name] as? String { print("deleted", name) }
+/// ```
+///
+/// A subscript reads `nil` for an attribute that does not preserve its value, and for a model
+/// deleted by a batch delete. It gives `Any?`, where SwiftData gives `(any Sendable)?`: cast it
+/// to the property's type as SwiftData code does. Iterating gives each preserved attribute's
+/// key path and value.
+public struct HistoryTombstone<Model: PersistentModel>: Sequence, @unchecked Sendable {  // immutable; the values are copies
+    /// The preserved values, by property name, of the property's type.
+    private let values: [String: Any]
+    private let keyPaths: [(name: String, keyPath: PartialKeyPath<Model>)]
+
+    init(values: [String: Any]) {
+        self.values = values
+        keyPaths = Model.schemaMetadata.compactMap { property in
+            guard values[property.name] != nil, let keyPath = property.keypath as? PartialKeyPath<Model> else { return nil }
+            return (property.name, keyPath)
+        }
+    }
+
     /// The value the attribute at `keyPath` held, when it was preserved.
-    public subscript<Value>(keyPath: KeyPath<Model, Value>) -> Value? { nil }
+    public subscript(keyPath: PartialKeyPath<Model>) -> Any? {
+        keyPaths.first { $0.keyPath == keyPath }.flatMap { values[$0.name] }
+    }
+
+    /// Each preserved attribute's key path and value.
+    public func makeIterator() -> IndexingIterator<[(keyPath: PartialKeyPath<Model>, value: Any)]> {
+        keyPaths.compactMap { entry in values[entry.name].map { (entry.keyPath, $0) } }.makeIterator()
+    }
 }
 
 extension PersistentModel {
@@ -95,8 +147,14 @@ extension PersistentModel {
                 .update(DefaultHistoryUpdate<Self>(changedPersistentIdentifier: PersistentIdentifier(id), updatedAttributes: names.compactMap { keyPaths[$0] }))
             )
         }
+        let restorers = Dictionary(schemaMetadata.compactMap { p in p.restore.map { (p.name, $0) } }, uniquingKeysWith: { a, _ in a })
         for id in transaction.deleted.sorted(by: order) where id.entityName == name {
-            changes.append(.delete(DefaultHistoryDelete<Self>(changedPersistentIdentifier: PersistentIdentifier(id), tombstone: HistoryTombstone())))
+            var values: [String: Any] = [:]
+            for (property, stored) in transaction.tombstones[id] ?? [:] {
+                if let value = restorers[property]?(stored) { values[property] = value }
+            }
+            changes.append(
+                .delete(DefaultHistoryDelete<Self>(changedPersistentIdentifier: PersistentIdentifier(id), tombstone: HistoryTombstone(values: values))))
         }
         return changes
     }

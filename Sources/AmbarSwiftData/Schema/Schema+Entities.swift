@@ -29,7 +29,8 @@ extension Schema {
                     .attributeDescription(
                         AttributeDescription(
                             name: property.name, type: attributeType, isOptional: isOptional, defaultValue: defaultValue,
-                            renamingIdentifier: options.originalName, isTransient: options.has(.ephemeral), customClassName: customClassName)))
+                            renamingIdentifier: options.originalName, isTransient: options.has(.ephemeral), customClassName: customClassName,
+                            preservesValueOnDeletion: options.has(.preserveValueOnDeletion))))
                 if options.has(.unique) { unique.append([property.name]) }
             case .toOne(let destination, let isOptional):
                 properties.append(

@@ -21,6 +21,8 @@ extension Schema {
         /// For a property whose type has no placeholder: reads it, for a model made for a stored
         /// object (which fails to be made when this throws).
         let materialize: ((ManagedObject, ModelContext) throws -> Any)?
+        /// For an attribute: its value of the property's type from a stored value (a tombstone's).
+        var restore: ((AttributeValue) -> Any?)? = nil
 
         enum Kind {
             case attribute(AttributeType, isOptional: Bool, defaultValue: AttributeValue, customClassName: String?)
@@ -68,6 +70,7 @@ extension Schema {
             self.writePending = { value, object, _ in try PersistedValues.write(try cast(value, V.self, name), object, name) }
             self.readConstant = isConstant ? { model in (model as? Root)?[keyPath: keyPath] } : nil
             self.materialize = nil
+            self.restore = { V(attributeValue: $0) }
         }
 
         /// An enumeration stored as its raw value.
@@ -89,6 +92,7 @@ extension Schema {
             self.writePending = { value, object, _ in try PersistedValues.write(try cast(value, E.self, name).rawValue, object, name) }
             self.readConstant = isConstant ? { model in (model as? Root)?[keyPath: keyPath] } : nil
             self.materialize = { object, _ in try PersistedValues.readRaw(object, name, as: E.self) }
+            self.restore = { E.RawValue(attributeValue: $0).flatMap(E.init(rawValue:)) }
         }
 
         /// An optional enumeration stored as its raw value.
@@ -109,6 +113,7 @@ extension Schema {
             self.writePending = { value, object, _ in try PersistedValues.write(try cast(value, E?.self, name)?.rawValue, object, name) }
             self.readConstant = isConstant ? { model in (model as? Root)?[keyPath: keyPath] } : nil
             self.materialize = nil
+            self.restore = { $0.isNull ? nil : E.RawValue(attributeValue: $0).flatMap(E.init(rawValue:)) }
         }
 
         /// A `Codable` value stored as JSON.
@@ -131,6 +136,10 @@ extension Schema {
             self.writePending = { value, object, _ in try PersistedValues.write(try cast(value, V.self, name), object, name) }
             self.readConstant = isConstant ? { model in (model as? Root)?[keyPath: keyPath] } : nil
             self.materialize = PersistedValues.nilValue(V.self) != nil ? nil : { object, _ in try PersistedValues.read(object, name, as: V.self) }
+            self.restore = { stored in
+                guard case .data(let json) = stored else { return nil }
+                return try? JSONDecoder().decode(V.self, from: json)  // try?: a tombstone value that does not decode reads as absent
+            }
         }
 
         /// An optional to-one relationship.

@@ -31,7 +31,12 @@ final class LedgerLayoutTests: StoreTestCase {
     func testAValueThatCannotBeReadIsADamagedStoreNotAnEmptyTransaction() throws {
         _ = try seed("A")
         let location = "test"
-        for (bytes, reason) in [([UInt8]([2, 0]), "layout version 2"), ([1, 0, 5, 0x45], "ends inside a name"), ([1, 9], "unknown kind")] {
+        let cases: [([UInt8], String)] = [
+            ([9, 0], "layout version 9"), ([1, 0, 5, 0x45], "ends inside a name"), ([1, 9], "unknown kind"),
+            ([1, 3, 1, 0x45, 2, 0], "unknown kind"),  // a tombstone is only read in layout 2
+            ([2, 3, 1, 0x45, 2, 2, 0x7b], "ends inside a name"), ([2, 3, 1, 0x45, 2, 1, 0x7b], "not valid JSON"),
+        ]
+        for (bytes, reason) in cases {
             XCTAssertThrowsError(try LedgerChangeEncoding.decode(Data(bytes), location: location) { _, _, _, _ in }) { error in
                 guard case .storeDamaged(_, let message) = error as? AmbarError else { return XCTFail("\(error)") }
                 XCTAssertTrue(message.contains(reason), message)

@@ -1,4 +1,5 @@
 // swift-format-ignore-file: AlwaysUseLowerCamelCase
+
 // (the sample's first versions name their dates start_date and end_date, as the session does)
 // Three versions of a model and the plan between them, as WWDC23's "Model your schema with
 // SwiftData" writes them: only the import line differs from an Apple-platform project.
