@@ -73,7 +73,7 @@ public struct PersistentModelMacro: MemberMacro, MemberAttributeMacro, Extension
         let uniqueList = unique.map { "\n            \($0)," }.joined()
         let indexList = indexes.map { "\n            \($0)," }.joined()
         return [
-            "\(raw: access)let _$backingData = AmbarSwiftData._ModelBacking()",
+            "\(raw: access)var _$backingData = AmbarSwiftData._ModelBacking()",
             "\(raw: access)let _$observationRegistrar = Observation.ObservationRegistrar()",
             "\(raw: access)var persistentBackingData: AmbarSwiftData._ModelBacking { _$backingData }",
             """
@@ -93,7 +93,7 @@ public struct PersistentModelMacro: MemberMacro, MemberAttributeMacro, Extension
             """,
             """
             \(raw: access)required init(backingData: AmbarSwiftData._ModelBacking) {
-                _$backingData._adopt(backingData)\(raw: (placeholders + restoredLets).map { "\n    \($0)" }.joined())
+                _$backingData = backingData\(raw: (placeholders + restoredLets).map { "\n    \($0)" }.joined())
             }
             """,
             """

@@ -28,6 +28,9 @@ public final class ModelContext: Hashable {
     public let container: ModelContainer
     let managedContext: ManagedObjectContext
     private let registry = ModelRegistry()
+    /// The lock of the backing data of the models this context makes for stored objects (one
+    /// for all: they are used on its queue, and one lock each would cost an allocation each).
+    let backingLock = NSLock()
     let failures = FailureLog()
     private var failureObservation: ContextObservation?
     private var changeObservation: ContextObservation?
@@ -107,6 +110,7 @@ public final class ModelContext: Hashable {
     /// The model that stands for `object` in this context: the one registered, or one made
     /// for it (its values that have no placeholder read at once).
     func model<D: PersistentModel>(for object: ManagedObject, as type: D.Type) throws -> D {
+        if let known = registry.model(for: object, as: D.self) { return known }
         let model = try anyModel(for: object)
         guard let typed = model as? D else {
             throw SwiftDataError.typeMismatch(property: object.entityName, expected: "\(D.self)", got: "\(Swift.type(of: model))")
@@ -120,8 +124,8 @@ public final class ModelContext: Hashable {
         guard let type = container.schema.modelType(forEntity: object.entityName) else {
             throw SwiftDataError(.modelNotInSchema, "entity \(object.entityName) has no model class in \(container.schema)")
         }
-        let backing = _ModelBacking(object: object, context: self)
-        for property in container.schema.propertiesByEntity[object.entityName] ?? [] {
+        let backing = _ModelBacking(object: object, context: self, lock: backingLock)
+        for property in container.schema.accessByEntity[object.entityName]?.materialized ?? [] {
             guard let materialize = property.materialize else { continue }
             backing.remember(try materialize(object, self), for: property.name)
         }
@@ -142,13 +146,13 @@ public final class ModelContext: Hashable {
             return object
         }
         let type = Swift.type(of: model)
-        guard container.schema.modelType(forEntity: type.entityName) != nil else {
+        guard let entityName = container.schema.entityName(of: type) else {
             throw SwiftDataError.modelNotInSchema(type, container.schema)
         }
-        let object = try managedContext.insertObject(entityName: type.entityName)
+        let object = try managedContext.insertObject(entityName: entityName)
         registry.register(model, for: object)
         let given = model.persistentBackingData.attach(to: object, in: self)
-        for property in container.schema.propertiesByEntity[type.entityName] ?? [] {
+        for property in container.schema.accessByEntity[entityName]?.properties ?? [] {
             guard let value = given[property.name] ?? property.readConstant?(model) else { continue }
             try property.writePending(value, object, self)
         }
@@ -161,7 +165,7 @@ public final class ModelContext: Hashable {
     private func tellObservers(_ objects: Set<ManagedObjectID>) {
         for id in objects {
             guard let object = managedContext.registeredObject(for: id), let model = registry.model(for: object) else { continue }
-            for property in container.schema.propertiesByEntity[object.entityName] ?? [] { model._$observedValueChanged(property.name) }
+            for property in container.schema.accessByEntity[object.entityName]?.properties ?? [] { model._$observedValueChanged(property.name) }
         }
     }
 

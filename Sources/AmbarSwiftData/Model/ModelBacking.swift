@@ -1,6 +1,7 @@
 import AmbarStack
 import Foundation
 import Logging
+import Synchronization
 
 /// Where a model's persisted values live (what SwiftData calls its backing data): in the model
 /// until it is inserted into a context, then in the managed object it stands for.
@@ -10,9 +11,11 @@ import Logging
 /// are. Written by the `@Model` macro into each model; not for direct use.
 public final class _ModelBacking: @unchecked Sendable {
     // All state is guarded by `lock`; the managed object is only touched on its context's queue.
-    private let lock = NSLock()
+    // The lock is shared: a model made for a stored object uses its context's, a model made by
+    // its initializer one of a few (a lock each would cost two allocations per model).
+    private let lock: NSLock
     /// The values given before insertion, by property name.
-    private var pending: [String: Any] = [:]
+    private var pending: PendingValues = [:]
     /// Values last read or written, by property name, for properties whose type has no
     /// placeholder (enumerations, `Codable` values, non-optional relationships): what a read gives
     /// while the stored value cannot be read, besides reporting why.
@@ -23,11 +26,19 @@ public final class _ModelBacking: @unchecked Sendable {
 
     static let logger = Logger(label: "ambar.swiftdata.model")
 
-    /// A backing for a model not inserted yet.
-    public init() {}
+    /// The locks of models made by their initializers, taken in turn.
+    private static let sharedLocks = (0..<16).map { _ in NSLock() }
+    private static let nextSharedLock = Atomic<Int>(0)
 
-    /// A backing for a model that stands for `object` in `context`.
-    init(object: ManagedObject, context: ModelContext) {
+    /// A backing for a model not inserted yet.
+    public init() {
+        let index = Self.nextSharedLock.wrappingAdd(1, ordering: .relaxed).oldValue
+        lock = Self.sharedLocks[index & 15]
+    }
+
+    /// A backing for a model that stands for `object` in `context`, guarded by `lock`.
+    init(object: ManagedObject, context: ModelContext, lock: NSLock) {
+        self.lock = lock
         self.object = object
         self.context = context
     }
@@ -37,19 +48,6 @@ public final class _ModelBacking: @unchecked Sendable {
     /// Records `value` as property `name`'s value given in the model's initializer.
     public func _setInitialValue<V>(_ value: V, forKey name: String) {
         lock.withLock { pending[name] = value }
-    }
-
-    /// Takes over `other`'s state: a model made for a stored object (`init(backingData:)`).
-    public func _adopt(_ other: _ModelBacking) {
-        guard other !== self else { return }
-        let (object, context, pending, known) = other.lock.withLock { (other.object, other.context, other.pending, other.known) }
-        lock.withLock {
-            self.object = object
-            self.context = context
-            // The defaults the model's declarations gave stay, under what `other` was given.
-            self.pending.merge(pending) { _, given in given }
-            self.known = known
-        }
     }
 
     /// The stored value of the persisted `let` `name`, for a model made for a stored object.
@@ -68,7 +66,7 @@ public final class _ModelBacking: @unchecked Sendable {
     var modelContext: ModelContext? { lock.withLock { object == nil ? nil : context } }
 
     /// Moves the model into `context` as `object`; returns the values given before.
-    func attach(to object: ManagedObject, in context: ModelContext) -> [String: Any] {
+    func attach(to object: ManagedObject, in context: ModelContext) -> PendingValues {
         lock.withLock {
             self.object = object
             self.context = context
@@ -79,7 +77,7 @@ public final class _ModelBacking: @unchecked Sendable {
 
     /// Leaves the context (the model was deleted and the deletion saved, or the context rolled
     /// back its insertion): the model keeps the values it last had, as a model not inserted.
-    func detach(keeping values: [String: Any]) {
+    func detach(keeping values: PendingValues) {
         lock.withLock {
             object = nil
             context = nil

@@ -19,6 +19,10 @@ public final class Schema: Hashable, Sendable, CustomStringConvertible {
     private let typesByEntity: [String: any PersistentModel.Type]
     /// Each entity's properties, read once (`schemaMetadata` builds them anew at each call).
     let propertiesByEntity: [String: [PropertyMetadata]]
+    /// What contexts do with each entity's properties.
+    let accessByEntity: [String: EntityAccess]
+    /// Each model class's entity name, worked out once (`String(describing:)` is slow).
+    private let entityNamesByType: [ObjectIdentifier: String]
 
     /// A schema of `types` (and the models their relationships lead to).
     public convenience init(_ types: [any PersistentModel.Type], version: Version = Version(1, 0, 0)) {
@@ -31,7 +35,12 @@ public final class Schema: Hashable, Sendable, CustomStringConvertible {
         self.types = types
         typesByEntity = Dictionary(types.map { ($0.entityName, $0) }, uniquingKeysWith: { first, _ in first })
         propertiesByEntity = Dictionary(types.map { ($0.entityName, $0.schemaMetadata) }, uniquingKeysWith: { first, _ in first })
+        accessByEntity = propertiesByEntity.mapValues(EntityAccess.init)
+        entityNamesByType = Dictionary(types.map { (ObjectIdentifier($0), $0.entityName) }, uniquingKeysWith: { first, _ in first })
     }
+
+    /// The entity name of `type`, when the schema has it.
+    func entityName(of type: any PersistentModel.Type) -> String? { entityNamesByType[ObjectIdentifier(type)] }
 
     /// A schema of `types` (and the models their relationships lead to).
     public convenience init(_ types: any PersistentModel.Type..., version: Version = Version(1, 0, 0)) {

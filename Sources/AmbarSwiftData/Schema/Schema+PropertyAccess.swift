@@ -1,0 +1,36 @@
+import AmbarStack
+
+extension Schema {
+    /// What a context does with one persisted property, kept once per entity by the schema: a
+    /// class, so that going through an entity's properties for every model made or inserted
+    /// retains one reference per property, not each of the metadata's fields.
+    final class PropertyAccess: @unchecked Sendable {  // immutable; its closures capture only types, names and key paths
+        /// The property's name.
+        let name: String
+        /// Writes a value of the property's type (given before insertion) into a managed object.
+        let writePending: (Any, ManagedObject, ModelContext) throws -> Void
+        /// For a persisted `let`: reads it from the model.
+        let readConstant: ((any PersistentModel) -> Any?)?
+        /// For a property whose type has no placeholder: reads it, for a model made for a stored
+        /// object.
+        let materialize: ((ManagedObject, ModelContext) throws -> Any)?
+
+        init(_ metadata: PropertyMetadata) {
+            name = metadata.name
+            writePending = metadata.writePending
+            readConstant = metadata.readConstant
+            materialize = metadata.materialize
+        }
+    }
+
+    /// Each entity's persisted properties, and those that must be read when a model is made.
+    struct EntityAccess: Sendable {
+        let properties: [PropertyAccess]
+        let materialized: [PropertyAccess]
+
+        init(_ metadata: [PropertyMetadata]) {
+            properties = metadata.map(PropertyAccess.init)
+            materialized = properties.filter { $0.materialize != nil }
+        }
+    }
+}
