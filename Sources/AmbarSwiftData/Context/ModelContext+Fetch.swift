@@ -17,7 +17,7 @@ extension ModelContext {
             } catch {
                 throw SwiftDataError(.fetchFailed, "fetching \(T.self) failed", cause: error)
             }
-            return try objects.map { object in try model(for: object, as: T.self) }
+            return try models(for: objects, as: T.self)
         }
     }
 

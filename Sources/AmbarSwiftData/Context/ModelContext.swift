@@ -121,17 +121,35 @@ public final class ModelContext: Hashable {
     /// The model that stands for `object` in this context (on the context's queue).
     func anyModel(for object: ManagedObject) throws -> any PersistentModel {
         if let known = registry.model(for: object) { return known }
-        guard let type = container.schema.modelType(forEntity: object.entityName) else {
+        guard let entity = container.schema.accessByEntity[object.entityName] else {
             throw SwiftDataError(.modelNotInSchema, "entity \(object.entityName) has no model class in \(container.schema)")
         }
+        return try makeModel(for: object, entity)
+    }
+
+    /// A new model of `entity`'s class for `object`, registered (on the context's queue).
+    func makeModel(for object: ManagedObject, _ entity: Schema.EntityAccess) throws -> any PersistentModel {
         let backing = _ModelBacking(object: object, context: self, lock: backingLock)
-        for property in container.schema.accessByEntity[object.entityName]?.materialized ?? [] {
+        for property in entity.materialized {
             guard let materialize = property.materialize else { continue }
             backing.remember(try materialize(object, self), for: property.name)
         }
-        let model = type.init(backingData: backing)
+        let model = entity.type.init(backingData: backing)
         registry.register(model, for: object)
         return model
+    }
+
+    /// The models of `objects`, all of class `D` (a fetch's), looking the class up once.
+    func models<D: PersistentModel>(for objects: [ManagedObject], as type: D.Type) throws -> [D] {
+        let name = D.entityName
+        let entity = container.schema.accessByEntity[name]
+        return try objects.map { object in
+            if let known = registry.model(for: object, as: D.self) { return known }
+            guard let entity, object.entityName == name, let typed = try makeModel(for: object, entity) as? D else {
+                return try model(for: object, as: D.self)
+            }
+            return typed
+        }
     }
 
     /// The managed object `model` stands for in this context, inserting the model (and the

@@ -103,11 +103,13 @@ public final class _ModelBacking: @unchecked Sendable {
     /// given before insertion. A value that cannot be read is reported (the context's failures,
     /// which its next save throws) and the last value known, or `placeholder`, is given instead.
     func read<V>(_ name: String, placeholder: @autoclosure () -> V?, remember: Bool = false, _ body: (ManagedObject, ModelContext) throws -> V) -> V {
-        let state: (ManagedObject?, ModelContext?, Any?) = lock.withLock { (object, context, object == nil ? pending[name] : known[name]) }
-        guard let object = state.0 else { return Self.fallback(state.2, placeholder(), name) }
-        guard let context = state.1 else {
+        lock.lock()
+        let (object, context) = (self.object, self.context)
+        lock.unlock()
+        guard let object else { return Self.fallback(lock.withLock { pending[name] }, placeholder(), name) }
+        guard let context else {
             Self.logger.error("'\(name)' of a model whose context no longer exists was read; it reads its last known value")
-            return Self.fallback(state.2, placeholder(), name)
+            return Self.fallback(lock.withLock { known[name] }, placeholder(), name)
         }
         do {
             let value = try context.onQueue { try body(object, context) }
@@ -115,7 +117,7 @@ public final class _ModelBacking: @unchecked Sendable {
             return value
         } catch {
             context.report(error, reading: name, of: object)
-            return Self.fallback(state.2, placeholder(), name)
+            return Self.fallback(lock.withLock { known[name] }, placeholder(), name)
         }
     }
 

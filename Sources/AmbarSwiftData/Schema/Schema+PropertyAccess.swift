@@ -23,12 +23,15 @@ extension Schema {
         }
     }
 
-    /// Each entity's persisted properties, and those that must be read when a model is made.
-    struct EntityAccess: Sendable {
+    /// Each entity's model class, its persisted properties, and those that must be read when a
+    /// model is made: found once per model made or fetch, with one lookup.
+    final class EntityAccess: @unchecked Sendable {  // immutable
+        let type: any PersistentModel.Type
         let properties: [PropertyAccess]
         let materialized: [PropertyAccess]
 
-        init(_ metadata: [PropertyMetadata]) {
+        init(_ type: any PersistentModel.Type, _ metadata: [PropertyMetadata]) {
+            self.type = type
             properties = metadata.map(PropertyAccess.init)
             materialized = properties.filter { $0.materialize != nil }
         }

@@ -35,7 +35,7 @@ public final class Schema: Hashable, Sendable, CustomStringConvertible {
         self.types = types
         typesByEntity = Dictionary(types.map { ($0.entityName, $0) }, uniquingKeysWith: { first, _ in first })
         propertiesByEntity = Dictionary(types.map { ($0.entityName, $0.schemaMetadata) }, uniquingKeysWith: { first, _ in first })
-        accessByEntity = propertiesByEntity.mapValues(EntityAccess.init)
+        accessByEntity = Dictionary(types.map { ($0.entityName, EntityAccess($0, $0.schemaMetadata)) }, uniquingKeysWith: { first, _ in first })
         entityNamesByType = Dictionary(types.map { (ObjectIdentifier($0), $0.entityName) }, uniquingKeysWith: { first, _ in first })
     }
 
