@@ -10,14 +10,16 @@ struct PendingValues: ExpressibleByDictionaryLiteral {
 
     /// The value given for property `name`, if any.
     subscript(name: String) -> Any? {
-        get { entries.first { $0.name == name }?.value }
+        get {
+            for index in entries.indices where entries[index].name == name { return entries[index].value }
+            return nil
+        }
         set {
-            if let index = entries.firstIndex(where: { $0.name == name }) {
+            for index in entries.indices where entries[index].name == name {
                 if let newValue { entries[index].value = newValue } else { entries.remove(at: index) }
-            } else if let newValue {
-                entries.append((name, newValue))
+                return
             }
+            if let newValue { entries.append((name, newValue)) }
         }
     }
-
 }
