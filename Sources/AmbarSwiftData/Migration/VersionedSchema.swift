@@ -30,7 +30,7 @@ public protocol VersionedSchema {
 /// let container = try ModelContainer(for: TripsV3.Trip.self, migrationPlan: TripsMigrationPlan.self)
 /// ```
 ///
-/// ``ModelContainer/init(for:migrationPlan:configurations:)`` finds the version that made the
+/// ``ModelContainer/init(for:migrationPlan:configurations:)-(_,_,[ModelConfiguration])`` finds the version that made the
 /// store (by its models) and runs every stage after it, one version at a time.
 public protocol SchemaMigrationPlan {
     /// Every version, oldest first.
