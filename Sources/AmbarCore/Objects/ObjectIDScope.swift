@@ -27,7 +27,7 @@ package final class ObjectIDScope: Sendable {
 
     /// The one scope of `entityName` in `storeIdentifier`, made on first use. The table keeps it
     /// alive for good, so the unretained reference stays valid.
-    static func interned(entityName: String, storeIdentifier: String) -> Unmanaged<ObjectIDScope> {
+    package static func interned(entityName: String, storeIdentifier: String) -> Unmanaged<ObjectIDScope> {
         let name = Name(entity: entityName, store: storeIdentifier)
         return table.withLock { table in
             if let scope = table[name] { return Unmanaged.passUnretained(scope) }

@@ -173,7 +173,7 @@ package struct LedgerTombstone: Hashable, Sendable {
 package struct LedgerGroup: Hashable, Sendable {
     package let entity: String
     package let kind: LedgerEntry.Kind
-    let properties: String?
+    package let properties: String?
 
     /// Made from its parts, by the modules that read and write stores.
     package init(entity: String, kind: LedgerEntry.Kind, properties: String?) {

@@ -3,6 +3,7 @@ import Foundation
 import XCTest
 
 @testable import AmbarCore
+@testable import AmbarSQL
 
 /// The ledger's layout 2: one row per transaction with its changes in one value. Stores of
 /// layout 1 (a row per entity and kind in `ambar_changes`) are upgraded in place with their

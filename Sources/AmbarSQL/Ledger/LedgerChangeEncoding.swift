@@ -1,3 +1,4 @@
+import AmbarCore
 import Foundation
 
 /// The changes of one ledger transaction as one value, stored in its row (`changes`, a BLOB in

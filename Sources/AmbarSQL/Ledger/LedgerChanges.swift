@@ -1,3 +1,4 @@
+import AmbarCore
 import Foundation
 
 /// The objects one ledger transaction changed, gathered from its `changes` value
