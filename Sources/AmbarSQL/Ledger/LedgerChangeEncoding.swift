@@ -155,8 +155,11 @@ package enum LedgerChangeEncoding {
                 let zigzag = try reader.varint()
                 let primaryKey = Int64(bitPattern: zigzag >> 1) ^ -Int64(bitPattern: zigzag & 1)
                 let json = try reader.text()
-                guard let values = try? tombstoneDecoder.decode([String: AttributeValue].self, from: Data(json.utf8)) else {
-                    throw LedgerDecodingFailure("a deleted \(entity)'s preserved values are not valid JSON")
+                let values: [String: AttributeValue]
+                do {
+                    values = try tombstoneDecoder.decode([String: AttributeValue].self, from: Data(json.utf8))
+                } catch {
+                    throw LedgerDecodingFailure("a deleted \(entity)'s preserved values are not valid JSON (\(error))")
                 }
                 tombstones.append(LedgerTombstone(entity: entity, primaryKey: primaryKey, values: values))
                 continue

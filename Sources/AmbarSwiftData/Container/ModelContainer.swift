@@ -32,6 +32,8 @@ public final class ModelContainer: Sendable {
     /// The Ambar stack under the container: its main context is ``mainContext``'s.
     let stack: DataStack
     let coordinator: PersistentStoreCoordinator
+    /// The stack's main-queue context, which ``mainContext`` stands on.
+    let stackMainContext: ManagedObjectContext
     /// The sharing with the other processes of the configuration's shared directory, when it
     /// names one: observe its merges (`observeRemoteMerges`), run durable consumers on it.
     public let sharing: SharedStoreSync?
@@ -81,6 +83,7 @@ public final class ModelContainer: Sendable {
                 storeType: storeType, model: .model(model), storeURL: storeType == .sqlite ? configuration.url : nil, name: configuration.name,
                 usingSeparateCoordinators: false)
             coordinator = try stack.writerCoordinator
+            stackMainContext = try stack.mainContext
         } catch {
             throw SwiftDataError(.loadIssueModelContainer, "the store of configuration '\(configuration.name)' cannot be opened", cause: error)
         }

@@ -51,14 +51,8 @@ public final class ModelContext: Hashable {
     /// The main context is the stack's: the stack merges the container's other contexts' saves
     /// into it, and sharing the other processes'. Others are private-queue contexts of their own.
     convenience init(container: ModelContainer, main: Bool) {
-        let managedContext: ManagedObjectContext
-        if main, let stackMain = try? container.stack.mainContext {  // try?: the container opened the stack, so it is ready
-            managedContext = stackMain
-        } else {
-            managedContext = ManagedObjectContext(
-                concurrencyType: main ? .mainQueue : .privateQueue, coordinator: container.coordinator, name: main ? "mainContext" : "ModelContext")
-            if main { managedContext.automaticallyMergesChangesFromParent = true }
-        }
+        let managedContext =
+            main ? container.stackMainContext : ManagedObjectContext(concurrencyType: .privateQueue, coordinator: container.coordinator, name: "ModelContext")
         // As in SwiftData: an inserted model whose unique attribute matches a stored one updates it.
         managedContext.mergePolicy = .mergeByPropertyObjectTrump
         managedContext.saveRefusal = container.saveRefusal

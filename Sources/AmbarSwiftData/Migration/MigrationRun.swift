@@ -35,8 +35,14 @@ struct MigrationRun {
         case .inMemory:
             return nil
         case .sqlite(let url):
-            let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0  // try?: no file is no store
-            guard size > 0 else { return nil }
+            guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+            let size: Int
+            do {
+                size = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int ?? 0
+            } catch {
+                throw SwiftDataError(.loadIssueModelContainer, "the store file \(url.path) cannot be examined", cause: error)
+            }
+            guard size > 0 else { return nil }  // an empty file: a store not made yet
         case .server:
             break
         }

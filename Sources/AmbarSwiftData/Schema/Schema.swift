@@ -15,11 +15,8 @@ public final class Schema: Hashable, Sendable, CustomStringConvertible {
     public let version: Version
     /// The model classes, those relationships lead to included, in the order first met.
     let types: [any PersistentModel.Type]
-    /// The model classes by entity name.
-    private let typesByEntity: [String: any PersistentModel.Type]
-    /// Each entity's properties, read once (`schemaMetadata` builds them anew at each call).
-    let propertiesByEntity: [String: [PropertyMetadata]]
-    /// What contexts do with each entity's properties.
+    /// Each entity's model class and what contexts do with its properties, read once
+    /// (`schemaMetadata` builds the properties anew at each call).
     let accessByEntity: [String: EntityAccess]
     /// Each model class's entity name, worked out once (`String(describing:)` is slow).
     private let entityNamesByType: [ObjectIdentifier: String]
@@ -33,8 +30,6 @@ public final class Schema: Hashable, Sendable, CustomStringConvertible {
         self.version = version
         let types = Self.closure(of: types)
         self.types = types
-        typesByEntity = Dictionary(types.map { ($0.entityName, $0) }, uniquingKeysWith: { first, _ in first })
-        propertiesByEntity = Dictionary(types.map { ($0.entityName, $0.schemaMetadata) }, uniquingKeysWith: { first, _ in first })
         accessByEntity = Dictionary(types.map { ($0.entityName, EntityAccess($0, $0.schemaMetadata)) }, uniquingKeysWith: { first, _ in first })
         entityNamesByType = Dictionary(types.map { (ObjectIdentifier($0), $0.entityName) }, uniquingKeysWith: { first, _ in first })
     }
@@ -54,11 +49,6 @@ public final class Schema: Hashable, Sendable, CustomStringConvertible {
 
     /// The names of the entities, in order.
     public var entityNames: [String] { types.map { $0.entityName } }
-
-    /// The model class stored as entity `name`.
-    func modelType(forEntity name: String) -> (any PersistentModel.Type)? {
-        typesByEntity[name]
-    }
 
     /// Schemas are equal when they have the same version and entities.
     public static func == (lhs: Schema, rhs: Schema) -> Bool {
