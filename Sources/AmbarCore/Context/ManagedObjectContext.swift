@@ -41,7 +41,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public let identifier = ContextIdentifier.next()
 
     let queue: DispatchQueue
-    private let queueKey = DispatchSpecificKey<UInt64>()
+    /// Marks each private context's queue with the context's identifier.
+    static let queueKey = DispatchSpecificKey<UInt64>()
     private let configuration: Locked<Configuration>
     let state = ContextState()
     let didSaveObservers = ObserverList<DidSaveNotification>()
@@ -60,7 +61,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         self.parent = nil
         self.configuration = Locked(Configuration(name: name))
         self.queue = Self.makeQueue(concurrencyType, name)
-        queue.setSpecific(key: queueKey, value: identifier.raw)
+        if concurrencyType == .privateQueue { queue.setSpecific(key: Self.queueKey, value: identifier.raw) }
         _ = Self.mainQueueKey
     }
 
@@ -71,7 +72,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         self.parent = parent
         self.configuration = Locked(Configuration(name: name))
         self.queue = Self.makeQueue(concurrencyType, name)
-        queue.setSpecific(key: queueKey, value: identifier.raw)
+        if concurrencyType == .privateQueue { queue.setSpecific(key: Self.queueKey, value: identifier.raw) }
     }
 
     private static func makeQueue(_ type: ConcurrencyType, _ name: String?) -> DispatchQueue {
@@ -83,6 +84,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     deinit {
         automaticMerge.withLock { $0?.cancel() }
+        // An object and its companion hold each other while the object is in a context.
+        for object in state.registered.values { object.companion = nil }
     }
 
     // MARK: - Configuration
@@ -159,7 +162,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Marks the main queue, which after `dispatchMain()` is drained by a worker thread rather
     /// than the main thread.
-    private static let mainQueueKey: DispatchSpecificKey<UInt8> = {
+    static let mainQueueKey: DispatchSpecificKey<UInt8> = {
         let key = DispatchSpecificKey<UInt8>()
         DispatchQueue.main.setSpecific(key: key, value: 1)
         return key
@@ -168,13 +171,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Whether the caller is on the context's queue — or acts for it: inside a
     /// ``performAndWait(_:)`` called from that queue, whose thread is blocked until the block
     /// returns.
-    public var isOnQueue: Bool {
-        switch concurrencyType {
-        case .mainQueue:
-            return Thread.isMainThread || DispatchQueue.getSpecific(key: Self.mainQueueKey) == 1 || LentQueues.current.contains(LentQueues.main)
-        case .privateQueue:
-            return DispatchQueue.getSpecific(key: queueKey) == identifier.raw || LentQueues.current.contains(identifier.raw)
-        }
+    public var isOnQueue: Bool { queueTicket.isCurrent }
+
+    /// The context's queue as a value, to ask whether the caller is on it without the context.
+    package var queueTicket: QueueTicket {
+        QueueTicket(marker: concurrencyType == .mainQueue ? LentQueues.main : identifier.raw)
     }
 
     /// The queues a block run now on this context's queue may act for: those the caller is on
@@ -337,10 +338,26 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Inserts a new object of the entity named `entityName`.
     @discardableResult
     public func insertObject(entityName: String) throws(AmbarError) -> ManagedObject {
+        try insertObject(entityName: entityName, attributes: [])
+    }
+
+    /// Inserts a new object of the entity named `entityName` with `attributes`, by name, as an
+    /// initializer gives them (after ``ManagedObject/awakeFromInsert()``). Each is checked
+    /// against its attribute first: nothing is inserted when one is unknown or does not fit.
+    package func insertObject(entityName: String, attributes: [(name: String, value: AttributeValue)]) throws(AmbarError) -> ManagedObject {
         try checkQueue("insert")
         let layout = try persistentStoreCoordinator.model.resolved.layout(entityName)
         guard !layout.description.isAbstract else {
             throw .invalidModel("entity '\(entityName)' is abstract; insert one of its sub-entities")
+        }
+        var given: [(slot: Int, value: AttributeValue)] = []
+        given.reserveCapacity(attributes.count)
+        for (name, value) in attributes {
+            guard let i = layout.attributeSlot(name) else { throw .unknownProperty(entity: entityName, property: name) }
+            guard let coerced = value.coerced(to: layout.attributes[i].type) else {
+                throw .typeMismatch(entity: entityName, property: name, expected: layout.attributes[i].type, got: value.kindName)
+            }
+            given.append((i, coerced))
         }
         let id = ManagedObjectID.makeTemporary(for: layout)
         let object = layout.objectClass.init(ManagedObjectInitToken(layout: layout, objectID: id, context: self))
@@ -349,6 +366,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         state.inserted[ObjectIdentifier(object)] = object
         state.pendingInserted.insert(id)
         object.awakeFromInsert()
+        for (i, value) in given { object.setInitialValue(value, at: i) }
         return object
     }
 

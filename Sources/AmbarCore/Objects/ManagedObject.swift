@@ -58,9 +58,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The destinations of loaded ordered relationships, in order (by relationship index); the
     /// same objects as `toMany` holds for that index.
     @exclusivity(unchecked) final private(set) var order: [Int: [ManagedObjectID]] = [:]
-    /// The object that stands for this one in a layer above (a SwiftData model), held weakly;
-    /// only touched on the context's queue.
-    package final weak var companion: AnyObject?
+    /// The object that stands for this one in a layer above (a SwiftData model), held as long
+    /// as this object is in its context (the context keeps both; leaving it lets both go); only
+    /// touched on the context's queue.
+    package final var companion: AnyObject?
     @exclusivity(unchecked) final private(set) var snapshotOrder: [Int: [ManagedObjectID]] = [:]
     @exclusivity(unchecked) final private(set) var changedAttributes = PropertyIndexSet()
     @exclusivity(unchecked) final private(set) var changedRelationships = PropertyIndexSet()
@@ -652,6 +653,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     func markInvalid() {
         lifecycle = .invalidated
         managedObjectContext = nil
+        companion = nil
     }
 
     /// An objects-did-change notification announced this inserted object.

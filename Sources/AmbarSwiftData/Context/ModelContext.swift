@@ -27,10 +27,9 @@ public final class ModelContext: Hashable {
     /// The container the context works on.
     public let container: ModelContainer
     let managedContext: ManagedObjectContext
-    private let registry = ModelRegistry()
-    /// The lock of the backing data of the models this context makes for stored objects (one
-    /// for all: they are used on its queue, and one lock each would cost an allocation each).
-    let backingLock = NSLock()
+    private let registry: ModelRegistry
+    /// The context, held weakly, for its models and its Ambar context's callbacks.
+    let link: ContextLink
     let failures = FailureLog()
     private var failureObservation: ContextObservation?
     private var changeObservation: ContextObservation?
@@ -61,15 +60,32 @@ public final class ModelContext: Hashable {
 
     /// A context over `managedContext` as it is (its queue, policy and refusals): for the
     /// handler of a durable consumer, whose context is the consumer's.
-    init(container: ModelContainer, wrapping managedContext: ManagedObjectContext, autosaves: Bool) {
+    init(container: ModelContainer, wrapping managedContext: ManagedObjectContext, autosaves: Bool, keepsModels: Bool = true) {
         self.container = container
         self.managedContext = managedContext
+        registry = ModelRegistry(keepsModels: keepsModels)
+        link = ContextLink(container: container, managedContext: managedContext)
         autosave = Autosave(isEnabled: autosaves)
         let failures = self.failures
         failureObservation = managedContext.observeFailures { failure in failures.record(failure) }
         autosave.context = self
-        let relay = ChangeRelay(self)
-        changeObservation = managedContext.observeObjectsDidChange { change in relay.context?.tellObservers(change.refreshed) }
+        link.connect(self)
+        let link = self.link
+        changeObservation = managedContext.observeObjectsDidChange { change in link.context?.tellObservers(change.refreshed) }
+    }
+
+    deinit {
+        // The context kept its models (each managed object holds its model); now those who use
+        // them keep them. On the Ambar context's queue, where its objects are touched.
+        guard registry.keepsModels else { return }
+        let link = self.link
+        let managedContext = self.managedContext
+        managedContext.enqueue {
+            for object in managedContext.registeredObjects {
+                guard let model = object.companion as? any PersistentModel, model.persistentBackingData.isLinked(to: link) else { continue }
+                object.companion = nil
+            }
+        }
     }
 
     /// The author recorded with the context's saves (SwiftData's `author`), seen in the history
@@ -123,7 +139,7 @@ public final class ModelContext: Hashable {
 
     /// A new model of `entity`'s class for `object`, registered (on the context's queue).
     func makeModel(for object: ManagedObject, _ entity: Schema.EntityAccess) throws -> any PersistentModel {
-        let backing = _ModelBacking(object: object, context: self, lock: backingLock)
+        let backing = _ModelBacking(object: object, link: link)
         for property in entity.materialized {
             guard let materialize = property.materialize else { continue }
             backing.remember(try materialize(object, self), for: property.name)
@@ -158,14 +174,36 @@ public final class ModelContext: Hashable {
             return object
         }
         let type = Swift.type(of: model)
-        guard let entityName = container.schema.entityName(of: type) else {
+        guard let entity = container.schema.access(of: type) else {
             throw SwiftDataError.modelNotInSchema(type, container.schema)
         }
-        let object = try managedContext.insertObject(entityName: entityName)
+        let backing = model.persistentBackingData
+        let given = backing.takePending()
+        let object: ManagedObject
+        do {
+            // The values of attribute types go in with the insert; if one does not fit, the
+            // model is not inserted and keeps them.
+            object = try managedContext.insertObject(
+                entityName: entity.name, attributes: given.entries.compactMap { entry in entry.attribute.map { (entry.name, $0) } })
+        } catch {
+            backing.restorePending(given)
+            throw error
+        }
         registry.register(model, for: object)
-        let given = model.persistentBackingData.attach(to: object, in: self)
-        for property in container.schema.accessByEntity[entityName]?.properties ?? [] {
-            guard let value = given[property.name] ?? property.readConstant?(model) else { continue }
+        // Values given from another thread while the model was being inserted come last.
+        let late = backing.attach(to: object, in: self)
+        for entry in given.entries where entry.attribute == nil {
+            try entity.propertiesByName[entry.name]?.writePending(entry.value, object, self)
+        }
+        for entry in late.entries {
+            if let attribute = entry.attribute {
+                try object.setValue(attribute, forKey: entry.name)
+            } else {
+                try entity.propertiesByName[entry.name]?.writePending(entry.value, object, self)
+            }
+        }
+        for property in entity.constants where given[property.name] == nil {
+            guard let value = property.readConstant?(model) else { continue }
             try property.writePending(value, object, self)
         }
         return object
@@ -249,7 +287,8 @@ public final class ModelContext: Hashable {
         NotificationCenter.default.post(name: Self.willSave, object: self)
         let saved: DidSaveNotification? = try onQueue { () throws -> DidSaveNotification? in
             guard managedContext.hasChanges else { return nil }
-            let deleted = managedContext.deletedObjects
+            // The models of the deleted objects, taken before the save lets the objects go.
+            let deleted = managedContext.deletedObjects.compactMap { registry.model(for: $0) }
             let savedNotification = Locked<DidSaveNotification?>(nil)
             let observation = managedContext.observeDidSave { note in savedNotification.withLock { $0 = note } }
             defer { observation.cancel() }
@@ -258,7 +297,7 @@ public final class ModelContext: Hashable {
             } catch {
                 throw SwiftDataError(.saveFailed, "the context's changes could not be saved", cause: error)
             }
-            for object in deleted { registry.remove(object)?.persistentBackingData.detach(keeping: [:]) }
+            for model in deleted { model.persistentBackingData.detach(keeping: .none) }
             return savedNotification.withLock { $0 }
         }
         guard let saved else { return }
@@ -284,9 +323,9 @@ public final class ModelContext: Hashable {
     public func rollback() {
         do {
             try onQueue { () throws in
-                let inserted = managedContext.insertedObjects
+                let inserted = managedContext.insertedObjects.compactMap { registry.model(for: $0) }
                 try managedContext.rollback()
-                for object in inserted { registry.remove(object)?.persistentBackingData.detach(keeping: [:]) }
+                for model in inserted { model.persistentBackingData.detach(keeping: .none) }
             }
             _ = failures.takeFirst()
         } catch {
@@ -329,12 +368,6 @@ public final class ModelContext: Hashable {
     }
 
     // MARK: - Identity
-
-    /// A context, held weakly, for the callbacks of its Ambar context.
-    private final class ChangeRelay: @unchecked Sendable {  // the callbacks run on the context's queue
-        weak var context: ModelContext?
-        init(_ context: ModelContext) { self.context = context }
-    }
 
     /// Contexts are equal when they are the same context.
     public static func == (lhs: ModelContext, rhs: ModelContext) -> Bool { lhs === rhs }

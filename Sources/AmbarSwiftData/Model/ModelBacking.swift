@@ -11,43 +11,57 @@ import Synchronization
 /// are. Written by the `@Model` macro into each model; not for direct use.
 public final class _ModelBacking: @unchecked Sendable {
     // All state is guarded by `lock`; the managed object is only touched on its context's queue.
-    // The lock is shared: a model made for a stored object uses its context's, a model made by
-    // its initializer one of a few (a lock each would cost two allocations per model).
-    private let lock: NSLock
+    // The lock is one of a few shared by all models (one lock each would cost two allocations
+    // per model); they live as long as the process, so the backing holds its lock unretained.
+    private unowned(unsafe) let lock: NSLock
     /// The values given before insertion, by property name.
-    private var pending: PendingValues = [:]
+    private var pending = PendingValues.none
     /// Values last read or written, by property name, for properties whose type has no
     /// placeholder (enumerations, `Codable` values, non-optional relationships): what a read gives
     /// while the stored value cannot be read, besides reporting why.
     private var known: [String: Any] = [:]
     private var object: ManagedObject?
-    /// The context, held by its models as long as they are used (it holds them weakly).
-    private var context: ModelContext?
+    /// What the model keeps of its context: a context keeps the models it has handed out (as it
+    /// keeps their managed objects), so a model keeps the work underneath, not the context.
+    private var link: ContextLink?
+
+    /// Whether the model came from the context `link` leads to.
+    func isLinked(to link: ContextLink) -> Bool { lock.withLock { self.link === link } }
 
     static let logger = Logger(label: "ambar.swiftdata.model")
 
-    /// The locks of models made by their initializers, taken in turn.
+    /// The locks of all models, taken in turn.
     private static let sharedLocks = (0..<16).map { _ in NSLock() }
     private static let nextSharedLock = Atomic<Int>(0)
 
-    /// A backing for a model not inserted yet.
-    public init() {
-        let index = Self.nextSharedLock.wrappingAdd(1, ordering: .relaxed).oldValue
-        lock = Self.sharedLocks[index & 15]
+    private static func takeLock() -> NSLock {
+        sharedLocks[nextSharedLock.wrappingAdd(1, ordering: .relaxed).oldValue & 15]
     }
 
-    /// A backing for a model that stands for `object` in `context`, guarded by `lock`.
-    init(object: ManagedObject, context: ModelContext, lock: NSLock) {
-        self.lock = lock
+    /// A backing for a model not inserted yet.
+    public init() {
+        lock = Self.takeLock()
+    }
+
+    /// A backing for a model that stands for `object` in the context `link` leads to.
+    init(object: ManagedObject, link: ContextLink) {
+        self.lock = Self.takeLock()
         self.object = object
-        self.context = context
+        self.link = link
     }
 
     // MARK: - What the macro writes
 
     /// Records `value` as property `name`'s value given in the model's initializer.
     public func _setInitialValue<V>(_ value: V, forKey name: String) {
-        lock.withLock { pending[name] = value }
+        lock.withLock { pending.set(value, for: name) }
+    }
+
+    /// Records `value` as attribute `name`'s value given in the model's initializer, with the
+    /// form the store keeps it in.
+    public func _setInitialValue<V: DeclarableAttributeValue>(_ value: V, forKey name: String) {
+        let attribute = value.attributeValue
+        lock.withLock { pending.set(value, attribute: attribute, for: name) }
     }
 
     /// The stored value of the persisted `let` `name`, for a model made for a stored object.
@@ -59,18 +73,46 @@ public final class _ModelBacking: @unchecked Sendable {
 
     /// The managed object and context the model stands in, once inserted or fetched.
     var attachment: (object: ManagedObject, context: ModelContext?)? {
-        lock.withLock { object.map { ($0, context) } }
+        lock.lock()
+        let (object, link) = (self.object, self.link)
+        lock.unlock()
+        return object.map { ($0, link?.current) }
     }
 
     /// The context the model was inserted into or fetched from, while it lives.
-    var modelContext: ModelContext? { lock.withLock { object == nil ? nil : context } }
+    /// (Its own, or the successor its link makes once that one is gone.)
+    var modelContext: ModelContext? {
+        lock.lock()
+        let (object, link) = (self.object, self.link)
+        lock.unlock()
+        return object == nil ? nil : link?.current
+    }
 
-    /// Moves the model into `context` as `object`; returns the values given before.
+    /// Takes the values given before insertion, to insert the model with them.
+    func takePending() -> PendingValues {
+        lock.withLock {
+            defer { pending = .none }
+            return pending
+        }
+    }
+
+    /// Gives back values taken with ``takePending()`` (the insert failed); a value given since
+    /// stays.
+    func restorePending(_ values: PendingValues) {
+        lock.withLock {
+            for entry in values.entries where pending[entry.name] == nil {
+                pending.set(entry.value, attribute: entry.attribute, for: entry.name)
+            }
+        }
+    }
+
+    /// Moves the model into `context` as `object`; returns the values given before (since
+    /// ``takePending()``).
     func attach(to object: ManagedObject, in context: ModelContext) -> PendingValues {
         lock.withLock {
             self.object = object
-            self.context = context
-            defer { pending = [:] }
+            self.link = context.link
+            defer { pending = .none }
             return pending
         }
     }
@@ -80,14 +122,14 @@ public final class _ModelBacking: @unchecked Sendable {
     func detach(keeping values: PendingValues) {
         lock.withLock {
             object = nil
-            context = nil
+            link = nil
             pending = values
         }
     }
 
     /// Runs `body` on the queue of the context that holds `object` (at once when there is none).
     func onQueue<T>(of object: ManagedObject, _ body: () -> T) -> T {
-        guard let context = lock.withLock({ context }) else { return body() }
+        guard let context = lock.withLock({ link })?.current else { return body() }
         return context.onQueue(body)
     }
 
@@ -99,16 +141,31 @@ public final class _ModelBacking: @unchecked Sendable {
 
     // MARK: - Reads and writes
 
+    /// The stored value of attribute `name` when it can be read at once, without generic code
+    /// and without a closure: the model is in a context, the caller is on its queue, and the
+    /// read succeeds. `nil` sends the caller to ``read(_:placeholder:remember:_:)``, which reads
+    /// the same value the general way and reports what went wrong, if anything did.
+    @usableFromInline
+    func storedAttribute(_ name: String) -> AttributeValue? {
+        lock.lock()
+        let object = self.object
+        let onQueue = link?.queue.isCurrent ?? false
+        lock.unlock()
+        guard let object, onQueue else { return nil }
+        return try? object.value(forKey: name)  // try?: the general read repeats it and reports the error
+    }
+
     /// Reads property `name`: from the managed object on its context's queue, or from the values
     /// given before insertion. A value that cannot be read is reported (the context's failures,
     /// which its next save throws) and the last value known, or `placeholder`, is given instead.
     func read<V>(_ name: String, placeholder: @autoclosure () -> V?, remember: Bool = false, _ body: (ManagedObject, ModelContext) throws -> V) -> V {
         lock.lock()
-        let (object, context) = (self.object, self.context)
+        let (object, link) = (self.object, self.link)
         lock.unlock()
         guard let object else { return Self.fallback(lock.withLock { pending[name] }, placeholder(), name) }
+        let context = link?.current
         guard let context else {
-            Self.logger.error("'\(name)' of a model whose context no longer exists was read; it reads its last known value")
+            Self.logger.critical("'\(name)' of a model in a context, with no link to it, was read: a defect of AmbarSwiftData; it reads its last known value")
             return Self.fallback(lock.withLock { known[name] }, placeholder(), name)
         }
         do {
@@ -131,14 +188,14 @@ public final class _ModelBacking: @unchecked Sendable {
     /// Writes property `name`: into the managed object on its context's queue, or into the values
     /// given before insertion. A write that fails is reported (the context's next save throws it).
     func write<V>(_ name: String, _ value: V, remember: Bool = false, _ body: (ManagedObject, ModelContext) throws -> Void) {
-        let state: (ManagedObject?, ModelContext?) = lock.withLock {
-            if object == nil { pending[name] = value }
+        let state: (ManagedObject?, ContextLink?) = lock.withLock {
+            if object == nil { pending.set(value, for: name) }
             if remember { known[name] = value }
-            return (object, context)
+            return (object, link)
         }
         guard let object = state.0 else { return }
-        guard let context = state.1 else {
-            Self.logger.error("'\(name)' of a model whose context no longer exists was written; the value is not stored")
+        guard let context = state.1?.current else {
+            Self.logger.critical("'\(name)' of a model in a context, with no link to it, was written: a defect of AmbarSwiftData; the value is not stored")
             return
         }
         do {

@@ -8,7 +8,19 @@ extension PersistentModel {
     // MARK: Attribute types
 
     /// Reads an attribute (for code `@Model` writes).
+    ///
+    /// Inlinable, so that the model's module specializes it for the attribute's type: the read
+    /// of a model in a context, on its queue, is then one lookup and one conversion.
+    @inlinable
     public func _persistedValue<V: DeclarableAttributeValue>(forKey keyPath: KeyPath<Self, V>, _ name: String) -> V {
+        if let stored = persistentBackingData.storedAttribute(name), let value = V(attributeValue: stored) { return value }
+        return _readAttribute(name, as: V.self)
+    }
+
+    /// Reads an attribute the general way: before insertion, off the context's queue, or when
+    /// the quick read finds no value of the type (the failure is reported).
+    @usableFromInline
+    func _readAttribute<V: DeclarableAttributeValue>(_ name: String, as type: V.Type) -> V {
         persistentBackingData.read(name, placeholder: V.placeholder) { object, _ in try PersistedValues.read(object, name, as: V.self) }
     }
 

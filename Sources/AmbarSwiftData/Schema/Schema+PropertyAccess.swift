@@ -26,14 +26,24 @@ extension Schema {
     /// Each entity's model class, its persisted properties, and those that must be read when a
     /// model is made: found once per model made or fetch, with one lookup.
     final class EntityAccess: @unchecked Sendable {  // immutable
+        /// The entity's name.
+        let name: String
         let type: any PersistentModel.Type
         let properties: [PropertyAccess]
+        /// The persisted properties, by name.
+        let propertiesByName: [String: PropertyAccess]
+        /// Those read when a model is made for a stored object.
         let materialized: [PropertyAccess]
+        /// The persisted `let`s, read from the model when it is inserted.
+        let constants: [PropertyAccess]
 
         init(_ type: any PersistentModel.Type, _ metadata: [PropertyMetadata]) {
+            self.name = type.entityName
             self.type = type
             properties = metadata.map(PropertyAccess.init)
+            propertiesByName = Dictionary(properties.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
             materialized = properties.filter { $0.materialize != nil }
+            constants = properties.filter { $0.readConstant != nil }
         }
     }
 }

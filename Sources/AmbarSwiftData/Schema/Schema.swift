@@ -18,8 +18,8 @@ public final class Schema: Hashable, Sendable, CustomStringConvertible {
     /// Each entity's model class and what contexts do with its properties, read once
     /// (`schemaMetadata` builds the properties anew at each call).
     let accessByEntity: [String: EntityAccess]
-    /// Each model class's entity name, worked out once (`String(describing:)` is slow).
-    private let entityNamesByType: [ObjectIdentifier: String]
+    /// Each model class's entity, worked out once (`String(describing:)` is slow).
+    private let accessByType: [ObjectIdentifier: EntityAccess]
 
     /// A schema of `types` (and the models their relationships lead to).
     public convenience init(_ types: [any PersistentModel.Type], version: Version = Version(1, 0, 0)) {
@@ -30,12 +30,16 @@ public final class Schema: Hashable, Sendable, CustomStringConvertible {
         self.version = version
         let types = Self.closure(of: types)
         self.types = types
-        accessByEntity = Dictionary(types.map { ($0.entityName, EntityAccess($0, $0.schemaMetadata)) }, uniquingKeysWith: { first, _ in first })
-        entityNamesByType = Dictionary(types.map { (ObjectIdentifier($0), $0.entityName) }, uniquingKeysWith: { first, _ in first })
+        let access = types.map { EntityAccess($0, $0.schemaMetadata) }
+        accessByEntity = Dictionary(access.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        accessByType = Dictionary(access.map { (ObjectIdentifier($0.type), $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// The entity name of `type`, when the schema has it.
-    func entityName(of type: any PersistentModel.Type) -> String? { entityNamesByType[ObjectIdentifier(type)] }
+    func entityName(of type: any PersistentModel.Type) -> String? { accessByType[ObjectIdentifier(type)]?.name }
+
+    /// What a context does with the models of `type`, when the schema has it.
+    func access(of type: any PersistentModel.Type) -> EntityAccess? { accessByType[ObjectIdentifier(type)] }
 
     /// A schema of `types` (and the models their relationships lead to).
     public convenience init(_ types: any PersistentModel.Type..., version: Version = Version(1, 0, 0)) {
