@@ -25,6 +25,16 @@ final class ModelLifetimeTests: XCTestCase {
         return container
     }
 
+    func testModelsMadeByTheirInitializersKeepTheirOwnValuesUntilInserted() throws {
+        let ghent = Trip(name: "Ghent", destination: "Belgium")
+        let porto = Trip(name: "Porto", destination: "Portugal")
+        let item = BucketListItem(title: "Ribeira", details: "", hasReservation: false, isInPlan: true)
+        XCTAssertEqual([ghent.name, porto.name, item.title], ["Ghent", "Porto", "Ribeira"])
+        XCTAssertFalse(ghent.persistentBackingData === porto.persistentBackingData)
+        porto.destination = "Douro"
+        XCTAssertEqual([ghent.destination, porto.destination], ["Belgium", "Douro"])
+    }
+
     func testAContextKeepsTheModelsItHandsOut() throws {
         let context = ModelContext(try containerWithATrip())
         weak var fetched: Trip?

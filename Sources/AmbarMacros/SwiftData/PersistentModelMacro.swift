@@ -39,6 +39,10 @@ public struct PersistentModelMacro: MemberMacro, MemberAttributeMacro, Extension
         var observed: [String] = []
         var unique: [String] = []
         var indexes: [String] = []
+        // A model with a persisted `var` gets its backing data from the first `init` accessor
+        // that runs (none run for a model the context makes for a stored object, which is given
+        // its backing data): the default is a shared placeholder, not one made to be dropped.
+        var hasPersistedVar = false
         for member in type.memberBlock.members {
             if let expansion = member.decl.as(MacroExpansionDeclSyntax.self) {
                 let arguments = expansion.arguments.map { $0.expression.trimmedDescription }
@@ -54,6 +58,7 @@ public struct PersistentModelMacro: MemberMacro, MemberAttributeMacro, Extension
                 context.diagnose(Diagnostic(node: variable, message: PersistentModelDiagnostic.implicitlyUnwrapped(persisted.name)))
                 continue
             }
+            if !persisted.isLet { hasPersistedVar = true }
             var arguments = ["\\\(className).\(persisted.name)", "\"\(persisted.name)\""]
             if let initializer = persisted.initializer { arguments.append("default: \(initializer)") }
             arguments += persisted.optionArguments
@@ -73,7 +78,7 @@ public struct PersistentModelMacro: MemberMacro, MemberAttributeMacro, Extension
         let uniqueList = unique.map { "\n            \($0)," }.joined()
         let indexList = indexes.map { "\n            \($0)," }.joined()
         return [
-            "\(raw: access)var _$backingData = AmbarSwiftData._ModelBacking()",
+            "\(raw: access)var _$backingData = AmbarSwiftData._ModelBacking\(raw: hasPersistedVar ? "._unassigned" : "()")",
             "\(raw: access)let _$observationRegistrar = Observation.ObservationRegistrar()",
             "\(raw: access)var persistentBackingData: AmbarSwiftData._ModelBacking { _$backingData }",
             """
@@ -143,6 +148,7 @@ public struct PersistedPropertyMacro: AccessorMacro, PeerMacro {
             """
             @storageRestrictions(accesses: _$backingData, initializes: _$\(raw: name))
             init(initialValue) {
+                if _$backingData._isUnassigned { _$backingData = AmbarSwiftData._ModelBacking() }
                 _$backingData._setInitialValue(initialValue, forKey: \(literal: name))
                 _$\(raw: name) = AmbarSwiftData._PersistedStorage()
             }

@@ -139,27 +139,44 @@ public final class ModelContext: Hashable {
 
     /// A new model of `entity`'s class for `object`, registered (on the context's queue).
     func makeModel(for object: ManagedObject, _ entity: Schema.EntityAccess) throws -> any PersistentModel {
+        let model = entity.type.init(backingData: try makeBacking(for: object, entity))
+        registry.register(model, for: object)
+        return model
+    }
+
+    /// A new model of class `D` (`entity`'s) for `object`, registered (on the context's queue).
+    private func makeModel<D: PersistentModel>(for object: ManagedObject, _ entity: Schema.EntityAccess, as type: D.Type) throws -> D {
+        let model = D(backingData: try makeBacking(for: object, entity))
+        registry.register(model, for: object)
+        return model
+    }
+
+    /// The backing data of a model for `object`, with the values that have no placeholder read.
+    private func makeBacking(for object: ManagedObject, _ entity: Schema.EntityAccess) throws -> _ModelBacking {
         let backing = _ModelBacking(object: object, link: link)
         for property in entity.materialized {
             guard let materialize = property.materialize else { continue }
             backing.remember(try materialize(object, self), for: property.name)
         }
-        let model = entity.type.init(backingData: backing)
-        registry.register(model, for: object)
-        return model
+        return backing
     }
 
     /// The models of `objects`, all of class `D` (a fetch's), looking the class up once.
     func models<D: PersistentModel>(for objects: [ManagedObject], as type: D.Type) throws -> [D] {
         let name = D.entityName
-        let entity = container.schema.accessByEntity[name]
-        return try objects.map { object in
-            if let known = registry.model(for: object, as: D.self) { return known }
-            guard let entity, object.entityName == name, let typed = try makeModel(for: object, entity) as? D else {
-                return try model(for: object, as: D.self)
+        let entity = container.schema.accessByEntity[name].flatMap { $0.type == D.self ? $0 : nil }
+        var models: [D] = []
+        models.reserveCapacity(objects.count)
+        for object in objects {
+            if let known = registry.model(for: object, as: D.self) {
+                models.append(known)
+            } else if let entity, object.entityName == name {
+                models.append(try makeModel(for: object, entity, as: D.self))
+            } else {
+                models.append(try model(for: object, as: D.self))
             }
-            return typed
         }
+        return models
     }
 
     /// The managed object `model` stands for in this context, inserting the model (and the

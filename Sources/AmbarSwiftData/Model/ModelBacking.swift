@@ -38,14 +38,28 @@ public final class _ModelBacking: @unchecked Sendable {
         sharedLocks[nextSharedLock.wrappingAdd(1, ordering: .relaxed).oldValue & 15]
     }
 
+    /// Whether this is ``_unassigned``.
+    public let _isUnassigned: Bool
+
+    /// The backing data a model starts with before its first persisted property is initialized,
+    /// which gives it one of its own (`@Model` writes this; a model never keeps it).
+    public static let _unassigned = _ModelBacking(unassigned: ())
+
+    private init(unassigned: Void) {
+        lock = Self.takeLock()
+        _isUnassigned = true
+    }
+
     /// A backing for a model not inserted yet.
     public init() {
         lock = Self.takeLock()
+        _isUnassigned = false
     }
 
     /// A backing for a model that stands for `object` in the context `link` leads to.
     init(object: ManagedObject, link: ContextLink) {
         self.lock = Self.takeLock()
+        _isUnassigned = false
         self.object = object
         self.link = link
     }

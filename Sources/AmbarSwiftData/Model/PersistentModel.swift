@@ -18,7 +18,7 @@ import Foundation
 /// try context.save()
 /// print(trip.persistentModelID, trip.hasChanges)   // a permanent identifier, false
 /// ```
-public protocol PersistentModel: _QueryableModel, Observable, Hashable, Identifiable, Sendable {
+public protocol PersistentModel: AnyObject, _QueryableModel, Observable, Hashable, Identifiable, Sendable {
     /// Where the model's persisted values live.
     var persistentBackingData: _ModelBacking { get }
     /// The class's persisted properties, in declaration order.
