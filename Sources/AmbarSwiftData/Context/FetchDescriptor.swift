@@ -56,6 +56,8 @@ public struct FetchDescriptor<T: PersistentModel>: @unchecked Sendable {  // Pre
         request.fetchLimit = max(fetchLimit ?? 0, 0)
         request.fetchOffset = max(fetchOffset ?? 0, 0)
         request.includesPendingChanges = includePendingChanges
+        // A fetch gives models with their values, as SwiftData's does.
+        request.returnsObjectsAsFaults = false
         return request
     }
 }
