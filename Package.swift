@@ -266,6 +266,7 @@ let package = Package(
             name: "SharedStoreIPCTests",
             dependencies: [
                 "SharedStoreIPC", "AmbarStack", "AmbarTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]

@@ -88,9 +88,11 @@ public final class SyncHub: Sendable {
         ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             // At the descriptor limit, accepting fails at once for as long as connections wait:
-            // they are refused through a reserve descriptor instead of retried in a loop.
+            // they are refused through a reserve descriptor, and accepting backs off, instead of
+            // being retried in a loop.
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(DescriptorShortageHandler.acceptBackoff())
                     try channel.pipeline.syncOperations.addHandler(
                         DescriptorShortageHandler(listeningDescriptor: descriptor, maximumFrameSize: configuration.maximumFrameSize))
                 }

@@ -29,7 +29,7 @@ struct BackupCommand: ParsableCommand {
         let seconds = (ContinuousClock.now - started).inSeconds
         let format = directory.serverURL == nil ? "sqlite" : "pg_dump custom (restore with pg_restore)"
         if json {
-            JSONLine.print(["backup": target.path, "size": size, "seconds": seconds, "integrity": "ok", "format": format])
+            try JSONLine.print(["backup": target.path, "size": size, "seconds": seconds, "integrity": "ok", "format": format])
         } else {
             print("backup \(target.path): \(size) bytes in \(String(format: "%.2f", seconds)) s, integrity ok (\(format))")
         }

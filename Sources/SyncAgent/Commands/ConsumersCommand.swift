@@ -47,7 +47,7 @@ struct ConsumersCommand: ParsableCommand {
             let kind = cursor.isDurable ? "consumer" : "process"
             let age = max(0, now.timeIntervalSince(cursor.lastSeen))
             if json {
-                JSONLine.print([
+                try JSONLine.print([
                     "consumer": cursor.consumer, "kind": kind, "token": cursor.token, "lag_tokens": lag.tokens, "lag_seconds": lag.seconds,
                     "expired": lag.expired, "last_seen": ISO8601DateFormatter().string(from: cursor.lastSeen), "age_seconds": age,
                     "lease_seconds": cursor.lease ?? NSNull(),

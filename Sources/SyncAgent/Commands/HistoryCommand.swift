@@ -23,7 +23,7 @@ struct HistoryCommand: ParsableCommand {
         let stack = try openExistingStack(directory)
         for transaction in try stack.mainCoordinator.history(after: after, limit: limit) {
             if json {
-                JSONLine.print([
+                try JSONLine.print([
                     "token": transaction.token, "timestamp": transaction.timestamp.timeIntervalSince1970,
                     "author": transaction.author ?? NSNull(), "pid": Int(transaction.processID),
                     "instance": transaction.instanceID.map(InstanceID.text) ?? NSNull(),

@@ -110,7 +110,7 @@ struct ImportCommand: AsyncParsableCommand {
         bar.finish()
         for error in report.skipped { FileHandle.standardError.write(Data("skipped \(error)\n".utf8)) }
         if json {
-            JSONLine.print(report.json.merging(["entity": entity]) { a, _ in a })
+            try JSONLine.print(report.json.merging(["entity": entity]) { a, _ in a })
         } else {
             let rate = Double(report.lines) / max(report.seconds, 0.001)
             let tokens =

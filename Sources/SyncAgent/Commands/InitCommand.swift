@@ -27,7 +27,7 @@ struct InitCommand: ParsableCommand {
             uuid = try DataStack.open(model: .model(loaded), storeURL: directory.storeFile, name: "ambar").mainCoordinator.storeIdentifier
         }
         if json {
-            JSONLine.print(["store": directory.storeDisplay, "uuid": uuid, "model_hash": loaded.versionHash, "entities": loaded.entityNames])
+            try JSONLine.print(["store": directory.storeDisplay, "uuid": uuid, "model_hash": loaded.versionHash, "entities": loaded.entityNames])
         } else {
             print("store \(directory.storeDisplay) (uuid \(uuid), model \(loaded.versionHash), entities: \(loaded.entityNames.joined(separator: ", ")))")
         }

@@ -46,7 +46,7 @@ struct RestoreCommand: ParsableCommand {
             at: directory.storeFile, from: URL(fileURLWithPath: from), model: model, allowingAnotherStore: allowAnotherStore)
         let holders = ReplacedStoreHolders.waitForRelease(of: report.keptAside, seconds: wait)
         if json {
-            JSONLine.print([
+            try JSONLine.print([
                 "store": report.store.path, "backup": report.backup.path, "kept_aside": report.keptAside.path, "store_uuid": report.storeUUID,
                 "backup_head": report.backupHead, "replaced_head": report.replacedHead, "marker_token": report.markerToken,
                 "still_open_by": holders.map(Int.init),

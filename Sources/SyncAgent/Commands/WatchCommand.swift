@@ -83,12 +83,14 @@ struct WatchCommand: AsyncParsableCommand {
         let asJSON = json
         let observation = sync.observeRemoteMerges { event in
             if asJSON {
-                JSONLine.print([
-                    "token": event.token, "author": event.author ?? NSNull(), "pid": Int(event.processID),
-                    "instance": event.instanceID == 0 ? NSNull() : InstanceID.text(event.instanceID),
-                    "inserted": TransactionLine.uris(event.inserted), "updated": TransactionLine.uris(event.updated),
-                    "deleted": TransactionLine.uris(event.deleted), "latency_ms": event.latency * 1000, "history_expired": event.historyExpired,
-                ])
+                Self.printOrReport(event.token) {
+                    try JSONLine.print([
+                        "token": event.token, "author": event.author ?? NSNull(), "pid": Int(event.processID),
+                        "instance": event.instanceID == 0 ? NSNull() : InstanceID.text(event.instanceID),
+                        "inserted": TransactionLine.uris(event.inserted), "updated": TransactionLine.uris(event.updated),
+                        "deleted": TransactionLine.uris(event.deleted), "latency_ms": event.latency * 1000, "history_expired": event.historyExpired,
+                    ])
+                }
             } else {
                 let line =
                     event.historyExpired
@@ -101,6 +103,16 @@ struct WatchCommand: AsyncParsableCommand {
         }
         try? await gracefulShutdown()
         observation.cancel()
+    }
+
+    /// Runs `print`; a merge that cannot be printed is said on standard error (the merge itself
+    /// happened: this watcher is not a durable consumer, it has no position to keep).
+    private static func printOrReport(_ token: Int64, _ print: () throws -> Void) {
+        do {
+            try print()
+        } catch {
+            FileHandle.standardError.write(Data("sync-agent watch: the merge of transaction \(token) could not be printed: \(error)\n".utf8))
+        }
     }
 
     /// The durable consumer NAME, reading batches of up to 100 transactions.
@@ -120,7 +132,13 @@ struct WatchCommand: AsyncParsableCommand {
                 case .transactions(let batch):
                     for transaction in batch.transactions {
                         if asJSON {
-                            JSONLine.print(TransactionLine.json(transaction))
+                            do {
+                                try JSONLine.print(TransactionLine.json(transaction))
+                            } catch {
+                                // The position stays before it: the consumer moves past a line
+                                // only once it is written.
+                                throw UnprintableTransaction(consumer: name, token: transaction.token, cause: error)
+                            }
                         } else {
                             let line = TransactionLine.text(
                                 token: transaction.token, processID: transaction.processID, author: transaction.author,
@@ -131,7 +149,7 @@ struct WatchCommand: AsyncParsableCommand {
                     }
                 case .historyExpired(let expiry):
                     if asJSON {
-                        JSONLine.print([
+                        try JSONLine.print([
                             "token": expiry.head, "history_expired": true, "after": expiry.position, "purged_through": expiry.purgedThrough,
                         ])
                     } else {
@@ -144,5 +162,17 @@ struct WatchCommand: AsyncParsableCommand {
         } onGracefulShutdown: {
             consumer.stop()
         }
+    }
+}
+
+/// A transaction a durable consumer could not print: the command stops with its position before
+/// it.
+struct UnprintableTransaction: Error, CustomStringConvertible {
+    let consumer: String
+    let token: Int64
+    let cause: any Error
+
+    var description: String {
+        "transaction \(token) could not be printed as JSON (\(cause)); \(consumer)'s position stays before it"
     }
 }

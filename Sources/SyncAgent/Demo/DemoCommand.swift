@@ -98,7 +98,7 @@ struct DemoCommand: AsyncParsableCommand {
         let firstSecond = LatencySummary(samples: timed.filter { $0.0 < firstCommit + 1 }.map(\.1))
         let lastSecond = LatencySummary(samples: timed.filter { $0.0 >= lastCommit - 1 }.map(\.1))
         if json {
-            JSONLine.print([
+            try JSONLine.print([
                 "records_per_second": rate, "written": written, "transactions": imported["transactions"] ?? 0,
                 "latency_p50_ms": all.p50, "latency_p99_ms": all.p99, "converged": converged,
                 "lag_first_second_p50_ms": firstSecond.samples.isEmpty ? NSNull() : firstSecond.p50 as Any,

@@ -77,7 +77,7 @@ struct DemoImporterCommand: AsyncParsableCommand {
         let token = try stack.writerCoordinator.currentHistoryToken()
         let digest = try DemoModel.storeDigest(stack)
         await sync.stop()
-        JSONLine.print([
+        try JSONLine.print([
             "pid": Int(getpid()), "inserted": total, "updated": updated, "deleted": deleted, "transactions": transactions,
             "seconds": seconds, "token": token, "digest": digest.digest, "count": digest.count,
         ])

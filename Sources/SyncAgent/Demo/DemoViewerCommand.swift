@@ -65,7 +65,15 @@ private final class ResultsBox: @unchecked Sendable {
 
 /// One JSON line to the parent.
 private enum Reply {
-    static func send(_ object: [String: Any]) { JSONLine.print(object) }
+    /// A reply that cannot be encoded is written as an error reply instead, which the parent
+    /// reports (its values are numbers the viewer measured).
+    static func send(_ object: [String: Any]) {
+        do {
+            try JSONLine.print(object)
+        } catch {
+            FileHandle.standardOutput.write(Data(#"{"error":"a reply of the viewer could not be encoded"}"#.utf8) + Data("\n".utf8))
+        }
+    }
 }
 
 /// Lines of standard input, read off the cooperative thread pool.

@@ -22,6 +22,14 @@ enum LedgerMetrics {
     static let serverQueueUsage = Gauge(label: "ambar_server_notification_queue_usage")
     static let serverListeners = Gauge(label: "ambar_server_listeners")
     static let logger = Logger(label: "ambar.agent.metrics")
+    /// The cursors whose lag the last scrape reported, by their labels: a cursor gone since (a
+    /// consumer removed, a process's cursor expired) has its series removed, not left frozen.
+    private static let reported = Locked<[CursorLabels: [Gauge]]>([:])
+
+    private struct CursorLabels: Hashable {
+        let consumer: String
+        let kind: String
+    }
 
     /// Reads the ledger of `coordinator` into the gauges.
     static func collect(_ coordinator: PersistentStoreCoordinator) {
@@ -32,13 +40,22 @@ enum LedgerMetrics {
             transactions.record(summary.transactions)
             purges.record(summary.purges)
             let now = Date()
+            var current: [CursorLabels: [Gauge]] = [:]
             for cursor in try coordinator.historyCursors() {
-                let kind = cursor.isDurable ? "consumer" : "process"
-                let dimensions = [("consumer", cursor.consumer), ("kind", kind)]
+                let labels = CursorLabels(consumer: cursor.consumer, kind: cursor.isDurable ? "consumer" : "process")
+                let dimensions = [("consumer", labels.consumer), ("kind", labels.kind)]
                 let lag = try CursorLag(token: cursor.token, head: summary.headToken, coordinator, now: now)
-                Gauge(label: "ambar_consumer_lag_tokens", dimensions: dimensions).record(lag.tokens)
-                Gauge(label: "ambar_consumer_lag_seconds", dimensions: dimensions).record(lag.seconds)
+                let tokens = Gauge(label: "ambar_consumer_lag_tokens", dimensions: dimensions)
+                let seconds = Gauge(label: "ambar_consumer_lag_seconds", dimensions: dimensions)
+                tokens.record(lag.tokens)
+                seconds.record(lag.seconds)
+                current[labels] = [tokens, seconds]
             }
+            let gone = reported.withLock { reported in
+                defer { reported = current }
+                return reported.filter { current[$0.key] == nil }.flatMap(\.value)
+            }
+            for gauge in gone { gauge.destroy() }
             if case .sqlite(let url) = coordinator.storeDescription {
                 let wal = url.path + "-wal"
                 walBytes.record((try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? NSNumber)?.intValue ?? 0)

@@ -19,6 +19,8 @@
     ///   else at the ledger's head: across reconnects, exactly the ledger's transactions, in order.
     /// - History purged after that token is one `event: expired` (`after`, `purged_through`,
     ///   `oldest_token`, `head_token`), then the stream ends.
+    /// - A transaction whose event cannot be encoded is one `event: error` without an id (`token`,
+    ///   `error`), then the stream ends: the client's position stays before it.
     /// - A comment line every 15 s keeps proxies from closing an idle stream.
     /// - At most `backlog` events wait for a client that stopped reading; past that it is
     ///   disconnected (and resumes with `Last-Event-ID`).
@@ -85,7 +87,8 @@
                     for try await event in sync.changes(after: start) {
                         switch event {
                         case .transactions(let page):
-                            for buffer in events(page, reader: reader) {
+                            let (buffers, failure) = events(page, reader: reader)
+                            for buffer in buffers {
                                 if case .dropped = continuation.yield(buffer) {
                                     logger.notice(
                                         "a change-stream client stopped reading; disconnected (it resumes with Last-Event-ID)",
@@ -94,13 +97,25 @@
                                     return
                                 }
                             }
+                            if let failure {
+                                // Not sent as if it were the transaction: said, without an id, and
+                                // the stream ends; the client's position stays before it.
+                                logger.error(
+                                    "a transaction of the change stream could not be encoded; the stream ends before it",
+                                    metadata: ["token": "\(failure.token)", "error": "\(failure.reason)"])
+                                let data: [String: Any] = [
+                                    "token": failure.token, "error": "transaction \(failure.token) could not be encoded: \(failure.reason)",
+                                ]
+                                continuation.yield(ByteBuffer(string: "event: error\ndata: \((try? json(data)) ?? #"{"error":"encoding"}"#)\n\n"))  // try?: strings and a number always encode
+                                return
+                            }
                         case .historyExpired(let expiry):
                             let oldest = (try? stack.writerCoordinator.historySummary().oldestToken) ?? nil
                             let data: [String: Any] = [
                                 "after": expiry.position, "purged_through": expiry.purgedThrough, "oldest_token": oldest ?? NSNull(),
                                 "head_token": expiry.head,
                             ]
-                            continuation.yield(ByteBuffer(string: "event: expired\ndata: \(json(data))\n\n"))
+                            continuation.yield(ByteBuffer(string: "event: expired\ndata: \((try? json(data)) ?? "{}")\n\n"))  // try?: numbers and null always encode
                             return
                         }
                     }
@@ -114,11 +129,16 @@
         }
 
         /// The events of `page`, with the objects read in `reader` (reset first: current values).
-        private static func events(_ page: [HistoryTransaction], reader: ManagedObjectContext) -> [ByteBuffer] {
+        /// Stops at a transaction that cannot be encoded: the events before it, and its token and
+        /// why.
+        private static func events(_ page: [HistoryTransaction], reader: ManagedObjectContext) -> (
+            [ByteBuffer], failure: (token: Int64, reason: String)?
+        ) {
             reader.performAndWait {
                 do throws(AmbarError) { try reader.reset() } catch {}  // a temporary context holds nothing to lose
                 let now = Date()
-                return page.map { transaction in
+                var buffers: [ByteBuffer] = []
+                for transaction in page {
                     var data = TransactionLine.json(transaction, now: now)
                     let ids = (transaction.inserted.union(transaction.updated)).sorted { $0.uriString < $1.uriString }
                     var objects: [[String: Any]] = []
@@ -134,14 +154,18 @@
                     }
                     data["objects"] = objects
                     if ids.count > maximumObjectsPerEvent { data["objects_truncated"] = true }
-                    return ByteBuffer(string: "id: \(transaction.token)\ndata: \(json(data))\n\n")
+                    do {
+                        buffers.append(ByteBuffer(string: "id: \(transaction.token)\ndata: \(try json(data))\n\n"))
+                    } catch {
+                        return (buffers, (transaction.token, "\(error)"))
+                    }
                 }
+                return (buffers, nil)
             }
         }
 
-        static func json(_ object: [String: Any]) -> String {
-            guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return "{}" }
-            return String(decoding: data, as: UTF8.self)
+        static func json(_ object: [String: Any]) throws -> String {
+            String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self)
         }
     }
 #endif

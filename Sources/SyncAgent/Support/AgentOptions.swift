@@ -122,8 +122,11 @@ enum InstanceID {
 
 /// Writes one JSON object per line.
 enum JSONLine {
-    static func print(_ object: [String: Any]) {
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
+    /// Writes `object` as one line, keys sorted.
+    ///
+    /// - Throws: why `object` has no JSON form (a value JSON cannot hold); nothing is written.
+    static func print(_ object: [String: Any]) throws {
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
         FileHandle.standardOutput.write(data + Data("\n".utf8))
     }
 }

@@ -12,4 +12,11 @@ enum FaultInjection {
         guard ProcessInfo.processInfo.environment["AMBAR_FAULT_INJECTION"] == name else { return }
         _exit(exitStatus)
     }
+
+    /// Blocks the calling thread for good when `name` is the armed point: a part that never
+    /// finishes (a statement a database server never answers), for tests of the bounds around it.
+    static func hang(_ name: String) {
+        guard ProcessInfo.processInfo.environment["AMBAR_FAULT_INJECTION"] == name else { return }
+        while true { pause() }
+    }
 }

@@ -12,10 +12,14 @@ import Logging
 /// in a statement or a connection attempt — it logs what happened and exits, instead of waiting
 /// for timeouts of a minute or for systemd's SIGKILL. Nothing is lost by it: what was committed is
 /// in the ledger, a transaction in progress rolls back (an inbox file stays in the inbox), and
-/// positions recorded late are recorded again at the next start.
+/// positions recorded late are recorded again at the next start. The process then exits with
+/// ``forcedExitStatus``, not 0: the shutdown was not the graceful one, and the service manager's
+/// record says so.
 final class ShutdownDeadline: @unchecked Sendable {
     /// How long a graceful shutdown may take.
     static let defaultSeconds: Double = 5
+    /// The exit status of a process the deadline ended (124, as `timeout(1)` exits).
+    static let forcedExitStatus: Int32 = 124
 
     private let sources: [any DispatchSourceSignal]
 
@@ -34,13 +38,13 @@ final class ShutdownDeadline: @unchecked Sendable {
                 else { return }
                 let thread = Thread {
                     Thread.sleep(forTimeInterval: seconds)
-                    logger.warning(
-                        "graceful shutdown did not finish within \(Int(seconds)) s (a database server or hub that does not answer?); exiting without waiting. Nothing is lost: the ledger holds every commit"
+                    logger.error(
+                        "graceful shutdown did not finish within \(Int(seconds)) s (a database server or hub that does not answer?); exiting with status \(ShutdownDeadline.forcedExitStatus) without waiting. Nothing is lost: the ledger holds every commit"
                     )
                     // _exit, not exit: exit's handlers would run under threads still at work (and
                     // can crash there); what was written is flushed first.
                     fflush(nil)
-                    _exit(0)
+                    _exit(ShutdownDeadline.forcedExitStatus)
                 }
                 thread.start()
             }

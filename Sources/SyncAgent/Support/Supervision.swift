@@ -5,7 +5,8 @@ import ServiceLifecycle
 import UnixSignals
 
 /// A long-running command as one swift-service-lifecycle service: SIGTERM and SIGINT shut it down
-/// gracefully, and the process exits 0 once `body` returns — or once ``ShutdownDeadline`` passes.
+/// gracefully, and the process exits 0 once `body` returns — or with
+/// ``ShutdownDeadline/forcedExitStatus`` once ``ShutdownDeadline`` passes.
 struct AgentService: Service {
     let body: @Sendable () async throws -> Void
 
@@ -73,9 +74,10 @@ enum Supervision {
                     }
                 }
             }
-            try? await gracefulShutdown()
+            try? await gracefulShutdown()  // try?: it throws only when cancelled, which also means stop
             ServiceNotifier.notify(.stopping)
             logger.notice("stopping")
+            FaultInjection.hang("while-stopping")
             group.cancelAll()
         }
     }

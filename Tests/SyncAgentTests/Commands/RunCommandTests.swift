@@ -74,6 +74,24 @@ final class RunCommandTests: AgentTestCase {
         XCTAssertEqual(agentProcess.terminationStatus, 0)
     }
 
+    func testAShutdownPastItsDeadlineEndsTheProcessWithAFailureStatus() throws {
+        try initStore()
+        let notify = try NotifySocket(path: directory.url.appendingPathComponent("n.sock").path)
+        let log = directory.url.appendingPathComponent("stuck.log")
+        // A part that never finishes stopping (as a database server that never answers would).
+        let stuck = try startAgent(runArguments(), environment: ["NOTIFY_SOCKET": notify.path, "AMBAR_FAULT_INJECTION": "while-stopping"], log: log)
+        let deadline = Date().addingTimeInterval(20)
+        XCTAssertTrue(notify.receive(until: deadline)?.hasPrefix("READY=1") == true)
+        kill(stuck.processIdentifier, SIGTERM)
+        // The shutdown deadline (5 s) ends it; past 20 s the test fails (and its teardown kills it).
+        XCTAssertTrue(eventually { !stuck.isRunning }, "the stuck shutdown was not ended")
+        stuck.waitUntilExit()
+        XCTAssertEqual(stuck.terminationReason, .exit)
+        XCTAssertEqual(stuck.terminationStatus, 124, "a forced stop is not a clean exit")
+        let logged = try String(contentsOf: log, encoding: .utf8)
+        XCTAssertTrue(logged.contains("graceful shutdown did not finish within 5 s"), logged)
+    }
+
     func testReadinessComesAfterTheInboxIsWatched() throws {
         try initStore()
         let notify = try NotifySocket(path: directory.url.appendingPathComponent("n.sock").path)

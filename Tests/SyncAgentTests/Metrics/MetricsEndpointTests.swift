@@ -136,6 +136,13 @@ final class MetricsEndpointTests: AgentTestCase {
             "the stopped consumer is one transaction behind")
         XCTAssertGreaterThan(value(try scrape(hub), "ambar_consumer_lag_seconds", ["consumer": "alerts"]) ?? 0, 0)
 
+        // A consumer removed has no lag any more: its series goes, not left at its last value.
+        XCTAssertEqual(try agent(["consumers", "--directory", dir, "--remove", "alerts"]).status, 0)
+        XCTAssertTrue(
+            try eventually(timeout: 30) { value(try scrape(hub), "ambar_consumer_lag_tokens", ["consumer": "alerts", "kind": "consumer"]) == nil },
+            "the removed consumer's lag series is gone")
+        XCTAssertNil(value(try scrape(hub), "ambar_consumer_lag_seconds", ["consumer": "alerts"]))
+
         // The hub's process keeps the store's upkeep: a purge at once, a passive checkpoint of the
         // write-ahead log every 5 seconds.
         XCTAssertTrue(
