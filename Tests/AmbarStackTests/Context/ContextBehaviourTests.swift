@@ -56,14 +56,12 @@ final class ContextBehaviourTests: StoreTestCase {
             (try writer.existingObject(with: id) as? Employee)?.salary = 8
             try writer.save()
         }
-        let deadline = Date().addingTimeInterval(5)
         var salary = 0.0
-        repeat {
+        let merged = eventually(timeout: 5, every: 0.001) {
             salary = reader.performAndWait { (reader.registeredObject(for: id) as? Employee)?.salary ?? 0 }
-            if salary == 8 { break }
-            usleep(1_000)
-        } while Date() < deadline
-        XCTAssertEqual(salary, 8)
+            return salary == 8
+        }
+        XCTAssertTrue(merged, "the reader has salary \(salary)")
     }
 
     func testMainQueueContextRunsOnTheMainThread() async throws {

@@ -1,4 +1,5 @@
 import AmbarStack
+import AmbarTestSupport
 import Foundation
 import XCTest
 
@@ -125,14 +126,12 @@ final class NotificationTests: StoreTestCase {
             (try writer.existingObject(with: id) as? Employee)?.salary = 3
             try writer.save()
         }
-        let deadline = Date().addingTimeInterval(5)
         var salary = 0.0
-        while Date() < deadline {
+        let merged = eventually(timeout: 5, every: 0.001) {
             salary = viewer.performAndWait { (viewer.registeredObject(for: id) as? Employee)?.salary ?? 0 }
-            if salary == 3 { break }
-            usleep(1_000)
+            return salary == 3
         }
-        XCTAssertEqual(salary, 3)
+        XCTAssertTrue(merged, "the viewer has salary \(salary)")
     }
 
     func testRefreshRollbackAndReset() throws {

@@ -317,13 +317,11 @@ extension FetchedResultsControllerTests {
         try server.restart()
         restarted = true
 
-        let deadline = Date().addingTimeInterval(30)
         var names: [String] = []
-        while Date() < deadline {
+        let appeared = eventually(timeout: 30, every: 0.05) {
             names = viewer.performAndWait { controller.fetchedObjects.map(\.name) }
-            if names == ["Before", "Late"] { break }
-            usleep(50_000)
+            return names == ["Before", "Late"]
         }
-        XCTAssertEqual(names, ["Before", "Late"], "the insert appeared without another change")
+        XCTAssertTrue(appeared, "the insert appeared without another change; the controller has \(names)")
     }
 }

@@ -37,12 +37,7 @@ final class DurableConsumerTests: XCTestCase {
     }
 
     private func awaitCondition(timeout: TimeInterval, _ what: String, _ condition: () throws -> Bool) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if try condition() { return }
-            usleep(20_000)
-        }
-        throw ConditionNotMet(what: what)
+        guard try eventually(timeout: timeout, condition) else { throw ConditionNotMet(what: what) }
     }
 
     struct ConditionNotMet: Error, CustomStringConvertible {

@@ -184,9 +184,7 @@ final class FaultToleranceTests: XCTestCase {
         let head = try coordinator.currentHistoryToken()
         let consumer = "ambar-test-helper-\(frozen.process.processIdentifier)-"
         func recorded() throws -> Int64 { try coordinator.historyCursors().first { $0.consumer.hasPrefix(consumer) }?.token ?? 0 }
-        let deadline = Date().addingTimeInterval(10)
-        while try recorded() < head && Date() < deadline { usleep(20_000) }
-        XCTAssertGreaterThanOrEqual(try recorded(), head, "the consumer recorded its position")
+        XCTAssertTrue(try eventually(timeout: 10) { try recorded() >= head }, "the consumer recorded its position")
         kill(frozen.process.processIdentifier, SIGSTOP)
         let writer = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
         try writer.performAndWait {

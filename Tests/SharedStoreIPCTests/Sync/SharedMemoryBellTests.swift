@@ -113,24 +113,20 @@ final class SharedMemoryBellTests: XCTestCase {
         try FileManager.default.removeItem(atPath: path)
         // The first process to check creates the file again; wait until both have mapped it, which
         // each shows by seeing a ring through it (a ring is harmless: a ledger read).
-        let deadline = Date().addingTimeInterval(20)
-        while !FileManager.default.fileExists(atPath: path) && Date() < deadline { usleep(20_000) }
-        XCTAssertTrue(FileManager.default.fileExists(atPath: path), "a process created the bell again within 20 s")
+        XCTAssertTrue(eventually { FileManager.default.fileExists(atPath: path) }, "a process created the bell again within 20 s")
         let new = try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? Int
         XCTAssertNotEqual(new, old, "a new file")
         // Each maps it at its next check (a quarter second). Ring it by hand (the sequence moved,
         // no token: harmless) until both have seen a ring through it.
         let baseline = (statusField(try writer.send("status"), "bell"), statusField(try watcher.send("status"), "bell"))
-        var both = false
-        while !both && Date() < deadline {
+        let both = try eventually(every: 0.2) {
             if let bell = FileHandle(forUpdatingAtPath: path) {
                 try bell.seek(toOffset: 12)
                 try bell.write(contentsOf: Data([UInt8.random(in: 1...255), 0, 0, 0]))
                 try bell.close()
             }
-            usleep(200_000)
             let seenByWriter = statusField(try writer.send("status"), "bell") > baseline.0
-            both = try seenByWriter && statusField(watcher.send("status"), "bell") > baseline.1
+            return try seenByWriter && statusField(watcher.send("status"), "bell") > baseline.1
         }
         XCTAssertTrue(both, "both processes mapped the new bell")
         let before = try watcher.send("status")

@@ -44,15 +44,13 @@ final class AgentCommandTests: AgentTestCase {
                 hub.waitUntilExit()
             }
         }
-        var reachable = false
-        for _ in 0..<200 where !reachable {
-            let status = try agent(["status", "--directory", directory.url.path, "--json"])
-            let facts = try json(status.output)
-            let hubFacts = facts["hub"] as? [String: Any]
-            reachable = hubFacts?["reachable"] as? Bool == true
-            if reachable { XCTAssertEqual(hubFacts?["pid"] as? Int, Int(hub.processIdentifier)) } else { usleep(20_000) }
+        var hubFacts: [String: Any]?
+        let reachable = try eventually {
+            hubFacts = try json(try agent(["status", "--directory", directory.url.path, "--json"]).output)["hub"] as? [String: Any]
+            return hubFacts?["reachable"] as? Bool == true
         }
-        XCTAssertTrue(reachable)
+        XCTAssertTrue(reachable, "status never reached the hub: \(hubFacts ?? [:])")
+        XCTAssertEqual(hubFacts?["pid"] as? Int, Int(hub.processIdentifier))
         // A process sharing the store uses the daemon instead of electing its own hub.
         let peer = try Peer("peer", directory: directory, store: store)
         defer { peer.kill() }

@@ -67,13 +67,4 @@ class AgentTestCase: XCTestCase {
         return process
     }
 
-    /// Waits until `condition` holds, checking every 20 ms for at most `timeout` seconds.
-    func eventually(timeout: TimeInterval = 20, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(20_000)
-        }
-        return try condition()
-    }
 }
