@@ -144,6 +144,8 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
     static func hash(of entities: [EntityDescription]) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
+        // Non-finite numbers (a default of .infinity) spelled out, so that every model encodes.
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
         let sorted = entities.sorted { $0.name < $1.name }.map { entity in
             var entity = entity
             entity.renamingIdentifier = nil
@@ -158,6 +160,8 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
             for i in entity.relationships.indices { entity.relationships[i].renamingIdentifier = nil }
             return entity
         }
+        // try?: with non-finite numbers spelled out, entities of plain values always encode; the
+        // names are a last resort that the encoder never leaves to.
         let bytes = (try? encoder.encode(sorted)) ?? Data(sorted.map(\.name).joined(separator: ",").utf8)
         // Unpadded hex: the form every existing store keeps.
         return String(FNV1a(bytes).value, radix: 16)

@@ -21,8 +21,11 @@ struct Inbox {
 
     /// The files waiting, oldest name first. Hidden files (`.name`, typical of writers still
     /// writing) and folders are ignored.
-    func waiting() -> [URL] {
-        ((try? Self.files(in: incoming)) ?? []).map { incoming.appendingPathComponent($0) }
+    ///
+    /// - Throws: why the inbox folder cannot be read (its permissions, its file system): an
+    ///   inbox that cannot be read is not an empty one.
+    func waiting() throws -> [URL] {
+        try Self.files(in: incoming).map { incoming.appendingPathComponent($0) }
     }
 
     /// The names of the files in `folder`, sorted, without hidden files and folders; none when

@@ -16,7 +16,9 @@ import RecordImport
 /// validation, a uniqueness constraint, a line longer than the maximum, a file larger than the
 /// maximum) sends it to `failed/`. When the store cannot take it (busy, full, read-only, an I/O
 /// error) the file stays in the inbox and is tried again with a growing delay (1 s doubling to
-/// 60 s), while the loop keeps the watchdog fed and ``Counters/retrying`` says why.
+/// 60 s), while the loop keeps the watchdog fed and ``Counters/retrying`` says why. An inbox
+/// folder that cannot be read is not taken for an empty one: ``Counters/retrying`` and the log say
+/// so, and the watchdog is not fed until it can be read again.
 final class InboxWorker: Sendable {
     /// What the worker has done, for STATUS= and the logs.
     struct Counters: Sendable {
@@ -110,11 +112,33 @@ final class InboxWorker: Sendable {
         if due { ServiceNotifier.notify(.watchdog) }
     }
 
+    /// How ``Counters/retrying`` begins while the inbox folder cannot be read.
+    private static let unreadableInbox = "the inbox cannot be read"
+
     private func loop() {
         while !stopping {
+            let files: [URL]
+            do {
+                files = try inbox.waiting()
+            } catch {
+                // Not read as empty: said in the status and the log, and the watchdog is not fed,
+                // so that a service manager sees the agent is not doing its work.
+                let reason = "\(Self.unreadableInbox) (\(error)); nothing is imported until it can"
+                if counterStorage.withLock({ counters in
+                    defer { counters.retrying = reason }
+                    return counters.retrying != reason
+                }) {
+                    logger.error(
+                        "the inbox cannot be read; nothing is imported until it can", metadata: ["inbox": "\(inbox.incoming.path)", "error": "\(error)"])
+                }
+                Thread.sleep(forTimeInterval: pollInterval)
+                continue
+            }
             keepAlive()
-            let files = inbox.waiting()
-            counterStorage.withLock { $0.waiting = files.count }
+            counterStorage.withLock { counters in
+                counters.waiting = files.count
+                if counters.retrying?.hasPrefix(Self.unreadableInbox) == true { counters.retrying = nil }
+            }
             metrics.waiting.record(files.count)
             // Files waiting for a retry are skipped until their time; the loop goes on (and keeps
             // the watchdog fed) meanwhile.

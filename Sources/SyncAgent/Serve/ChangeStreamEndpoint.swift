@@ -106,7 +106,8 @@
                                 let data: [String: Any] = [
                                     "token": failure.token, "error": "transaction \(failure.token) could not be encoded: \(failure.reason)",
                                 ]
-                                continuation.yield(ByteBuffer(string: "event: error\ndata: \((try? json(data)) ?? #"{"error":"encoding"}"#)\n\n"))  // try?: strings and a number always encode
+                                // try?: strings and a number always encode.
+                                continuation.yield(ByteBuffer(string: "event: error\ndata: \((try? json(data)) ?? #"{"error":"encoding"}"#)\n\n"))
                                 return
                             }
                         case .historyExpired(let expiry):
@@ -115,7 +116,8 @@
                                 "after": expiry.position, "purged_through": expiry.purgedThrough, "oldest_token": oldest ?? NSNull(),
                                 "head_token": expiry.head,
                             ]
-                            continuation.yield(ByteBuffer(string: "event: expired\ndata: \((try? json(data)) ?? "{}")\n\n"))  // try?: numbers and null always encode
+                            // try?: numbers and null always encode.
+                            continuation.yield(ByteBuffer(string: "event: expired\ndata: \((try? json(data)) ?? "{}")\n\n"))
                             return
                         }
                     }

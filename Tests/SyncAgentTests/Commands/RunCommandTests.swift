@@ -92,6 +92,26 @@ final class RunCommandTests: AgentTestCase {
         XCTAssertTrue(logged.contains("graceful shutdown did not finish within 5 s"), logged)
     }
 
+    func testAnInboxThatCannotBeReadIsSaidAndStopsTheKeepAlives() throws {
+        try initStore()
+        let notify = try NotifySocket(path: directory.url.appendingPathComponent("n.sock").path)
+        let log = directory.url.appendingPathComponent("unreadable.log")
+        let agentProcess = try startAgent(runArguments(), environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "300000"], log: log)
+        let deadline = Date().addingTimeInterval(20)
+        XCTAssertTrue(notify.receive(until: deadline)?.hasPrefix("READY=1") == true)
+        // The inbox folder becomes something that cannot be listed (a file in its place).
+        try FileManager.default.removeItem(at: inbox)
+        XCTAssertTrue(FileManager.default.createFile(atPath: inbox.path, contents: Data("not a folder".utf8)))
+        var status: String?
+        while status == nil, let message = notify.receive(until: deadline) {
+            if message.contains("the inbox cannot be read") { status = message }
+        }
+        XCTAssertNotNil(status, "STATUS= says the inbox cannot be read")
+        XCTAssertTrue(eventually { (try? String(contentsOf: log, encoding: .utf8))?.contains("the inbox cannot be read") == true }, "and the log")
+        kill(agentProcess.processIdentifier, SIGTERM)
+        agentProcess.waitUntilExit()
+    }
+
     func testReadinessComesAfterTheInboxIsWatched() throws {
         try initStore()
         let notify = try NotifySocket(path: directory.url.appendingPathComponent("n.sock").path)
