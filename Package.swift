@@ -272,13 +272,6 @@ let package = Package(
             ]
         ),
         .testTarget(
-            name: "AmbarMacrosTests",
-            dependencies: [
-                "AmbarMacros",
-                .product(name: "SwiftSyntaxMacrosTestSupport", package: "swift-syntax"),
-            ]
-        ),
-        .testTarget(
             name: "FuzzCorpusTests",
             dependencies: ["FuzzChecks", "RecordImport", "AmbarTestSupport"]
         ),
