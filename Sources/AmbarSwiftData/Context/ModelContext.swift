@@ -183,7 +183,7 @@ public final class ModelContext: Hashable {
     /// models its values lead to) when it was not inserted yet (on the context's queue).
     func managedObject(inserting model: some PersistentModel) throws -> ManagedObject {
         if let (object, context) = model.persistentBackingData.attachment {
-            guard context === self || context == nil else {
+            guard context === self else {
                 throw SwiftDataError(
                     .modelInAnotherContext,
                     "a \(type(of: model)) of another context was related to a model of this one; fetch it here (model(for: its persistentModelID))")
@@ -255,7 +255,7 @@ public final class ModelContext: Hashable {
     /// Deletes `model` (and, by their delete rules, what its relationships lead to) at the next
     /// save; until then ``PersistentModel/isDeleted`` is true.
     public func delete<T: PersistentModel>(_ model: T) {
-        guard let (object, _) = model.persistentBackingData.attachment else { return }
+        guard let object = model.persistentBackingData.managedObject else { return }
         do {
             try onQueue { () throws in try managedContext.delete(object) }
             autosave.changed()

@@ -23,10 +23,4 @@ struct ModelRegistry {
     func register(_ model: any PersistentModel, for object: ManagedObject) {
         if keepsModels { object.companion = model }
     }
-
-    @discardableResult
-    func remove(_ object: ManagedObject) -> (any PersistentModel)? {
-        defer { object.companion = nil }
-        return model(for: object)
-    }
 }

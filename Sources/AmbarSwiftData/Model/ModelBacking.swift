@@ -20,13 +20,13 @@ public final class _ModelBacking: @unchecked Sendable {
     /// placeholder (enumerations, `Codable` values, non-optional relationships): what a read gives
     /// while the stored value cannot be read, besides reporting why.
     private var known: [String: Any] = [:]
-    private var object: ManagedObject?
-    /// What the model keeps of its context: a context keeps the models it has handed out (as it
-    /// keeps their managed objects), so a model keeps the work underneath, not the context.
-    private var link: ContextLink?
+    /// The managed object the model stands for, and what the model keeps of its context, once
+    /// inserted or fetched. A context keeps the models it has handed out (as it keeps their
+    /// managed objects), so a model keeps the work underneath (the link), not the context.
+    private var attached: (object: ManagedObject, link: ContextLink)?
 
     /// Whether the model came from the context `link` leads to.
-    func isLinked(to link: ContextLink) -> Bool { lock.withLock { self.link === link } }
+    func isLinked(to link: ContextLink) -> Bool { lock.withLock { attached?.link === link } }
 
     static let logger = Logger(label: "ambar.swiftdata.model")
 
@@ -60,8 +60,7 @@ public final class _ModelBacking: @unchecked Sendable {
     init(object: ManagedObject, link: ContextLink) {
         self.lock = Self.takeLock()
         _isUnassigned = false
-        self.object = object
-        self.link = link
+        attached = (object, link)
     }
 
     // MARK: - What the macro writes
@@ -86,21 +85,17 @@ public final class _ModelBacking: @unchecked Sendable {
     // MARK: - State
 
     /// The managed object and context the model stands in, once inserted or fetched.
-    var attachment: (object: ManagedObject, context: ModelContext?)? {
-        lock.lock()
-        let (object, link) = (self.object, self.link)
-        lock.unlock()
-        return object.map { ($0, link?.current) }
+    var attachment: (object: ManagedObject, context: ModelContext)? {
+        lock.withLock { attached }.map { ($0.object, $0.link.current) }
     }
+
+    /// The managed object the model stands for, once inserted or fetched (without asking for its
+    /// context, so that no successor is made to answer this).
+    var managedObject: ManagedObject? { lock.withLock { attached?.object } }
 
     /// The context the model was inserted into or fetched from, while it lives.
     /// (Its own, or the successor its link makes once that one is gone.)
-    var modelContext: ModelContext? {
-        lock.lock()
-        let (object, link) = (self.object, self.link)
-        lock.unlock()
-        return object == nil ? nil : link?.current
-    }
+    var modelContext: ModelContext? { lock.withLock { attached }?.link.current }
 
     /// Takes the values given before insertion, to insert the model with them.
     func takePending() -> PendingValues {
@@ -124,8 +119,7 @@ public final class _ModelBacking: @unchecked Sendable {
     /// ``takePending()``).
     func attach(to object: ManagedObject, in context: ModelContext) -> PendingValues {
         lock.withLock {
-            self.object = object
-            self.link = context.link
+            attached = (object, context.link)
             defer { pending = .none }
             return pending
         }
@@ -135,15 +129,14 @@ public final class _ModelBacking: @unchecked Sendable {
     /// back its insertion): the model keeps the values it last had, as a model not inserted.
     func detach(keeping values: PendingValues) {
         lock.withLock {
-            object = nil
-            link = nil
+            attached = nil
             pending = values
         }
     }
 
     /// Runs `body` on the queue of the context that holds `object` (at once when there is none).
     func onQueue<T>(of object: ManagedObject, _ body: () -> T) -> T {
-        guard let context = lock.withLock({ link })?.current else { return body() }
+        guard let context = lock.withLock({ attached })?.link.current else { return body() }
         return context.onQueue(body)
     }
 
@@ -162,11 +155,10 @@ public final class _ModelBacking: @unchecked Sendable {
     @usableFromInline
     func storedAttribute(_ name: String) -> AttributeValue? {
         lock.lock()
-        let object = self.object
-        let onQueue = link?.queue.isCurrent ?? false
+        let attached = self.attached
         lock.unlock()
-        guard let object, onQueue else { return nil }
-        return try? object.value(forKey: name)  // try?: the general read repeats it and reports the error
+        guard let attached, attached.link.queue.isCurrent else { return nil }
+        return try? attached.object.value(forKey: name)  // try?: the general read repeats it and reports the error
     }
 
     /// Reads property `name`: from the managed object on its context's queue, or from the values
@@ -174,14 +166,10 @@ public final class _ModelBacking: @unchecked Sendable {
     /// which its next save throws) and the last value known, or `placeholder`, is given instead.
     func read<V>(_ name: String, placeholder: @autoclosure () -> V?, remember: Bool = false, _ body: (ManagedObject, ModelContext) throws -> V) -> V {
         lock.lock()
-        let (object, link) = (self.object, self.link)
+        let attached = self.attached
         lock.unlock()
-        guard let object else { return Self.fallback(lock.withLock { pending[name] }, placeholder(), name) }
-        let context = link?.current
-        guard let context else {
-            Self.logger.critical("'\(name)' of a model in a context, with no link to it, was read: a defect of AmbarSwiftData; it reads its last known value")
-            return Self.fallback(lock.withLock { known[name] }, placeholder(), name)
-        }
+        guard let (object, link) = attached else { return Self.fallback(lock.withLock { pending[name] }, placeholder(), name) }
+        let context = link.current
         do {
             let value = try context.onQueue { try body(object, context) }
             if remember { lock.withLock { known[name] = value } }
@@ -202,16 +190,13 @@ public final class _ModelBacking: @unchecked Sendable {
     /// Writes property `name`: into the managed object on its context's queue, or into the values
     /// given before insertion. A write that fails is reported (the context's next save throws it).
     func write<V>(_ name: String, _ value: V, remember: Bool = false, _ body: (ManagedObject, ModelContext) throws -> Void) {
-        let state: (ManagedObject?, ContextLink?) = lock.withLock {
-            if object == nil { pending.set(value, for: name) }
+        let state = lock.withLock {
+            if attached == nil { pending.set(value, for: name) }
             if remember { known[name] = value }
-            return (object, link)
+            return attached
         }
-        guard let object = state.0 else { return }
-        guard let context = state.1?.current else {
-            Self.logger.critical("'\(name)' of a model in a context, with no link to it, was written: a defect of AmbarSwiftData; the value is not stored")
-            return
-        }
+        guard let (object, link) = state else { return }
+        let context = link.current
         do {
             try context.onQueue { try body(object, context) }
         } catch {

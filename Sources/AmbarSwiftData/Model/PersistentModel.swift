@@ -36,7 +36,7 @@ extension PersistentModel {
     /// The model's identity: temporary until it is inserted and saved, then the stored object's
     /// permanent identity (the same in every context and process).
     public var persistentModelID: PersistentIdentifier {
-        if let object = persistentBackingData.attachment?.object {
+        if let object = persistentBackingData.managedObject {
             return persistentBackingData.onQueue(of: object) { PersistentIdentifier(object.objectID) }
         }
         return PersistentIdentifier(unsaved: persistentBackingData)
@@ -51,13 +51,13 @@ extension PersistentModel {
 
     /// Whether the model has changes its context has not saved (inserted, changed or deleted).
     public var hasChanges: Bool {
-        guard let object = persistentBackingData.attachment?.object else { return false }
+        guard let object = persistentBackingData.managedObject else { return false }
         return persistentBackingData.onQueue(of: object) { object.hasChanges }
     }
 
     /// Whether the model was deleted from its context and the deletion is not saved yet.
     public var isDeleted: Bool {
-        guard let object = persistentBackingData.attachment?.object else { return false }
+        guard let object = persistentBackingData.managedObject else { return false }
         return persistentBackingData.onQueue(of: object) { object.isDeleted }
     }
 
@@ -74,7 +74,7 @@ extension PersistentModel {
 
     /// The stored object the model stands for, once inserted or fetched.
     public var _queryableObjectID: ManagedObjectID? {
-        guard let object = persistentBackingData.attachment?.object else { return nil }
+        guard let object = persistentBackingData.managedObject else { return nil }
         return persistentBackingData.onQueue(of: object) { object.objectID }
     }
 

@@ -35,9 +35,6 @@ public final class Schema: Hashable, Sendable, CustomStringConvertible {
         accessByType = Dictionary(access.map { (ObjectIdentifier($0.type), $0) }, uniquingKeysWith: { first, _ in first })
     }
 
-    /// The entity name of `type`, when the schema has it.
-    func entityName(of type: any PersistentModel.Type) -> String? { accessByType[ObjectIdentifier(type)]?.name }
-
     /// What a context does with the models of `type`, when the schema has it.
     func access(of type: any PersistentModel.Type) -> EntityAccess? { accessByType[ObjectIdentifier(type)] }
 

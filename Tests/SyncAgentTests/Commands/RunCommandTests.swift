@@ -75,13 +75,8 @@ final class RunCommandTests: AgentTestCase {
     }
 
     func testAShutdownPastItsDeadlineEndsTheProcessWithAFailureStatus() throws {
-        try initStore()
-        let notify = try NotifySocket(path: directory.url.appendingPathComponent("n.sock").path)
-        let log = directory.url.appendingPathComponent("stuck.log")
         // A part that never finishes stopping (as a database server that never answers would).
-        let stuck = try startAgent(runArguments(), environment: ["NOTIFY_SOCKET": notify.path, "AMBAR_FAULT_INJECTION": "while-stopping"], log: log)
-        let deadline = Date().addingTimeInterval(20)
-        XCTAssertTrue(notify.receive(until: deadline)?.hasPrefix("READY=1") == true)
+        let (stuck, _, log) = try startReadyAgent(["AMBAR_FAULT_INJECTION": "while-stopping"])
         kill(stuck.processIdentifier, SIGTERM)
         // The shutdown deadline (5 s) ends it; past 20 s the test fails (and its teardown kills it).
         XCTAssertTrue(eventually { !stuck.isRunning }, "the stuck shutdown was not ended")
@@ -93,23 +88,36 @@ final class RunCommandTests: AgentTestCase {
     }
 
     func testAnInboxThatCannotBeReadIsSaidAndStopsTheKeepAlives() throws {
-        try initStore()
-        let notify = try NotifySocket(path: directory.url.appendingPathComponent("n.sock").path)
-        let log = directory.url.appendingPathComponent("unreadable.log")
-        let agentProcess = try startAgent(runArguments(), environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "300000"], log: log)
-        let deadline = Date().addingTimeInterval(20)
-        XCTAssertTrue(notify.receive(until: deadline)?.hasPrefix("READY=1") == true)
+        let (agentProcess, notify, log) = try startReadyAgent(["WATCHDOG_USEC": "300000"])
         // The inbox folder becomes something that cannot be listed (a file in its place).
         try FileManager.default.removeItem(at: inbox)
         XCTAssertTrue(FileManager.default.createFile(atPath: inbox.path, contents: Data("not a folder".utf8)))
+        let deadline = Date().addingTimeInterval(20)
         var status: String?
         while status == nil, let message = notify.receive(until: deadline) {
             if message.contains("the inbox cannot be read") { status = message }
         }
         XCTAssertNotNil(status, "STATUS= says the inbox cannot be read")
+        // Keep-alives were due every 150 ms; the loop stopped them before it said why, so none
+        // comes after the status in the next second (ten would, had it gone on).
+        var afterStatus: [String] = []
+        let window = Date().addingTimeInterval(1)
+        while let message = notify.receive(until: window) { afterStatus.append(message) }
+        XCTAssertFalse(afterStatus.contains("WATCHDOG=1"), "keep-alives went on: \(afterStatus)")
         XCTAssertTrue(eventually { (try? String(contentsOf: log, encoding: .utf8))?.contains("the inbox cannot be read") == true }, "and the log")
         kill(agentProcess.processIdentifier, SIGTERM)
         agentProcess.waitUntilExit()
+    }
+
+    /// Starts `run` on a new store under a notify socket, with `environment` added, and waits for
+    /// READY=1; the agent, the socket and the agent's log.
+    private func startReadyAgent(_ environment: [String: String]) throws -> (Process, NotifySocket, URL) {
+        try initStore()
+        let notify = try NotifySocket(path: directory.url.appendingPathComponent("n.sock").path)
+        let log = directory.url.appendingPathComponent("agent.log")
+        let agentProcess = try startAgent(runArguments(), environment: environment.merging(["NOTIFY_SOCKET": notify.path]) { a, _ in a }, log: log)
+        XCTAssertTrue(notify.receive(until: Date().addingTimeInterval(20))?.hasPrefix("READY=1") == true, "the agent got ready")
+        return (agentProcess, notify, log)
     }
 
     func testReadinessComesAfterTheInboxIsWatched() throws {
