@@ -155,10 +155,11 @@ public final class _ModelBacking: @unchecked Sendable {
     @usableFromInline
     func storedAttribute(_ name: String) -> AttributeValue? {
         lock.lock()
-        let attached = self.attached
+        let object = attached?.object
+        let queue = attached?.link.queue
         lock.unlock()
-        guard let attached, attached.link.queue.isCurrent else { return nil }
-        return try? attached.object.value(forKey: name)  // try?: the general read repeats it and reports the error
+        guard let object, queue?.isCurrent == true else { return nil }
+        return try? object.value(forKey: name)  // try?: the general read repeats it and reports the error
     }
 
     /// Reads property `name`: from the managed object on its context's queue, or from the values
