@@ -67,7 +67,7 @@ package enum SQLiteStoreRelocation {
         } catch {
             try? removeStoreFiles(temporary)
             if let ambar = error as? AmbarError { throw ambar }
-            throw .storeCannotOpen(path: new.path, reason: "relocating from \(old.path) failed, the old store is untouched: \(error)")
+            throw .storeCannotOpen(path: new.path, reason: "relocating from \(old.path) failed, the old store is untouched: \(error)", cause: ErrorCause(error))
         }
         chmod(temporary.path, 0o660)
         guard rename(temporary.path, new.path) == 0 else {
@@ -116,7 +116,7 @@ package enum SQLiteStoreRelocation {
         do {
             return try SQLiteFileCopy.storeUUID(of: file)
         } catch {
-            throw .storeCannotOpen(path: file.path, reason: "cannot read it to compare stores before relocating: \(error)")
+            throw .storeCannotOpen(path: file.path, reason: "cannot read it to compare stores before relocating: \(error)", cause: ErrorCause(error))
         }
     }
 

@@ -54,7 +54,7 @@ package enum SQLiteStoreRestore {
         } catch let error as AmbarError {
             throw error
         } catch {
-            throw .storeCannotOpen(path: backup.path, reason: "cannot read it as an SQLite database: \(error)")
+            throw .storeCannotOpen(path: backup.path, reason: "cannot read it as an SQLite database: \(error)", cause: ErrorCause(error))
         }
         guard let backupUUID = try uuid(of: copy) else {
             throw .storeCannotOpen(path: backup.path, reason: "it is an SQLite database but not an Ambar store (no store UUID)")
@@ -82,9 +82,9 @@ package enum SQLiteStoreRestore {
             old = try DatabaseQueue(path: store.path, configuration: configuration)
         } catch {
             opened.close()
-            throw .storeCannotOpen(path: store.path, reason: "cannot open the store to replace it: \(error)")
+            throw .storeCannotOpen(path: store.path, reason: "cannot open the store to replace it: \(error)", cause: ErrorCause(error))
         }
-        defer { try? old.close() }
+        defer { try? old.close() }  // try?: cleanup; the store being replaced is only read
         let aside = store.deletingLastPathComponent().appendingPathComponent("\(store.lastPathComponent).replaced-\(timestamp())")
         let marker: Int64
         let oldHead: Int64
@@ -105,7 +105,7 @@ package enum SQLiteStoreRestore {
             throw error
         } catch {
             opened.close()
-            throw .storeCannotOpen(path: store.path, reason: "cannot take the store's write lock to replace it: \(error)")
+            throw .storeCannotOpen(path: store.path, reason: "cannot take the store's write lock to replace it: \(error)", cause: ErrorCause(error))
         }
         logger.notice(
             "restored the store from a backup",
@@ -173,7 +173,7 @@ package enum SQLiteStoreRestore {
         do {
             return try SQLiteFileCopy.storeUUID(of: file)
         } catch {
-            throw .storeCannotOpen(path: file.path, reason: "cannot read it: \(error)")
+            throw .storeCannotOpen(path: file.path, reason: "cannot read it: \(error)", cause: ErrorCause(error))
         }
     }
 

@@ -168,9 +168,9 @@ enum SQLiteValues {
             return .tooManyOpenFiles(operation: operation, limit: DescriptorBudget.limit)
         }
         if let db = error as? DatabaseError {
-            return .storage(operation: operation, code: db.extendedResultCode.rawValue, message: db.message ?? "\(db)")
+            return .storage(operation: operation, code: db.extendedResultCode.rawValue, message: db.message ?? "\(db)", cause: ErrorCause(db))
         }
-        return .storage(operation: operation, code: -1, message: "\(error)")
+        return .storage(operation: operation, code: -1, message: "\(error)", cause: ErrorCause(error))
     }
 }
 

@@ -17,7 +17,7 @@ package final class StoreChangeDetector: Sendable {
         do {
             queue = try DatabaseQueue(path: path, configuration: configuration)
         } catch {
-            throw .storeCannotOpen(path: path, reason: "\(error)")
+            throw .storeCannotOpen(path: path, reason: "\(error)", cause: ErrorCause(error))
         }
         last = Locked(nil)
     }

@@ -110,7 +110,7 @@ struct LoadGenerator {
         case .constraintViolation: "constraint"
         case .mergeConflict: "conflict"
         case .objectNotFound: "gone"
-        case .storage(_, let code, _) where code & 0xff == 5 || code & 0xff == 6: "busy"
+        case .storage(_, let code, _, _) where code & 0xff == 5 || code & 0xff == 6: "busy"
         default: "other"
         }
     }

@@ -186,8 +186,8 @@ extension ManagedObjectContext {
     ///
     /// - Throws: ``AmbarError/wrongQueue(context:operation:)`` or
     ///   ``AmbarError/foreignObject(_:operation:)`` when the object is not this context's; the
-    ///   store's error (``AmbarError/serverUnavailable(server:operation:reason:)``,
-    ///   ``AmbarError/storage(operation:code:message:)``) when a relationship the rules need
+    ///   store's error (``AmbarError/serverUnavailable(server:operation:reason:cause:)``,
+    ///   ``AmbarError/storage(operation:code:message:cause:)``) when a relationship the rules need
     ///   cannot be read.
     public func delete(_ object: ManagedObject) throws(AmbarError) {
         try checkQueue("delete")

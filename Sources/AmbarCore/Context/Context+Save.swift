@@ -28,7 +28,7 @@ extension ManagedObjectContext {
     ///   ``AmbarError/deleteDenied(object:relationship:)``, ``AmbarError/mergeConflict(_:)``,
     ///   ``AmbarError/constraintViolation(entity:attributes:values:existing:)``,
     ///   ``AmbarError/saveRefused(context:reason:)``, ``AmbarError/storeDeleted``,
-    ///   ``AmbarError/wrongQueue(context:operation:)``, ``AmbarError/storage(operation:code:message:)``.
+    ///   ``AmbarError/wrongQueue(context:operation:)``, ``AmbarError/storage(operation:code:message:cause:)``.
     public func save() throws(AmbarError) {
         try checkQueue("save")
         try checkMayWrite()

@@ -89,7 +89,7 @@ extension PersistentStoreCoordinator {
     ///
     /// - Parameter readThrough: a ledger token every transaction up to which had committed before
     ///   this call (the last token of a ledger page read before it).
-    /// - Throws: ``AmbarError/storage(operation:code:message:)`` and the other errors of a read.
+    /// - Throws: ``AmbarError/storage(operation:code:message:cause:)`` and the other errors of a read.
     package func prefetchRows(_ ids: Set<ManagedObjectID>, readThrough: Int64) throws(AmbarError) -> PrefetchedRows {
         let permanent = ids.filter { !$0.isTemporaryID }
         guard !permanent.isEmpty else { return PrefetchedRows() }

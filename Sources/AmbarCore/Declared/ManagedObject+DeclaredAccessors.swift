@@ -46,7 +46,7 @@ extension ManagedObject {
                 do {
                     return try JSONDecoder().decode(V.self, from: data)
                 } catch {
-                    throw AmbarError.transformationFailed(entity: entityName, property: name, transformer: "JSON", reason: "\(error)")
+                    throw AmbarError.transformationFailed(entity: entityName, property: name, transformer: "JSON", reason: "\(error)", cause: ErrorCause(error))
                 }
             case .null:
                 break
@@ -67,7 +67,7 @@ extension ManagedObject {
             do {
                 data = try JSONEncoder().encode(value)
             } catch {
-                throw AmbarError.transformationFailed(entity: entityName, property: name, transformer: "JSON", reason: "\(error)")
+                throw AmbarError.transformationFailed(entity: entityName, property: name, transformer: "JSON", reason: "\(error)", cause: ErrorCause(error))
             }
             try setAttribute(.data(data), at: i)
         } catch {

@@ -33,8 +33,8 @@ public enum AmbarError: Error, Sendable, Equatable {
     case constraintViolation(entity: String, attributes: [String], values: [AttributeValue], existing: ManagedObjectID?)
     /// Optimistic locking found objects changed by someone else since they were read.
     case mergeConflict([MergeConflict])
-    /// The store file could not be opened.
-    case storeCannotOpen(path: String, reason: String)
+    /// The store file could not be opened; `cause` is the error underneath, when there is one.
+    case storeCannotOpen(path: String, reason: String, cause: ErrorCause? = nil)
     /// The store file is damaged: not a database, or failing SQLite's integrity check. Nothing was
     /// changed; opening with ``DamagedStoreRecovery/quarantine`` moves it aside and starts afresh.
     case storeDamaged(path: String, reason: String)
@@ -61,8 +61,9 @@ public enum AmbarError: Error, Sendable, Equatable {
     /// An `NSPredicate` format string could not be parsed: the format, the character offset
     /// (from 0) where parsing stopped, and why.
     case invalidPredicateFormat(format: String, position: Int, reason: String)
-    /// A transformable attribute's value could not be turned into bytes or back.
-    case transformationFailed(entity: String, property: String, transformer: String, reason: String)
+    /// A transformable attribute's value could not be turned into bytes or back; `cause` is the
+    /// transformer's or decoder's error, when there is one.
+    case transformationFailed(entity: String, property: String, transformer: String, reason: String, cause: ErrorCause? = nil)
     /// The context refuses to save (temporary or read-only contexts).
     case saveRefused(context: String, reason: String)
     /// The store was deleted; the stack cannot save any more.
@@ -99,12 +100,13 @@ public enum AmbarError: Error, Sendable, Equatable {
     /// written; the context keeps its changes.
     case storeReadOnly(path: String, reason: String)
     /// A statement failed: `code` is SQLite's result code, or 0 for PostgreSQL (whose SQLSTATE the
-    /// message ends with).
-    case storage(operation: String, code: Int32, message: String)
+    /// message ends with); `cause` is the error underneath (GRDB's, postgres-nio's), when there is
+    /// one.
+    case storage(operation: String, code: Int32, message: String, cause: ErrorCause? = nil)
     /// The database server (PostgreSQL) could not be reached, dropped the connection, refused the
     /// credentials or answered something that is not its protocol. `server` names it without
-    /// credentials.
-    case serverUnavailable(server: String, operation: String, reason: String)
+    /// credentials; `cause` is the error underneath (postgres-nio's, NIO's), when there is one.
+    case serverUnavailable(server: String, operation: String, reason: String, cause: ErrorCause? = nil)
 }
 
 extension AmbarError: CustomStringConvertible, LocalizedError {
@@ -117,7 +119,7 @@ extension AmbarError: CustomStringConvertible, LocalizedError {
             let marker = String(repeating: " ", count: max(0, position)) + "^"
             return
                 "Cannot parse the predicate format at position \(position): \(reason).\n  \(format)\n  \(marker)\nFix the format string; nothing was fetched."
-        case .transformationFailed(let entity, let property, let transformer, let reason):
+        case .transformationFailed(let entity, let property, let transformer, let reason, _):
             return
                 "\(entity).\(property) could not be transformed with '\(transformer)': \(reason). Check that the registered transformer matches the stored bytes and the value's type."
         case .unknownEntity(let name):
@@ -140,7 +142,7 @@ extension AmbarError: CustomStringConvertible, LocalizedError {
             let list = conflicts.map(\.description).joined(separator: "; ")
             return
                 "Merge conflict on \(conflicts.count) object(s): \(list). Another context or process changed them since they were read. Refresh them, or save with a merge policy other than .error; nothing was written."
-        case .storeCannotOpen(let path, let reason):
+        case .storeCannotOpen(let path, let reason, _):
             return "Cannot open the store at \(path): \(reason). Check the path, its permissions and that it is an Ambar SQLite store."
         case .incompatibleModel(let storeHash, let modelHash):
             return
@@ -201,9 +203,9 @@ extension AmbarError: CustomStringConvertible, LocalizedError {
         case .storeReadOnly(let path, let reason):
             return
                 "The store at \(path) cannot be written: \(reason). Nothing was written; a context that was saving keeps its changes. Make the file and its file system writable, then try again."
-        case .storage(let operation, let code, let message):
+        case .storage(let operation, let code, let message, _):
             return "The store failed during \(operation) (code \(code)): \(message). The transaction was rolled back; the context keeps its changes."
-        case .serverUnavailable(let server, let operation, let reason):
+        case .serverUnavailable(let server, let operation, let reason, _):
             return
                 "The database server \(server) failed during \(operation): \(reason). Check that the server runs and is reachable, then retry. Nothing is lost: a context keeps its unsaved changes; if this was a save, it may or may not have committed (the ledger tells, and a save with an idempotency key is safe to retry)."
         }

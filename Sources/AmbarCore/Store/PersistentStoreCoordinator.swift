@@ -98,7 +98,7 @@ public final class PersistentStoreCoordinator: Sendable {
     /// is a complete store — model, ledger and all — that opens like any other.
     ///
     /// - Throws: ``AmbarError/invalidArgument(_:)`` when `url` exists (a backup never overwrites),
-    ///   ``AmbarError/storage(operation:code:message:)`` when the copy cannot be written; a
+    ///   ``AmbarError/storage(operation:code:message:cause:)`` when the copy cannot be written; a
     ///   partial file is removed.
     public func backup(to url: URL) throws(AmbarError) {
         try checkUsable()

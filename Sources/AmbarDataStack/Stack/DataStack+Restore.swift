@@ -28,7 +28,7 @@ extension DataStack {
     ///
     /// - Throws: ``AmbarError/invalidArgument(_:)`` (no backup, another store's backup),
     ///   ``AmbarError/storeDamaged(path:reason:)`` (the backup fails its integrity check),
-    ///   ``AmbarError/storeCannotOpen(path:reason:)`` (not an Ambar store, no store to replace,
+    ///   ``AmbarError/storeCannotOpen(path:reason:cause:)`` (not an Ambar store, no store to replace,
     ///   the files cannot be moved), or the model's errors when it cannot open the backup.
     public static func restoreStore(at store: URL, from backup: URL, model: ManagedObjectModel, allowingAnotherStore: Bool = false) throws(AmbarError)
         -> StoreRestoreReport

@@ -141,7 +141,7 @@ public final class DataStack: Sendable {
 
     /// Creates a stack and sets it up on the calling thread: for tools and tests.
     ///
-    /// - Throws: the setup failure (``AmbarError``), e.g. ``AmbarError/storeCannotOpen(path:reason:)``.
+    /// - Throws: the setup failure (``AmbarError``), e.g. ``AmbarError/storeCannotOpen(path:reason:cause:)``.
     public static func open(
         storeType: StoreType = .sqlite, model: ModelSource, classes: [ManagedObject.Type] = [],
         storeURL: URL? = nil, name: String? = nil, usingSeparateCoordinators: Bool = true,
@@ -389,7 +389,7 @@ public final class DataStack: Sendable {
             do {
                 try FileManager.default.removeItem(atPath: path)
             } catch {
-                throw .storage(operation: "delete store", code: -1, message: "cannot remove \(path): \(error.localizedDescription)")
+                throw .storage(operation: "delete store", code: -1, message: "cannot remove \(path): \(error.localizedDescription)", cause: ErrorCause(error))
             }
         }
     }

@@ -11,7 +11,7 @@ extension PersistentStoreCoordinator {
     ///     store: .sqlite(URL(fileURLWithPath: "/var/lib/app/store.sqlite")))
     /// ```
     ///
-    /// - Throws: ``AmbarError/storeCannotOpen(path:reason:)`` or
+    /// - Throws: ``AmbarError/storeCannotOpen(path:reason:cause:)`` or
     ///   ``AmbarError/incompatibleModel(storeHash:modelHash:)``.
     ///   ``AmbarError/storeDamaged(path:reason:)`` when the file is damaged and `recovery` is
     ///   ``DamagedStoreRecovery/fail``.
@@ -31,7 +31,7 @@ extension PersistentStoreCoordinator {
     /// The model an existing SQLite store was created with (every store keeps its model), so tools
     /// can open a store without knowing its model in advance.
     ///
-    /// - Throws: ``AmbarError/storeCannotOpen(path:reason:)`` when the file is missing, not an
+    /// - Throws: ``AmbarError/storeCannotOpen(path:reason:cause:)`` when the file is missing, not an
     ///   SQLite database, or not an Ambar store.
     public static func storedModel(at url: URL) throws(AmbarError) -> ManagedObjectModel {
         try SQLiteStore.storedModel(at: url)
@@ -40,8 +40,8 @@ extension PersistentStoreCoordinator {
     /// The model an existing store was created with, wherever it is: an SQLite file, or a
     /// database on a server.
     ///
-    /// - Throws: ``AmbarError/storeCannotOpen(path:reason:)`` when there is no Ambar store there;
-    ///   ``AmbarError/serverUnavailable(server:operation:reason:)`` when the server cannot be reached.
+    /// - Throws: ``AmbarError/storeCannotOpen(path:reason:cause:)`` when there is no Ambar store there;
+    ///   ``AmbarError/serverUnavailable(server:operation:reason:cause:)`` when the server cannot be reached.
     public static func storedModel(in description: StoreDescription) throws(AmbarError) -> ManagedObjectModel {
         switch description {
         case .sqlite(let url): return try SQLiteStore.storedModel(at: url)

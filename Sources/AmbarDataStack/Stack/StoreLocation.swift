@@ -49,7 +49,8 @@ public enum StoreLocation {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
-            throw .storeCannotOpen(path: file.path, reason: "cannot create directory \(directory.path): \(error.localizedDescription)")
+            throw .storeCannotOpen(
+                path: file.path, reason: "cannot create directory \(directory.path): \(error.localizedDescription)", cause: ErrorCause(error))
         }
         let fd = open(file.path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o660)
         if fd >= 0 {

@@ -22,7 +22,9 @@ enum PostgresDump {
         do {
             try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         } catch {
-            throw .storage(operation: "backup", code: 0, message: "cannot create \(file.deletingLastPathComponent().path): \(error.localizedDescription)")
+            throw .storage(
+                operation: "backup", code: 0, message: "cannot create \(file.deletingLastPathComponent().path): \(error.localizedDescription)",
+                cause: ErrorCause(error))
         }
         let dumped = run(dump, ["--format=custom", "--no-password", "--file=\(file.path)"], environment)
         if dumped.status != 0 {

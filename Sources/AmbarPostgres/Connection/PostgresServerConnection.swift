@@ -99,7 +99,7 @@ final class PostgresServerConnection: SQLServerConnection, Sendable {
             let context = try NIOSSLContext(configuration: tls)
             return url.tls == .prefer ? .prefer(context) : .require(context)
         } catch {
-            throw SQLServerError(message: "cannot set up TLS for \(url): \(error)", connectionLost: true)
+            throw SQLServerError(message: "cannot set up TLS for \(url): \(error)", connectionLost: true, underlying: error)
         }
     }
 
@@ -196,13 +196,14 @@ final class PostgresServerConnection: SQLServerConnection, Sendable {
     /// answered, else a lost connection with what happened (never the password).
     static func map(_ error: any Error, location: String) -> SQLServerError {
         guard let error = error as? PSQLError else {
-            return SQLServerError(message: "cannot reach it: \(error)", connectionLost: true)
+            return SQLServerError(message: "cannot reach it: \(error)", connectionLost: true, underlying: error)
         }
         if let info = error.serverInfo, let state = info[.sqlState] {
             let message = [info[.message], info[.detail], info[.hint]].compactMap { $0 }.joined(separator: " — ")
             // 28xxx: the credentials were refused; 57P01–57P03: the server is shutting down or starting.
             let lost = state.hasPrefix("28") || state.hasPrefix("57P") || state.hasPrefix("08")
-            return SQLServerError(sqlState: state, message: lost ? "the server refused the connection: \(message)" : message, connectionLost: lost)
+            return SQLServerError(
+                sqlState: state, message: lost ? "the server refused the connection: \(message)" : message, connectionLost: lost, underlying: error)
         }
         let what: String
         switch error.code {
@@ -214,7 +215,7 @@ final class PostgresServerConnection: SQLServerConnection, Sendable {
         case .failedToAddSSLHandler, .receivedUnencryptedDataAfterSSLRequest: what = "TLS failed (\(error.code))"
         default: what = "\(error.code)"
         }
-        return SQLServerError(message: what, connectionLost: true)
+        return SQLServerError(message: what, connectionLost: true, underlying: error)
     }
 
     /// The system's words for a failed connection (`Connection refused`), without NIO's wrapping;

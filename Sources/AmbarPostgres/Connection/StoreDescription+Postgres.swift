@@ -14,7 +14,7 @@ extension StoreDescription {
     ///
     /// The tables are created from the model on first open (several hosts opening at once
     /// serialise on an advisory lock). A URL that cannot be read is reported when the store
-    /// opens, as ``AmbarError/serverUnavailable(server:operation:reason:)``. See ``PostgresURL``
+    /// opens, as ``AmbarError/serverUnavailable(server:operation:reason:cause:)``. See ``PostgresURL``
     /// for the parameters.
     public static func postgres(_ url: URL) -> StoreDescription {
         .server(ServerStoreDescription(postgres: url))

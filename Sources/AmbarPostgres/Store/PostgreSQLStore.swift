@@ -31,8 +31,8 @@ final class PostgreSQLStore: PersistentStore {
 
     /// Opens (creating or migrating if needed) the store for `model` in the connector's database.
     ///
-    /// - Throws: ``AmbarError/serverUnavailable(server:operation:reason:)`` when the server cannot
-    ///   be reached or refuses the credentials; ``AmbarError/storeCannotOpen(path:reason:)`` when the
+    /// - Throws: ``AmbarError/serverUnavailable(server:operation:reason:cause:)`` when the server cannot
+    ///   be reached or refuses the credentials; ``AmbarError/storeCannotOpen(path:reason:cause:)`` when the
     ///   database does not hold text as UTF-8; the model errors of ``SQLiteStore``.
     static func open(_ connector: any SQLServerConnector, model: ManagedObjectModel) throws(AmbarError) -> PostgreSQLStore {
         let pool = ServerConnectionPool(connector: connector, sessionSetup: PostgreSQLSchema.markSessionAsAmbars)
@@ -71,7 +71,7 @@ final class PostgreSQLStore: PersistentStore {
         do {
             return try JSONDecoder().decode(ManagedObjectModel.self, from: Data(json.utf8))
         } catch {
-            throw .storeCannotOpen(path: connector.displayLocation, reason: "the model in ambar_metadata cannot be read: \(error)")
+            throw .storeCannotOpen(path: connector.displayLocation, reason: "the model in ambar_metadata cannot be read: \(error)", cause: ErrorCause(error))
         }
     }
 

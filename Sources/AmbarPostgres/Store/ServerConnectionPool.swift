@@ -102,9 +102,11 @@ final class ServerConnectionPool: Sendable {
     static func map(_ error: any Error, operation: String, location: String) -> AmbarError {
         if let error = error as? AmbarError { return error }
         if let error = error as? SQLServerError {
-            if error.connectionLost { return .serverUnavailable(server: location, operation: operation, reason: error.message) }
-            return .storage(operation: operation, code: 0, message: "PostgreSQL at \(location): \(error)")
+            if error.connectionLost {
+                return .serverUnavailable(server: location, operation: operation, reason: error.message, cause: ErrorCause(error.underlying ?? error))
+            }
+            return .storage(operation: operation, code: 0, message: "PostgreSQL at \(location): \(error)", cause: ErrorCause(error.underlying ?? error))
         }
-        return .storage(operation: operation, code: 0, message: "\(error)")
+        return .storage(operation: operation, code: 0, message: "\(error)", cause: ErrorCause(error))
     }
 }

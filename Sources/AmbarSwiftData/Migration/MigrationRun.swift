@@ -48,7 +48,7 @@ struct MigrationRun {
         }
         do {
             return try PersistentStoreCoordinator.storedModel(in: description).versionHash
-        } catch .storeCannotOpen(_, _) where description.isServer {
+        } catch .storeCannotOpen(_, _, _) where description.isServer {
             return nil  // no store in the database yet
         } catch {
             throw SwiftDataError(.loadIssueModelContainer, "the model of the store of configuration '\(configuration.name)' cannot be read", cause: error)

@@ -62,7 +62,7 @@ enum PersistedValues {
         do {
             return try JSONDecoder().decode(V.self, from: data)
         } catch {
-            throw AmbarError.transformationFailed(entity: object.entityName, property: name, transformer: "JSON", reason: "\(error)")
+            throw AmbarError.transformationFailed(entity: object.entityName, property: name, transformer: "JSON", reason: "\(error)", cause: ErrorCause(error))
         }
     }
 
@@ -71,7 +71,7 @@ enum PersistedValues {
         do {
             data = try encoder.encode(value)
         } catch {
-            throw AmbarError.transformationFailed(entity: object.entityName, property: name, transformer: "JSON", reason: "\(error)")
+            throw AmbarError.transformationFailed(entity: object.entityName, property: name, transformer: "JSON", reason: "\(error)", cause: ErrorCause(error))
         }
         // nil is stored as NULL, not as the JSON `null`, so that predicates see it as nil.
         try object.setValue(data == Data("null".utf8) ? .null : .data(data), forKey: name)

@@ -322,7 +322,7 @@ public final class ChangeConsumer: Sendable {
                 let head = try await onQueue { [coordinator] () throws(AmbarError) in try coordinator.currentHistoryToken() }
                 state.withLock { $0.readThrough = head }
                 return .historyExpired(HistoryExpiry(consumer: name, position: readThrough, purgedThrough: purgedThrough, head: head))
-            } catch .serverUnavailable(let server, let operation, let reason) {
+            } catch .serverUnavailable(let server, let operation, let reason, _) {
                 // A database server out of reach for a while: wait and read again, rather than end
                 // the consumer; logged when it starts and when reading works again.
                 noteUnreachable(true, detail: "\(server): \(operation): \(reason)")

@@ -147,7 +147,7 @@ func existingModel(_ options: DirectoryOptions) throws -> ManagedObjectModel {
     }
     let store = try options.storeDescription()
     let result = Result { () throws(AmbarError) in try PersistentStoreCoordinator.storedModel(in: store) }
-    if case .failure(let error) = result, case .storeCannotOpen(_, let reason) = error, options.serverURL != nil {
+    if case .failure(let error) = result, case .storeCannotOpen(_, let reason, _) = error, options.serverURL != nil {
         throw ValidationError("No store at \(options.storeDisplay): \(reason)")
     }
     return try result.get()

@@ -56,7 +56,7 @@ final class ErrorTests: StoreTestCase {
             return false
         }
         assertThrows({ try PersistentStoreCoordinator.storedModel(at: directory.file("missing.sqlite")) }) {
-            if case .storeCannotOpen(_, "no such file") = $0 { return true }
+            if case .storeCannotOpen(_, "no such file", _) = $0 { return true }
             return false
         }
     }

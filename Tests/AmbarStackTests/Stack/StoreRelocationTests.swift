@@ -92,7 +92,7 @@ final class StoreRelocationTests: XCTestCase {
         try makeStore(at: new, names: ["new"])
         let (oldBytes, newBytes) = (try Data(contentsOf: old), try Data(contentsOf: new))
         XCTAssertThrowsError(try DataStack.open(model: .model(try itemModel()), storeURL: new, relocatingFrom: old)) { error in
-            guard case .storeCannotOpen(_, let reason) = error as? AmbarError else { return XCTFail("\(error)") }
+            guard case .storeCannotOpen(_, let reason, _) = error as? AmbarError else { return XCTFail("\(error)") }
             XCTAssertTrue(reason.contains("different stores"), reason)
         }
         XCTAssertEqual(try Data(contentsOf: old), oldBytes)
@@ -106,7 +106,7 @@ final class StoreRelocationTests: XCTestCase {
         let holder = try OpenerProcess(model: modelFile, store: old)
         XCTAssertTrue(holder.line().hasPrefix("opened "))
         XCTAssertThrowsError(try DataStack.open(model: .model(try itemModel()), storeURL: new, relocatingFrom: old)) { error in
-            guard case .storeCannotOpen(_, let reason) = error as? AmbarError else { return XCTFail("\(error)") }
+            guard case .storeCannotOpen(_, let reason, _) = error as? AmbarError else { return XCTFail("\(error)") }
             XCTAssertTrue(reason.contains("process \(holder.process.processIdentifier) has the store open"), reason)
         }
         XCTAssertTrue(exists(old))

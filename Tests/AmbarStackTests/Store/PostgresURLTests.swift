@@ -55,10 +55,25 @@ final class PostgresURLTests: XCTestCase {
         let model = try ManagedObjectModel(entities: [EntityDescription("Item", properties: [.attribute("name", .string)])])
         XCTAssertThrowsError(try PersistentStoreCoordinator(model: model, store: .postgres(URL(string: "postgres://app:s3cret@db/x?sslmode=never")!))) {
             error in
-            guard case AmbarError.serverUnavailable(let server, _, let reason) = error else { return XCTFail("\(error)") }
+            guard case AmbarError.serverUnavailable(let server, _, let reason, _) = error else { return XCTFail("\(error)") }
             XCTAssertEqual(server, "postgres://app@db/x")
             XCTAssertTrue(reason.contains("sslmode"), reason)
             XCTAssertFalse("\(error)".contains("s3cret"))
+        }
+    }
+
+    /// A server that cannot be reached: the error says so, and keeps the driver's error as its
+    /// cause (which holds no password either).
+    func testAnUnreachableServerKeepsTheDriversErrorAsTheCause() throws {
+        let model = try ManagedObjectModel(entities: [EntityDescription("Item", properties: [.attribute("name", .string)])])
+        // Port 1 on loopback: nothing listens there, so the connection is refused at once.
+        let url = URL(string: "postgres://app:s3cret@127.0.0.1:1/x?connect_timeout=5")!
+        XCTAssertThrowsError(try PersistentStoreCoordinator(model: model, store: .postgres(url))) { error in
+            guard case AmbarError.serverUnavailable(_, _, let reason, let cause) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(reason.contains("Connection refused"), reason)
+            guard let cause else { return XCTFail("the driver's error is kept") }
+            XCTAssertEqual((error as? AmbarError)?.underlyingError.map { "\($0)" }, "\(cause.error)")
+            XCTAssertFalse(String(reflecting: cause.error).contains("s3cret"), "no password in the cause")
         }
     }
 

@@ -69,7 +69,7 @@ public enum AttributeTransformers {
             throw .transformationFailed(
                 entity: entity, property: attribute.name, transformer: name, reason: "the transformer gives \(transformer.valueType), not \(error.expected)")
         } catch {
-            throw .transformationFailed(entity: entity, property: attribute.name, transformer: name, reason: "\(error)")
+            throw .transformationFailed(entity: entity, property: attribute.name, transformer: name, reason: "\(error)", cause: ErrorCause(error))
         }
     }
 
@@ -85,7 +85,7 @@ public enum AttributeTransformers {
         do {
             return try transformer.toData(value)
         } catch {
-            throw .transformationFailed(entity: entity, property: attribute.name, transformer: name, reason: "\(error)")
+            throw .transformationFailed(entity: entity, property: attribute.name, transformer: name, reason: "\(error)", cause: ErrorCause(error))
         }
     }
 

@@ -6,7 +6,7 @@ extension ManagedObject {
     /// `nil` when the attribute is `nil`.
     ///
     /// - Throws: ``AmbarError/unknownProperty(entity:property:)``, or
-    ///   ``AmbarError/transformationFailed(entity:property:transformer:reason:)`` when the bytes
+    ///   ``AmbarError/transformationFailed(entity:property:transformer:reason:cause:)`` when the bytes
     ///   cannot be decoded as `T`.
     public func transformedValue<T>(forKey key: String, as type: T.Type = T.self) throws(AmbarError) -> T? {
         let attribute = try transformableAttribute(key)
@@ -18,7 +18,7 @@ extension ManagedObject {
     /// ``AttributeTransformer`` makes of `value` (`nil` clears it).
     ///
     /// - Throws: ``AmbarError/unknownProperty(entity:property:)``,
-    ///   ``AmbarError/transformationFailed(entity:property:transformer:reason:)``, or the errors
+    ///   ``AmbarError/transformationFailed(entity:property:transformer:reason:cause:)``, or the errors
     ///   of ``setValue(_:forKey:)-(AttributeValue,_)``.
     public func setTransformedValue<T>(_ value: T?, forKey key: String) throws(AmbarError) {
         let attribute = try transformableAttribute(key)

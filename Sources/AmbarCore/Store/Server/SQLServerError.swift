@@ -9,11 +9,15 @@ package struct SQLServerError: Error, Sendable, CustomStringConvertible {
     /// The connection is gone (closed, reset, timed out, or the server answered nonsense): the
     /// statement may or may not have run, and the connection cannot be used again.
     package var connectionLost: Bool
+    /// The driver's error this one reports (postgres-nio's, NIO's), kept for ``AmbarError``'s
+    /// cause.
+    package var underlying: (any Error)?
 
-    package init(sqlState: String? = nil, message: String, connectionLost: Bool = false) {
+    package init(sqlState: String? = nil, message: String, connectionLost: Bool = false, underlying: (any Error)? = nil) {
         self.sqlState = sqlState
         self.message = message
         self.connectionLost = connectionLost
+        self.underlying = underlying
     }
 
     package var description: String {

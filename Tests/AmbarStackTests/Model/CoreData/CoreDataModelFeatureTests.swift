@@ -147,7 +147,7 @@ final class CoreDataModelFeatureTests: XCTestCase {
             try author.setTransformedValue(["theme": "dark", "font": "serif"], forKey: "preferences")
             try author.setTransformedValue(legacy, forKey: "legacyBlob")
             XCTAssertThrowsError(try author.setTransformedValue(["not data"], forKey: "legacyBlob")) { error in
-                guard case .transformationFailed(_, let property, let transformer, _) = error as? AmbarError else { return XCTFail("\(error)") }
+                guard case .transformationFailed(_, let property, let transformer, _, _) = error as? AmbarError else { return XCTFail("\(error)") }
                 XCTAssertEqual(property, "legacyBlob")
                 XCTAssertEqual(transformer, "NSSecureUnarchiveFromData")
             }
@@ -162,6 +162,17 @@ final class CoreDataModelFeatureTests: XCTestCase {
             XCTAssertEqual(try author.transformedValue(forKey: "preferences", as: [String: String].self), ["theme": "dark", "font": "serif"])
             XCTAssertEqual(try author.transformedValue(forKey: "legacyBlob", as: Data.self), legacy, "no transformer registered: raw Data")
             XCTAssertThrowsError(try author.transformedValue(forKey: "preferences", as: [Int].self))
+        }
+        // A transformer that cannot decode the stored bytes: its own error is kept as the cause.
+        AttributeTransformers.register(JSONAttributeTransformer<[String: Int]>(), named: "PreferencesTransformer")
+        let strict = try stack.temporaryContext()
+        try strict.performAndWait { () throws in
+            let author = try XCTUnwrap(try strict.fetch(FetchRequest<ManagedObject>(entityName: "Author")).first)
+            XCTAssertThrowsError(try author.transformedValue(forKey: "preferences", as: [String: Int].self)) { error in
+                guard case .transformationFailed(_, "preferences", _, _, let cause) = error as? AmbarError else { return XCTFail("\(error)") }
+                XCTAssertTrue(cause?.error is DecodingError, "the decoder's error, as thrown: \(String(describing: cause))")
+                XCTAssertTrue((error as? AmbarError)?.underlyingError is DecodingError)
+            }
         }
     }
 
