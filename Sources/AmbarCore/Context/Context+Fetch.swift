@@ -24,7 +24,7 @@ extension ManagedObjectContext {
     /// ```
     ///
     /// - Throws: ``AmbarError/wrongQueue(context:operation:)``, ``AmbarError/unknownEntity(_:)``,
-    ///   ``AmbarError/invalidPredicate(_:)``, ``AmbarError/storage(operation:code:message:)``.
+    ///   ``AmbarError/invalidPredicate(_:)``, ``AmbarError/storage(operation:code:message:cause:)``.
     public func fetch<T: ManagedObject>(_ request: FetchRequest<T>) throws(AmbarError) -> [T] {
         try checkQueue("fetch")
         let objects = try resolvedObjects(request)
@@ -203,7 +203,12 @@ extension ManagedObjectContext {
             filtered.append(object)
             members.insert(object.objectID)
         }
-        filtered.sort { PredicateEvaluation.precedes($0, $1, request.sortDescriptors) }
+        // Each object's sort values read once (a fault that cannot be loaded throws here).
+        let sorts = request.sortDescriptors
+        var keys: [PredicateEvaluation.SortKey] = []
+        keys.reserveCapacity(filtered.count)
+        for object in filtered { keys.append(try PredicateEvaluation.SortKey(object, sorts)) }
+        filtered = keys.indices.sorted { PredicateEvaluation.precedes(keys[$0], keys[$1], sorts) }.map { filtered[$0] }
         if windowInMemory {
             let start = min(request.fetchOffset, filtered.count)
             let end = request.fetchLimit > 0 ? min(start + request.fetchLimit, filtered.count) : filtered.count

@@ -312,50 +312,43 @@ package enum PredicateEvaluation {
         return StoredScalar.order(x, y)
     }
 
-    /// Whether `a` sorts before `b` under `sorts`, ties broken by primary key.
-    package static func precedes(_ a: ManagedObject, _ b: ManagedObject, _ sorts: [ObjectSortDescriptor]) -> Bool {
-        for sort in sorts {
-            let va = (try? resolveAttribute(sort.key, on: a)) ?? nil
-            let vb = (try? resolveAttribute(sort.key, on: b)) ?? nil
-            let c = compare(va?.1 ?? .null, vb?.1 ?? .null, va?.0.type ?? vb?.0.type ?? .string, sort)
-            if c != 0 { return c < 0 }
-        }
-        return idPrecedes(a.objectID, b.objectID)
-    }
-
     /// An object's values for a list of sort descriptors, read once: sorting or placing many
-    /// objects compares these instead of resolving key paths on every comparison. A key that
-    /// does not resolve reads as null, as in ``precedes(_:_:_:)``: the sort keys of a request
-    /// are checked when it is fetched, so only a nil step in a key path gets here.
+    /// objects compares these instead of resolving key paths on every comparison. A nil step in
+    /// a key path reads as null (nulls sort first); a value that cannot be read (a fault whose
+    /// row cannot be loaded) throws, rather than sort as null.
     package struct SortKey {
-        let values: [(type: AttributeType?, value: AttributeValue)]
+        let values: [(type: AttributeType, value: AttributeValue)]
         let id: ManagedObjectID
 
-        package init(_ object: ManagedObject, _ sorts: [ObjectSortDescriptor]) {
-            values = sorts.map { sort in
-                let resolved = (try? PredicateEvaluation.resolveAttribute(sort.key, on: object)) ?? nil
-                return (resolved?.0.type, resolved?.1 ?? .null)
+        package init(_ object: ManagedObject, _ sorts: [ObjectSortDescriptor]) throws(AmbarError) {
+            var values: [(type: AttributeType, value: AttributeValue)] = []
+            values.reserveCapacity(sorts.count)
+            for sort in sorts {
+                let (attribute, value) = try PredicateEvaluation.resolveAttribute(sort.key, on: object)
+                values.append((attribute.type, value))
             }
+            self.values = values
             id = object.objectID
         }
     }
 
-    /// Whether `object` sorts before the object whose key is `key`: ``precedes(_:_:_:)`` with
+    /// Whether `object` sorts before the object whose key is `key`, ties broken by primary key:
     /// one side read before and the other read as it is compared, with nothing allocated (a
-    /// binary search probes many objects once each).
-    package static func precedes(_ object: ManagedObject, _ key: SortKey, _ sorts: [ObjectSortDescriptor]) -> Bool {
+    /// binary search probes many objects once each). Throws when a value of `object` cannot be
+    /// read.
+    package static func precedes(_ object: ManagedObject, _ key: SortKey, _ sorts: [ObjectSortDescriptor]) throws(AmbarError) -> Bool {
         for (i, sort) in sorts.enumerated() {
-            let resolved = (try? resolveAttribute(sort.key, on: object)) ?? nil
-            let c = compare(resolved?.1 ?? .null, key.values[i].value, resolved?.0.type ?? key.values[i].type ?? .string, sort)
+            let (attribute, value) = try resolveAttribute(sort.key, on: object)
+            let c = compare(value, key.values[i].value, attribute.type, sort)
             if c != 0 { return c < 0 }
         }
         return idPrecedes(object.objectID, key.id)
     }
 
-    /// ``precedes(_:_:_:)`` on keys read before.
+    /// Whether `a` sorts before `b` under `sorts`, ties broken by primary key (keys read before).
     package static func precedes(_ a: SortKey, _ b: SortKey, _ sorts: [ObjectSortDescriptor]) -> Bool {
         for (i, sort) in sorts.enumerated() {
-            let c = compare(a.values[i].value, b.values[i].value, a.values[i].type ?? b.values[i].type ?? .string, sort)
+            let c = compare(a.values[i].value, b.values[i].value, a.values[i].type, sort)
             if c != 0 { return c < 0 }
         }
         return idPrecedes(a.id, b.id)

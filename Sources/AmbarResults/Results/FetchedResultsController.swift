@@ -195,7 +195,7 @@ public final class FetchedResultsController<T: ManagedObject> {
     /// loaded before are tried again).
     private func apply(changed changedIDs: Set<ManagedObjectID>, gone: Set<ManagedObjectID>) {
         unloadedInserts.subtract(gone)
-        let changed = changedIDs.union(unloadedInserts).subtracting(gone).filter(isCandidate)
+        var changed = changedIDs.union(unloadedInserts).subtracting(gone).filter(isCandidate)
         guard !changed.isEmpty || gone.contains(where: isCandidate) else { return }
         if fetchRequest.fetchLimit > 0 || fetchRequest.fetchOffset > 0 { return refetchWindow(changed: changed) }
 
@@ -230,11 +230,16 @@ public final class FetchedResultsController<T: ManagedObject> {
                 scheduleRetry()
             }
         }
+        // The matching objects with their sort values, read once here: an object whose predicate
+        // or sort values cannot be read is undecided.
+        let sorts = fetchRequest.sortDescriptors
         var matching: [T] = []
+        var keys: [PredicateEvaluation.SortKey] = []
         var undecided: [(T, AmbarError)] = []
         for object in candidates {
             do {
                 if try fetchRequest.predicate.map({ p throws(AmbarError) in try PredicateEvaluation.evaluate(p, on: object) }) ?? true {
+                    keys.append(try PredicateEvaluation.SortKey(object, sorts))
                     matching.append(object)
                 }
             } catch {
@@ -243,25 +248,24 @@ public final class FetchedResultsController<T: ManagedObject> {
         }
         unloadedInserts.subtract(candidates.map(\.objectID))
         if let (first, error) = undecided.first {
-            // Not knowing is not "no match": each object keeps its place (shown or not) and the
-            // observer is told. When what failed was a read, the objects are evaluated again
-            // with the next change and on their own with backoff.
-            let shown = Set(fetchedObjects.map(\.objectID))
-            matching += undecided.map(\.0).filter { shown.contains($0.objectID) }
+            // Not knowing is not "no match": each object keeps its place (shown or not: it is left
+            // untouched) and the observer is told. When what failed was a read, the objects are
+            // evaluated again with the next change and on their own with backoff.
+            changed.subtract(undecided.map(\.0.objectID))
             let retried = undecided.filter { $0.1.isTransient }.map(\.0.objectID)
             unloadedInserts.formUnion(retried)
             fail(
                 ContextFailure(
                     operation:
-                        "evaluate the predicate on \(undecided.count) changed object(s) (each keeps its place\(retried.isEmpty ? "" : "; evaluated again once it can be read"))",
+                        "evaluate the predicate or read the sort values of \(undecided.count) changed object(s) (each keeps its place\(retried.isEmpty ? "" : "; evaluated again once it can be read"))",
                     object: first.objectID, property: nil, error: error))
             if !retried.isEmpty { scheduleRetry() }
         }
         if sectionNameKeyPath == nil {
-            return applyUnsectioned(changed: changed, gone: gone, matching: matching)
+            return applyUnsectioned(changed: changed, gone: gone, matching: matching, keys: keys)
         }
         if sectionsFollowOwnAttribute {
-            return applySectioned(changed: changed, gone: gone, matching: matching)
+            return applySectioned(changed: changed, gone: gone, matching: matching, keys: keys)
         }
 
         // Positions are only needed to describe the changes to an observer.
@@ -269,19 +273,33 @@ public final class FetchedResultsController<T: ManagedObject> {
         let oldPositions = onChange == nil ? [:] : positions()
         let touched = changed.union(gone)
         var next = fetchedObjects.filter { !touched.contains($0.objectID) }
-        let sorts = fetchRequest.sortDescriptors
-        for object in matching {
+        var probe = RowProbe(sorts: sorts)
+        for (object, key) in zip(matching, keys) {
             var low = 0
             var high = next.count
             while low < high {
                 let mid = (low + high) / 2
-                if PredicateEvaluation.precedes(next[mid], object, sorts) { low = mid + 1 } else { high = mid }
+                if probe.precedes(next[mid], key) { low = mid + 1 } else { high = mid }
             }
             next.insert(object, at: low)
         }
         fetchedObjects = next
         rebuildSections()
         report(old: old, oldPositions: oldPositions, changed: changed)
+        refetchIfMisplaced(probe, changed: changed)
+    }
+
+    /// After placing rows by binary search: when a row already shown could not be read to
+    /// compare with (its fault could not be loaded), the rows may be out of order, so the
+    /// failure is reported and the results are fetched again (which keeps the rows and tries
+    /// again with the next change, if the store still cannot be read).
+    private func refetchIfMisplaced(_ probe: RowProbe, changed: Set<ManagedObjectID>) {
+        guard let (row, error) = probe.unreadable else { return }
+        fail(
+            ContextFailure(
+                operation: "read the sort values of a row shown to place changed rows among (the results are fetched again)", object: row,
+                property: nil, error: error))
+        refetchWindow(changed: changed)
     }
 
     /// ``apply(changed:gone:)`` for a request with a `fetchLimit` or `fetchOffset`: the results
@@ -326,7 +344,7 @@ public final class FetchedResultsController<T: ManagedObject> {
     /// place, and the matching objects placed by binary search in the section their name picks,
     /// or in a new section placed by binary search among the others. Changes are reported as the
     /// rebuilding path reports them, from the positions found on the way.
-    private func applySectioned(changed: Set<ManagedObjectID>, gone: Set<ManagedObjectID>, matching: [T]) {
+    private func applySectioned(changed: Set<ManagedObjectID>, gone: Set<ManagedObjectID>, matching: [T], keys: [PredicateEvaluation.SortKey]) {
         let pass = context.nextResultsPass()
         for id in changed.union(gone) { context.registeredObject(for: id)?.markTouched(inResultsPass: pass) }
         let sorts = fetchRequest.sortDescriptors
@@ -371,8 +389,9 @@ public final class FetchedResultsController<T: ManagedObject> {
 
         // The matching objects, in order, grouped by section; a name without a section gets one,
         // placed among the others by its first object.
-        let keys = matching.map { PredicateEvaluation.SortKey($0, sorts) }
         let order = keys.indices.sorted { PredicateEvaluation.precedes(keys[$0], keys[$1], sorts) }
+        var probe = RowProbe(sorts: sorts)
+        defer { refetchIfMisplaced(probe, changed: changed) }
         var placed: [String: [Int]] = [:]  // section name -> indices into `matching`, in order
         var newSectionOrder: [String] = []
         for k in order {
@@ -389,7 +408,7 @@ public final class FetchedResultsController<T: ManagedObject> {
             var high = members.count
             while low < high {
                 let mid = (low + high) / 2
-                if PredicateEvaluation.precedes(members[mid][0], first, sorts) { low = mid + 1 } else { high = mid }
+                if probe.precedes(members[mid][0], first) { low = mid + 1 } else { high = mid }
             }
             newSectionPositions.append(low)
         }
@@ -410,7 +429,7 @@ public final class FetchedResultsController<T: ManagedObject> {
                 var high = members[section].count
                 while low < high {
                     let mid = (low + high) / 2
-                    if PredicateEvaluation.precedes(members[section][mid], keys[k], sorts) { low = mid + 1 } else { high = mid }
+                    if probe.precedes(members[section][mid], keys[k]) { low = mid + 1 } else { high = mid }
                 }
                 positions.append(low)
             }
@@ -472,7 +491,7 @@ public final class FetchedResultsController<T: ManagedObject> {
     /// keys are read once per placed object and per probe, so key-path work grows with the
     /// change, not with the results; changes are reported from the positions found on the way,
     /// with no map of every position.
-    private func applyUnsectioned(changed: Set<ManagedObjectID>, gone: Set<ManagedObjectID>, matching: [T]) {
+    private func applyUnsectioned(changed: Set<ManagedObjectID>, gone: Set<ManagedObjectID>, matching: [T], keys: [PredicateEvaluation.SortKey]) {
         let pass = context.nextResultsPass()
         for id in changed.union(gone) { context.registeredObject(for: id)?.markTouched(inResultsPass: pass) }
         // A departing object may already be unregistered; it is then invalidated, and
@@ -491,8 +510,9 @@ public final class FetchedResultsController<T: ManagedObject> {
         // Where each matching object goes, by binary search on sort keys read once for the
         // placed objects and as probed for the others.
         let sorts = fetchRequest.sortDescriptors
-        let keys = matching.map { PredicateEvaluation.SortKey($0, sorts) }
         let order = keys.indices.sorted { PredicateEvaluation.precedes(keys[$0], keys[$1], sorts) }
+        var probe = RowProbe(sorts: sorts)
+        defer { refetchIfMisplaced(probe, changed: changed) }
         var positions: [Int] = []
         positions.reserveCapacity(order.count)
         var low = 0
@@ -500,7 +520,7 @@ public final class FetchedResultsController<T: ManagedObject> {
             var high = rows.count
             while low < high {
                 let mid = (low + high) / 2
-                if PredicateEvaluation.precedes(rows[mid], keys[k], sorts) { low = mid + 1 } else { high = mid }
+                if probe.precedes(rows[mid], keys[k]) { low = mid + 1 } else { high = mid }
             }
             positions.append(low)
         }

@@ -211,4 +211,101 @@ final class FailedReadTests: StoreTestCase {
         XCTAssertEqual(reported.all.last, 1, "once it can be read, the change is reported")
         withExtendedLifetime(monitor) {}
     }
+
+    /// A changed row whose sort value cannot be read (its department is a fault the server
+    /// cannot fill) keeps its place in a results controller, and the failure is reported;
+    /// before, the value read as null and the row jumped to the top. Once the server answers,
+    /// the row is placed by its value.
+    func testAResultsRowWhoseSortValueCannotBeReadKeepsItsPlace() throws {
+        let server = try requirePostgreSQL()
+        let writer = privateContext("seed")
+        try writer.performAndWait { () throws in
+            for (departmentName, employeeName) in [("A", "Ann"), ("B", "Bob")] {
+                let department = try writer.insert(Department.self)
+                department.name = departmentName
+                let employee = try writer.insert(Employee.self)
+                employee.name = employeeName
+                employee.department = department
+            }
+            try writer.save()
+        }
+        let context = privateContext("viewer")
+        let errors = Collector<AmbarError>()
+        let (controller, bob) = try context.performAndWait { () throws -> (FetchedResultsController<Employee>, Employee) in
+            let request = FetchRequest<Employee>(sortDescriptors: [Key<String>("department.name").sorted(), Key<String>("name").sorted()])
+            let controller = FetchedResultsController(fetchRequest: request, context: context)
+            controller.onError = { errors.append($0) }
+            try controller.performFetch()
+            XCTAssertEqual(controller.fetchedObjects.map(\.name), ["Ann", "Bob"])
+            return (controller, try XCTUnwrap(controller.fetchedObjects.last))
+        }
+
+        try server.crash()
+        var restarted = false
+        defer { if !restarted { try? server.restart() } }
+        context.performAndWait {
+            bob.salary = 99
+            context.processPendingChanges()
+        }
+        guard case .serverUnavailable = errors.all.first else { return XCTFail("onError was told why: \(errors.all)") }
+        XCTAssertEqual(context.performAndWait { controller.fetchedObjects.map(\.name) }, ["Ann", "Bob"], "Bob kept his place")
+        try server.restart()
+        restarted = true
+
+        context.performAndWait {
+            bob.salary = 100
+            context.processPendingChanges()
+        }
+        XCTAssertEqual(context.performAndWait { controller.fetchedObjects.map(\.name) }, ["Ann", "Bob"], "placed by his department once it can be read")
+    }
+
+    /// A changed row is placed by binary search among the rows shown; when one of those cannot
+    /// be read to compare with (its department is a fault the server cannot fill), the failure
+    /// is reported and the results are fetched again once the server answers; before, that row's
+    /// value read as null and the changed row was placed after it, out of order, silently.
+    func testAShownRowThatCannotBeReadToCompareWithIsReportedAndTheResultsFetchedAgain() throws {
+        let server = try requirePostgreSQL()
+        let writer = privateContext("seed")
+        try writer.performAndWait { () throws in
+            for (departmentName, employeeName) in [("B", "Ann"), ("A", "Bob")] {
+                let department = try writer.insert(Department.self)
+                department.name = departmentName
+                let employee = try writer.insert(Employee.self)
+                employee.name = employeeName
+                employee.department = department
+            }
+            try writer.save()
+        }
+        let context = privateContext("viewer")
+        let errors = Collector<AmbarError>()
+        let (controller, bob) = try context.performAndWait { () throws -> (FetchedResultsController<Employee>, Employee) in
+            let request = FetchRequest<Employee>(sortDescriptors: [Key<String>("department.name").sorted(), Key<String>("name").sorted()])
+            let controller = FetchedResultsController(fetchRequest: request, context: context)
+            controller.onError = { errors.append($0) }
+            try controller.performFetch()
+            XCTAssertEqual(controller.fetchedObjects.map(\.name), ["Bob", "Ann"])
+            let bob = try XCTUnwrap(controller.fetchedObjects.first)
+            XCTAssertEqual(bob.department?.name, "A", "Bob's department is loaded; Ann's stays a fault")
+            return (controller, bob)
+        }
+
+        try server.crash()
+        var restarted = false
+        defer { if !restarted { try? server.restart() } }
+        context.performAndWait {
+            bob.name = "Bobby"
+            context.processPendingChanges()
+        }
+        XCTAssertFalse(errors.all.isEmpty, "the row that could not be compared with was reported")
+        guard case .serverUnavailable = errors.all.first else { return XCTFail("onError was told why: \(errors.all)") }
+        try server.restart()
+        restarted = true
+
+        var names: [String] = []
+        let fetchedAgain = eventually(timeout: 30, every: 0.05) {
+            names = context.performAndWait { controller.fetchedObjects.map(\.name) }
+            return names == ["Bobby", "Ann"] && errors.all.count >= 1
+        }
+        XCTAssertTrue(fetchedAgain, "the results were fetched again in order: \(names)")
+    }
 }
