@@ -267,6 +267,7 @@ let package = Package(
             dependencies: [
                 "SharedStoreIPC", "AmbarStack", "AmbarTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]

@@ -35,6 +35,10 @@ final class HubConnection: Sendable {
     private let onConnected: @Sendable () -> Void
     private let onDisconnected: @Sendable () -> Void
     private let state = Locked(State())
+    /// The connection's own event-loop thread, not NIO's shared group: a doorbell is followed on
+    /// the thread that receives it (the ledger is read there, for the shortest commit → merged),
+    /// and that blocking read must hold up neither the hub this process may serve (on the shared
+    /// group) nor anything else on the shared loops (HTTP, metrics).
     private let group: MultiThreadedEventLoopGroup
     static let logger = Logger(label: "ambar.sync.connection")
 

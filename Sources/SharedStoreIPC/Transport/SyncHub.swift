@@ -38,6 +38,10 @@ public final class SyncHub: Sendable {
         /// set, the hub serves it instead of binding ``socketPath``, and leaves the path alone:
         /// the .socket unit owns it.
         public var inheritedSocket: Int32?
+        /// The event loops the hub runs on: NIO's shared group unless the program gives its own.
+        /// The hub keeps to one loop of it (its connections' state is that loop's alone), and
+        /// does not shut it down when it stops.
+        public var eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
 
         /// A configuration for the store at `storeFile`, taking its owner and group (for a store
         /// on a database server: the shared directory's).
@@ -62,7 +66,6 @@ public final class SyncHub: Sendable {
     }
 
     let configuration: Configuration
-    private let group: MultiThreadedEventLoopGroup
     private let channel: any Channel
     let state: HubState
     static let logger = Logger(label: "ambar.sync.hub")
@@ -71,11 +74,10 @@ public final class SyncHub: Sendable {
     let rebind: @Sendable () -> EventLoopFuture<any Channel>
 
     private init(
-        configuration: Configuration, group: MultiThreadedEventLoopGroup, channel: any Channel, state: HubState,
+        configuration: Configuration, channel: any Channel, state: HubState,
         rebind: @escaping @Sendable () -> EventLoopFuture<any Channel>
     ) {
         self.configuration = configuration
-        self.group = group
         self.channel = channel
         self.state = state
         self.rebind = rebind
@@ -83,9 +85,10 @@ public final class SyncHub: Sendable {
 
     /// The server bootstrap of the hub's listener (each bind makes one).
     private static func makeBootstrap(
-        group: MultiThreadedEventLoopGroup, configuration: Configuration, state: HubState, listening descriptor: Int32
+        configuration: Configuration, state: HubState, listening descriptor: Int32
     ) -> ServerBootstrap {
-        ServerBootstrap(group: group)
+        // The listener and every connection on the state's one loop.
+        ServerBootstrap(group: state.eventLoop)
             .serverChannelOption(.backlog, value: 256)
             // At the descriptor limit, accepting fails at once for as long as connections wait:
             // they are refused through a reserve descriptor, and accepting backs off, instead of
@@ -115,22 +118,21 @@ public final class SyncHub: Sendable {
     /// Binds the socket (replacing a stale socket file) — or adopts
     /// ``Configuration/inheritedSocket`` — and starts serving.
     public static func start(_ configuration: Configuration) async throws -> SyncHub {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let state = HubState(configuration: configuration, eventLoop: group.next())
+        let state = HubState(configuration: configuration, eventLoop: configuration.eventLoopGroup.next())
         SharingMetrics.hubPeers.record(0)
         do {
             let channel: any Channel
             if let inherited = configuration.inheritedSocket {
-                channel = try await makeBootstrap(group: group, configuration: configuration, state: state, listening: inherited)
+                channel = try await makeBootstrap(configuration: configuration, state: state, listening: inherited)
                     .withBoundSocket(inherited).get()
             } else {
                 let fd = try UnixListeningSocket.bind(path: configuration.socketPath, backlog: 256)
-                channel = try await makeBootstrap(group: group, configuration: configuration, state: state, listening: fd).withBoundSocket(fd).get()
+                channel = try await makeBootstrap(configuration: configuration, state: state, listening: fd).withBoundSocket(fd).get()
                 // Group members must be able to connect: a socket they cannot open would make
                 // every other process poll, silently.
                 if chmod(configuration.socketPath, 0o660) != 0 {
                     let reason = String(cString: strerror(errno))
-                    try? await channel.close()
+                    try? await channel.close()  // try?: cleanup; the channel may be closed already
                     throw SocketSetupError.cannotSetMode(path: configuration.socketPath, reason: reason)
                 }
             }
@@ -141,11 +143,11 @@ public final class SyncHub: Sendable {
                     "activated": "\(configuration.inheritedSocket != nil)",
                 ])
             let hub = SyncHub(
-                configuration: configuration, group: group, channel: channel, state: state,
+                configuration: configuration, channel: channel, state: state,
                 rebind: {
                     do {
                         let fd = try UnixListeningSocket.bind(path: configuration.socketPath, backlog: 256)
-                        return makeBootstrap(group: group, configuration: configuration, state: state, listening: fd).withBoundSocket(fd)
+                        return makeBootstrap(configuration: configuration, state: state, listening: fd).withBoundSocket(fd)
                     } catch {
                         return state.eventLoop.makeFailedFuture(error)
                     }
@@ -157,7 +159,7 @@ public final class SyncHub: Sendable {
             hub.watchSocketFile()
             return hub
         } catch {
-            try? await group.shutdownGracefully()
+            // (Nothing to shut down: the event loops are the group's, which outlives the hub.)
             throw error
         }
     }
@@ -178,16 +180,21 @@ public final class SyncHub: Sendable {
     public func stop() async {
         let state = self.state
         let path = configuration.socketPath
-        let listener = try? await state.eventLoop.submit { () -> (any Channel)? in
-            state.stopped = true
-            return state.listener
-        }.get()
-        try? await (listener ?? channel).close()
-        if listener != nil, listener !== channel { try? await channel.close() }
+        // Closing a listener leaves the connections it accepted open: each is closed here (the
+        // event loops are the group's and keep running, so nothing else would close them).
+        // try?: the loop refuses work only once its group was shut down, and every channel with it
+        let (listener, connections) =
+            (try? await state.eventLoop.submit { () -> ((any Channel)?, [any Channel]) in
+                state.stopped = true
+                return (state.listener, state.peers.values.map(\.channel))
+            }.get()) ?? (nil, [])
+        try? await (listener ?? channel).close()  // try?: cleanup; the listener may be closed already
+        if listener != nil, listener !== channel { try? await channel.close() }  // try?: cleanup; the channel may be closed already
+        for connection in connections { try? await connection.close() }  // try?: cleanup; the peer may have gone already
         // The socket file goes with the hub — unless it is no longer this hub's.
+        // try?: as above; a loop that is gone leaves the socket file, which the next hub replaces
         let ours = try? await state.eventLoop.submit { state.socketFile != nil && FileIdentity(path: path) == state.socketFile }.get()
         if ours == true { unlink(path) }
-        try? await group.shutdownGracefully()
     }
 
     /// Relays `frame` from the database server's doorbell to every connected process (a store on
@@ -360,8 +367,23 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = ReceivedFrame
     typealias OutboundOut = ByteBuffer
     private let state: HubState
+    /// Who is at the other end of the connection (the kernel's answer for a Unix socket).
+    private let credentials: (ChannelHandlerContext) -> PeerCredentials?
 
-    init(state: HubState) { self.state = state }
+    /// A handler for one connection of the hub whose state is `state`; `credentials` tells who
+    /// connected (tests over `EmbeddedChannel`, which has no socket, say it themselves).
+    init(state: HubState, credentials: @escaping (ChannelHandlerContext) -> PeerCredentials? = HubConnectionHandler.socketCredentials) {
+        self.state = state
+        self.credentials = credentials
+    }
+
+    /// The credentials of the process at the other end of the connection's Unix socket.
+    static func socketCredentials(_ context: ChannelHandlerContext) -> PeerCredentials? {
+        // try?: a channel without a socket has no credentials, and is refused for it
+        try? context.pipeline.syncOperations.withUnsafeTransportIfAvailable(of: NIOBSDSocket.Handle.self) { fd in
+            PeerCredentials.of(fd)
+        } ?? nil
+    }
 
     /// Encodes and sends one of the hub's own frames (replies are small: they always fit). Like
     /// relays, replies respect the backlog bound: to a peer that does not read, nothing more is
@@ -396,11 +418,9 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        let credentials =
-            try? context.pipeline.syncOperations.withUnsafeTransportIfAvailable(of: NIOBSDSocket.Handle.self) { fd in
-                PeerCredentials.of(fd)
-            } ?? nil
-        guard let credentials else {
+        // Accepted as the hub stops (after it collected the connections to close): not kept.
+        guard !state.stopped else { return context.close(promise: nil) }
+        guard let credentials = credentials(context) else {
             return refuse(context, .notPermitted, "the hub cannot read the peer's credentials")
         }
         guard credentials.isAllowed(owner: state.configuration.allowedOwner, group: state.configuration.allowedGroup) else {

@@ -53,8 +53,7 @@ struct StatusCommand: AsyncParsableCommand {
         let now = Date()
         var hub = StatusReport.Hub(socket: socketPath, reachable: false)
         if let uuid = UUID(uuidString: coordinator.storeIdentifier) {
-            try DescriptorBudget.require(8, for: "asking the hub for its peers")  // an event loop stops the process on EMFILE
-            let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            try DescriptorBudget.require(8, for: "asking the hub for its peers")  // the shared event loops stop the process on EMFILE when they start
             let answer = Locked<[Frame.PeerEntry]?>(nil)
             let trustSource = server == nil ? file : URL(fileURLWithPath: socketPath).deletingLastPathComponent()
             let client: SyncClient?
@@ -62,7 +61,8 @@ struct StatusCommand: AsyncParsableCommand {
                 client = try await SyncClient.connect(
                     socketPath: socketPath,
                     hello: .init(storeUUID: uuid, processID: getpid(), instanceID: ProcessInstance.id, processName: statusProcessName, cursor: head),
-                    group: group, trustedHub: (try? HubTrust(ownerOf: trustSource)) ?? .currentUser,
+                    // try?: an owner that cannot be read trusts fewer hubs (only this user's), never more
+                    group: MultiThreadedEventLoopGroup.singleton, trustedHub: (try? HubTrust(ownerOf: trustSource)) ?? .currentUser,
                     onFrame: { frame in if case .peers(let entries) = frame { answer.withLock { $0 = entries } } },
                     onClose: {})
             } catch SyncClient.ConnectError.untrustedHub(let reason) {
@@ -84,7 +84,6 @@ struct StatusCommand: AsyncParsableCommand {
                 hub = StatusReport.Hub(socket: socketPath, reachable: true, pid: Int(client.welcome.hubProcessID), peerCount: peers.count, peers: peers)
                 await client.close()
             }
-            try? await group.shutdownGracefully()
         }
         return StatusReport(
             store: directory.storeDisplay, backend: server?.backend ?? "sqlite",

@@ -214,6 +214,26 @@ final class HubLimitsTests: XCTestCase {
         await hub.stop()
     }
 
+    /// A hub that stops closes every connection it accepted, admitted or not (its event loops
+    /// are NIO's shared ones and keep running: closing its listener alone would leave them open,
+    /// and their processes would not know to elect a new hub).
+    func testStoppingTheHubClosesEveryConnection() async throws {
+        let hub = try await SyncHub.start(try SyncHub.Configuration(socketPath: socketPath, storeUUID: storeUUID, storeFile: directory.store))
+        // The silent one connects first: the kernel hands connections to the hub in order, so
+        // once the other is welcomed, the hub has accepted both.
+        let silent = try RawPeer(socketPath)
+        defer { silent.close() }
+        let admitted = try RawPeer(socketPath)
+        defer { admitted.close() }
+        try admitted.write(WireFormat.encode(.hello(hello(1))))
+        let welcome = try admitted.readFrame()
+        await hub.stop()
+        guard case .welcome? = welcome else { return XCTFail("no welcome: \(String(describing: welcome))") }
+        XCTAssertTrue(admitted.sawEndOfStream(), "the admitted peer's connection was closed")
+        XCTAssertTrue(silent.sawEndOfStream(), "so was the one still in its handshake")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: socketPath), "the socket file went with the hub")
+    }
+
     private func hello(_ pid: Int32) -> Frame.Hello {
         Frame.Hello(storeUUID: storeUUID, processID: pid, instanceID: ProcessInstance.id, processName: "peer-\(pid)", cursor: 0)
     }
