@@ -30,7 +30,7 @@ enum SQLiteFileCopy {
         configuration.readonly = true
         configuration.busyMode = .timeout(10)
         let queue = try DatabaseQueue(path: file.path, configuration: configuration)
-        defer { try? queue.close() }
+        defer { try? queue.close() }  // try?: cleanup of a read-only copy source; what was copied is checked on its own
         return try queue.read { db in
             guard try db.tableExists("ambar_metadata") else { return nil }
             return try String.fetchOne(db, sql: "SELECT value FROM ambar_metadata WHERE key = 'store_uuid'")

@@ -33,6 +33,7 @@ extension SQLiteStore {
             }
             chmod(url.path, 0o660)
         } catch {
+            // try?: cleanup of a failed backup; some of these files never existed, and the error that is thrown says what failed
             for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
             if let ambar = error as? AmbarError { throw ambar }
             throw SQLiteValues.wrap(error, "backup")

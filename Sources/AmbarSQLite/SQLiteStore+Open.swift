@@ -11,7 +11,7 @@ import Logging
 extension SQLiteStore {
     /// Opens (creating if needed) a store for `model`.
     ///
-    /// - Throws: ``AmbarError/storeCannotOpen(path:reason:)`` when the file cannot be opened or is
+    /// - Throws: ``AmbarError/storeCannotOpen(path:reason:cause:)`` when the file cannot be opened or is
     ///   not an SQLite database, ``AmbarError/incompatibleModel(storeHash:modelHash:)`` when it was
     ///   created with another model.
     package static func open(_ location: Location, model: ManagedObjectModel, recovery: DamagedStoreRecovery = .fail, busyTimeout: TimeInterval = 10)
@@ -101,10 +101,10 @@ extension SQLiteStore {
                 }
             }
         } catch let error as AmbarError {
-            try? writer.close()
+            try? writer.close()  // try?: cleanup on a failed open; the error that is thrown says what failed
             throw error
         } catch {
-            try? writer.close()
+            try? writer.close()  // try?: cleanup on a failed open; the error that is thrown says what failed
             throw Self.openError(error, path: description)
         }
         if isFile {
@@ -115,11 +115,11 @@ extension SQLiteStore {
             do {
                 problems = try writer.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
             } catch {
-                try? writer.close()
+                try? writer.close()  // try?: cleanup on a failed open; the error that is thrown says what failed
                 throw Self.openError(error, path: description)
             }
             if problems != ["ok"] {
-                try? writer.close()
+                try? writer.close()  // try?: cleanup on a failed open; the error that is thrown says what failed
                 throw .storeDamaged(path: description, reason: "integrity check: " + problems.prefix(3).joined(separator: "; "))
             }
         }
@@ -154,7 +154,7 @@ extension SQLiteStore {
     /// A damaged file (not a database, or corrupt) as ``AmbarError/storeDamaged(path:reason:)``; a
     /// file on a read-only file system as ``AmbarError/storeReadOnly(path:reason:)``; a process out
     /// of descriptors as ``AmbarError/tooManyOpenFiles(operation:limit:)``; anything
-    /// else as ``AmbarError/storeCannotOpen(path:reason:)``.
+    /// else as ``AmbarError/storeCannotOpen(path:reason:cause:)``.
     private static func openError(_ error: any Error, path: String) -> AmbarError {
         if let db = error as? DatabaseError, db.resultCode == .SQLITE_NOTADB || db.resultCode == .SQLITE_CORRUPT {
             return .storeDamaged(path: path, reason: reason(error))

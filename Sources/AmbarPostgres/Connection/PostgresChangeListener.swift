@@ -94,7 +94,7 @@ final class PostgresChangeListener: ServerListening {
             }
             defer { group.cancelAll() }
             guard try await group.next() == true else {
-                try? await connection.close()
+                try? await connection.close()  // try?: cleanup; a connection that fails to close is dropped all the same
                 throw SQLServerError(message: "\(location) did not answer a check within \(limit)", connectionLost: true)
             }
         }

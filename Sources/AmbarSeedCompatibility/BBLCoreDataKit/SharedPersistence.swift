@@ -45,6 +45,7 @@ public final class SharedPersistence: Sendable {
         try state.withLock { s throws(AmbarError) -> PersistentStoreCoordinator in
             if let coordinator = s.coordinator { return coordinator }
             if shouldKillStore, let storeURL {
+                // try?: cleanup; some of these files never existed
                 for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: storeURL.path + suffix) }
             }
             let coordinator = try PersistentStoreCoordinator(model: model, store: storeURL.map { .sqlite($0) } ?? .inMemory, name: "shared")

@@ -114,7 +114,7 @@ public final class SyncClient: Sendable {
             return SyncClient(channel: channel, welcome: welcome, maximumFrameSize: maximumFrameSize, catchUp: catchUp)
         } catch {
             deadline.cancel()
-            try? await channel.close()
+            try? await channel.close()  // try?: cleanup; the channel may be closed already
             throw error
         }
     }
@@ -154,7 +154,7 @@ public final class SyncClient: Sendable {
 
     /// Closes the connection.
     public func close() async {
-        try? await channel.close()
+        try? await channel.close()  // try?: cleanup; the channel may be closed already
     }
 }
 

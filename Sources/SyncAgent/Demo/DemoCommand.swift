@@ -47,7 +47,7 @@ struct DemoCommand: AsyncParsableCommand {
         var template = Array(FileManager.default.temporaryDirectory.appendingPathComponent("ambar-demo-XXXXXX").path.utf8CString)
         guard let made = mkdtemp(&template) else { throw DemoFailure("cannot create a temporary directory: \(String(cString: strerror(errno)))") }
         let directory = URL(fileURLWithPath: String(cString: made), isDirectory: true)
-        defer { if !keep { try? FileManager.default.removeItem(at: directory) } }
+        defer { if !keep { try? FileManager.default.removeItem(at: directory) } }  // try?: cleanup of the demo's temporary directory
         let storeURL = directory.appendingPathComponent("ambar.sqlite")
         let server = store.flatMap { URL(string: $0) }
         let storeDescription: StoreDescription = try server.map(PostgreSQLSupport.storeDescription) ?? .sqlite(storeURL)

@@ -40,7 +40,7 @@ final class DemoProcess {
     }
 
     /// Closes the child's standard input (it then finishes).
-    func closeInput() { try? input.fileHandleForWriting.close() }
+    func closeInput() { try? input.fileHandleForWriting.close() }  // try?: the child may have exited and closed its end already
 
     /// The next line as a JSON object, waiting at most `timeout` seconds.
     func receive(timeout: TimeInterval) throws -> [String: Any] {
