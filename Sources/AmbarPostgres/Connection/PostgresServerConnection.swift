@@ -11,9 +11,10 @@ import Synchronization
 /// event loop and the caller's thread waits for the answer (never longer than the URL's
 /// `statement_timeout`; then the connection is closed and counts as lost).
 ///
-/// The connections run on an event-loop group of their own, so a caller that is itself on an
-/// event loop of the process (the sharing layer reads the ledger on its connection's thread) can
-/// wait without blocking the loop that would answer it.
+/// The connections run on an event-loop group of their own (one thread, for every connection
+/// of the process), not NIO's shared one: a statement's caller waits on its own thread, and a
+/// caller that is itself on a shared loop (a NIO handler of the program that reads the store)
+/// must not block the loop that would answer it.
 final class PostgresServerConnection: SQLServerConnection, Sendable {
     /// The group every PostgreSQL connection of the process runs on.
     static let eventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)

@@ -35,11 +35,9 @@ final class HubConnection: Sendable {
     private let onConnected: @Sendable () -> Void
     private let onDisconnected: @Sendable () -> Void
     private let state = Locked(State())
-    /// The connection's own event-loop thread, not NIO's shared group: a doorbell is followed on
-    /// the thread that receives it (the ledger is read there, for the shortest commit → merged),
-    /// and that blocking read must hold up neither the hub this process may serve (on the shared
-    /// group) nor anything else on the shared loops (HTTP, metrics).
-    private let group: MultiThreadedEventLoopGroup
+    /// The event loops the connection (and a hub this process serves) run on: the
+    /// configuration's, which this connection does not own and never shuts down.
+    private let group: any EventLoopGroup
     static let logger = Logger(label: "ambar.sync.connection")
 
     /// A connection for the store `storeUUID` (file `storeFile`); `cursor` gives the ledger
@@ -54,10 +52,13 @@ final class HubConnection: Sendable {
         onFrame: @escaping @Sendable (Frame) -> Void, onConnected: @escaping @Sendable () -> Void,
         onDisconnected: @escaping @Sendable () -> Void
     ) throws(AmbarError) {
-        // An event loop takes three descriptors at once and stops the process when one is
-        // refused: make sure they are there (and a few for the sockets), or say so.
-        try DescriptorBudget.require(8, for: "starting the hub connection")
-        self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        // The shared loops start only once the descriptors they take are there (and a few for
+        // the sockets); a group of the program's own is its business.
+        if let given = configuration.eventLoopGroup {
+            self.group = given
+        } else {
+            self.group = try SharedEventLoops.group(for: "starting the hub connection", more: 8)
+        }
         self.configuration = configuration
         self.storeUUID = storeUUID
         self.storeFile = storeFile
@@ -107,11 +108,6 @@ final class HubConnection: Sendable {
         await doorbell?.stop()
         await hub?.stop()
         state.withLock { $0.lock = nil }  // released only once the hub has stopped
-        do {
-            try await group.shutdownGracefully()
-        } catch {
-            Self.logger.warning("the hub connection's event loop did not shut down cleanly", metadata: ["error": "\(error)"])
-        }
     }
 
     // MARK: - Connecting
@@ -211,11 +207,12 @@ final class HubConnection: Sendable {
         guard let lock = HubElectionLock.take(forSocket: configuration.resolvedSocketPath) else { return false }
         do {
             let socketPath = configuration.resolvedSocketPath
-            let hubConfiguration =
+            var hubConfiguration =
                 try storeFile.map { try SyncHub.Configuration(socketPath: socketPath, storeUUID: storeUUID, storeFile: $0) }
                 ?? SyncHub.Configuration(
                     socketPath: socketPath, storeUUID: storeUUID,
                     storeFile: URL(fileURLWithPath: socketPath).deletingLastPathComponent())
+            hubConfiguration.eventLoopGroup = group
             try DescriptorBudget.require(8, for: "starting the hub")  // its event loop stops the process on EMFILE
             let hub = try await SyncHub.start(hubConfiguration)
             let doorbell = makeServerDoorbell?(hub)

@@ -169,7 +169,8 @@ final class LedgerFollower: Sendable {
             return false
         }
         // The position is recorded by the periodic check, never here: a doorbell is followed on
-        // the connection's thread, which must not wait for SQLite's write lock.
+        // a queue of its own, for the shortest commit → merged, which must not wait for SQLite's
+        // write lock.
     }
 
     /// One pass over the ledger after the cursor, page by page.

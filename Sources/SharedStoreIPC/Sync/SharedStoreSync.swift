@@ -42,6 +42,9 @@ public final class SharedStoreSync: Sendable {
     private let watchdog: ForeignWriteWatchdog?
     private let maintenance: StoreMaintenance
     private let queue = DispatchQueue(label: "ambar.sync")
+    /// Where doorbells are followed (the ledger read): off the hub connection's event loop, which
+    /// must not block, and apart from ``queue``, whose upkeep may wait for SQLite's write lock.
+    private let doorbells = DispatchQueue(label: "ambar.sync.doorbells", qos: .userInitiated)
     private let events = ObserverList<RemoteMergeEvent>()
     private let observations = Locked<[ContextObservation]>([])
     private let timer: Locked<TimerBox?> = Locked(nil)
@@ -99,17 +102,17 @@ public final class SharedStoreSync: Sendable {
                     store: storeDescription, storeUUID: uuid, storeIdentifier: storeIdentifier, hub: hub,
                     head: { try coordinator.currentHistoryToken() })
             },
-            onFrame: { frame in
+            onFrame: { [doorbells] frame in
                 if case .foreignWrite(let store) = frame, store == uuid {
                     // Only the hub of a store on a database server reports foreign writes (each
                     // process watches an SQLite file itself): anywhere else it is not believed.
                     guard isOnServer else { return follower.rejectForeignWrite() }
                     refreshAll()
-                    follower.follow()
+                    doorbells.async { follower.follow() }
                     return
                 }
                 guard let doorbell = Self.doorbell(from: frame, storeUUID: uuid, storeIdentifier: storeIdentifier) else { return }
-                follower.ring(doorbell)
+                doorbells.async { follower.ring(doorbell) }
             },
             onConnected: { [queue] in queue.async { follower.follow() } },
             onDisconnected: { [queue] in queue.async { follower.follow() } })

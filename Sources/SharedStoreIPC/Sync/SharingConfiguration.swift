@@ -1,6 +1,7 @@
 import AmbarCore
 import AmbarDataStack
 import Foundation
+import NIOCore
 
 /// How a process shares its store with the other processes of a shared directory.
 public struct SharingConfiguration: Sendable {
@@ -61,6 +62,12 @@ public struct SharingConfiguration: Sendable {
     /// them: it then reads, on the main queue, only the rows of the objects it holds. Pages of
     /// the ledger that name more than 10,000 objects are never read ahead.
     public var readsChangedRowsAhead = true
+    /// The event loops of the hub connection, and of the hub when this process serves it; `nil`
+    /// (the default) for NIO's shared group (`MultiThreadedEventLoopGroup.singleton`), so that a
+    /// process has one set of event-loop threads whatever it runs (sharing, HTTP, metrics). The
+    /// connection and the hub each keep to one loop of the group; nothing that blocks runs there
+    /// (the ledger is read on a queue of its own). Sharing never shuts the group down.
+    public var eventLoopGroup: (any EventLoopGroup)?
 
     /// Sharing through `directory` with every default.
     public static func sharedDirectory(_ directory: URL) -> SharingConfiguration {

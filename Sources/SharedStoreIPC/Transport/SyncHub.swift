@@ -38,10 +38,10 @@ public final class SyncHub: Sendable {
         /// set, the hub serves it instead of binding ``socketPath``, and leaves the path alone:
         /// the .socket unit owns it.
         public var inheritedSocket: Int32?
-        /// The event loops the hub runs on: NIO's shared group unless the program gives its own.
-        /// The hub keeps to one loop of it (its connections' state is that loop's alone), and
-        /// does not shut it down when it stops.
-        public var eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+        /// The event loops the hub runs on; `nil` (the default) for NIO's shared group. The hub
+        /// keeps to one loop of it (its connections' state is that loop's alone), and does not
+        /// shut it down when it stops.
+        public var eventLoopGroup: (any EventLoopGroup)?
 
         /// A configuration for the store at `storeFile`, taking its owner and group (for a store
         /// on a database server: the shared directory's).
@@ -118,7 +118,8 @@ public final class SyncHub: Sendable {
     /// Binds the socket (replacing a stale socket file) — or adopts
     /// ``Configuration/inheritedSocket`` — and starts serving.
     public static func start(_ configuration: Configuration) async throws -> SyncHub {
-        let state = HubState(configuration: configuration, eventLoop: configuration.eventLoopGroup.next())
+        let group = try configuration.eventLoopGroup ?? SharedEventLoops.group(for: "starting the hub", more: 8)
+        let state = HubState(configuration: configuration, eventLoop: group.next())
         SharingMetrics.hubPeers.record(0)
         do {
             let channel: any Channel
@@ -182,12 +183,14 @@ public final class SyncHub: Sendable {
         let path = configuration.socketPath
         // Closing a listener leaves the connections it accepted open: each is closed here (the
         // event loops are the group's and keep running, so nothing else would close them).
+        let stopping = state.eventLoop.submit { () -> ((any Channel)?, [any Channel]) in
+            state.stopped = true
+            for task in state.repeatedTasks { task.cancel() }
+            state.repeatedTasks = []
+            return (state.listener, state.peers.values.map(\.channel))
+        }
         // try?: the loop refuses work only once its group was shut down, and every channel with it
-        let (listener, connections) =
-            (try? await state.eventLoop.submit { () -> ((any Channel)?, [any Channel]) in
-                state.stopped = true
-                return (state.listener, state.peers.values.map(\.channel))
-            }.get()) ?? (nil, [])
+        let (listener, connections) = (try? await stopping.get()) ?? (nil, [])
         try? await (listener ?? channel).close()  // try?: cleanup; the listener may be closed already
         if listener != nil, listener !== channel { try? await channel.close() }  // try?: cleanup; the channel may be closed already
         for connection in connections { try? await connection.close() }  // try?: cleanup; the peer may have gone already
@@ -249,11 +252,25 @@ public final class SyncHub: Sendable {
     }
 
     /// Runs `body` on the hub's event loop every `interval` (first after one interval), until the
-    /// hub stops.
+    /// hub stops (the loop itself may belong to a group that outlives the hub).
     /// Because it runs on the loop that serves the peers, a stuck loop stops calling it — which is
     /// what a watchdog keep-alive needs.
     public func onEventLoop(every interval: Duration, _ body: @escaping @Sendable () -> Void) {
-        state.eventLoop.scheduleRepeatedTask(initialDelay: TimeAmount(interval), delay: TimeAmount(interval)) { _ in body() }
+        let state = self.state
+        state.eventLoop.execute {
+            guard !state.stopped else { return }
+            state.repeatedTasks.append(
+                state.eventLoop.scheduleRepeatedTask(initialDelay: TimeAmount(interval), delay: TimeAmount(interval)) { _ in body() })
+        }
+    }
+
+    /// Whether the hub's event loop runs work given to it, and the hub has not stopped: `false`
+    /// at once once it stopped; no answer while the loop is stuck (so that a watchdog check
+    /// that waits for it stops the keep-alives).
+    public func isServing() async -> Bool {
+        let state = self.state
+        // try?: the loop refuses work only once its group was shut down: not serving
+        return (try? await state.eventLoop.submit { !state.stopped }.get()) ?? false
     }
 }
 
@@ -291,6 +308,8 @@ final class HubState: @unchecked Sendable {
     var displaced = false
     /// The hub was stopped.
     var stopped = false
+    /// Work repeated on the hub's loop (``SyncHub/onEventLoop(every:_:)``), cancelled when it stops.
+    var repeatedTasks: [RepeatedTask] = []
     /// Why the socket file could not be made again, as last logged (logged when it changes).
     var socketFileTrouble: String?
 

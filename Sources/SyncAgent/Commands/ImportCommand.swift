@@ -93,7 +93,7 @@ struct ImportCommand: AsyncParsableCommand {
         // answers), so other processes merge it at once instead of at their next ledger check.
         // A one-shot command never serves the hub itself, and its main context shows nothing:
         // other processes' rows are not read ahead for it.
-        var sharing = socket.sharing(in: directory.url, as: "sync-agent import")
+        var sharing = try socket.sharing(in: directory.url, as: "sync-agent import")
         sharing.mayServeHub = false
         sharing.readsChangedRowsAhead = false
         let sync = try await SharedStoreSync.start(stack: stack, configuration: sharing)

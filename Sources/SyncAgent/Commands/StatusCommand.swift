@@ -53,7 +53,7 @@ struct StatusCommand: AsyncParsableCommand {
         let now = Date()
         var hub = StatusReport.Hub(socket: socketPath, reachable: false)
         if let uuid = UUID(uuidString: coordinator.storeIdentifier) {
-            try DescriptorBudget.require(8, for: "asking the hub for its peers")  // the shared event loops stop the process on EMFILE when they start
+            let loops = try AgentEventLoops.group(for: "asking the hub for its peers")
             let answer = Locked<[Frame.PeerEntry]?>(nil)
             let trustSource = server == nil ? file : URL(fileURLWithPath: socketPath).deletingLastPathComponent()
             let client: SyncClient?
@@ -62,7 +62,7 @@ struct StatusCommand: AsyncParsableCommand {
                     socketPath: socketPath,
                     hello: .init(storeUUID: uuid, processID: getpid(), instanceID: ProcessInstance.id, processName: statusProcessName, cursor: head),
                     // try?: an owner that cannot be read trusts fewer hubs (only this user's), never more
-                    group: MultiThreadedEventLoopGroup.singleton, trustedHub: (try? HubTrust(ownerOf: trustSource)) ?? .currentUser,
+                    group: loops, trustedHub: (try? HubTrust(ownerOf: trustSource)) ?? .currentUser,
                     onFrame: { frame in if case .peers(let entries) = frame { answer.withLock { $0 = entries } } },
                     onClose: {})
             } catch SyncClient.ConnectError.untrustedHub(let reason) {

@@ -58,7 +58,7 @@ struct WatchCommand: AsyncParsableCommand {
                 let coordinator = try stack.mainCoordinator
                 metrics.collect { LedgerMetrics.collect(coordinator) }
             }
-            var configuration = socket.sharing(in: directory.url, as: consumer.map { "sync-agent watch \($0)" } ?? "sync-agent watch")
+            var configuration = try socket.sharing(in: directory.url, as: consumer.map { "sync-agent watch \($0)" } ?? "sync-agent watch")
             if consumer != nil { configuration.readsChangedRowsAhead = false }  // its main context shows nothing
             let sync = try await SharedStoreSync.start(stack: stack, configuration: configuration)
             do {

@@ -89,7 +89,7 @@
                         actual = address.description
                     }
                     FileHandle.standardError.write(Data("sync-agent \(command): metrics at \(actual)\n".utf8))
-                }, logger: logger)
+                }, eventLoopGroupProvider: .shared(try AgentEventLoops.group(for: "starting the metrics endpoint")), logger: logger)
         }
     }
 #else

@@ -53,7 +53,7 @@
         /// Accepts connections on the adopted descriptor and serves each through `child`.
         private func serve<Child: ServerChildChannel>(_ child: Child) async throws {
             let logger = self.logger
-            let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            let server = try await ServerBootstrap(group: try AgentEventLoops.group(for: "serving the passed socket"))
                 .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
                 .bind(descriptor) { channel in child.setup(channel: channel, logger: logger) }
             await onServerRunning(server.channel)

@@ -105,8 +105,8 @@ struct ServeCommand: AsyncParsableCommand {
                 let coordinator = try stack.mainCoordinator
                 metrics.collect { LedgerMetrics.collect(coordinator) }
             }
-            let sync = try await SharedStoreSync.start(stack: stack, configuration: socket.sharing(in: directory.url, as: "sync-agent serve"))
-            try DescriptorBudget.require(16, for: "starting the HTTP server")  // its event loops stop the process on EMFILE
+            let sync = try await SharedStoreSync.start(stack: stack, configuration: try socket.sharing(in: directory.url, as: "sync-agent serve"))
+            try DescriptorBudget.require(16, for: "starting the HTTP server")  // the listener and its first connections
 
             let router = Router(context: ServeContext.self)
             // The status page holds no data: it is served without the token and asks for it.
@@ -160,7 +160,7 @@ struct ServeCommand: AsyncParsableCommand {
                             } ?? address.description
                         FileHandle.standardError.write(Data("sync-agent serve: listening on \(actual)\(scheme)\n".utf8))
                         listening.continuation.yield()
-                    }, logger: logger)
+                    }, eventLoopGroupProvider: .shared(try AgentEventLoops.group(for: "starting the HTTP server")), logger: logger)
             }
             let systemd = SystemdNotifyService(
                 readiness: { for await _ in listening.stream { break } },

@@ -100,10 +100,13 @@ struct SocketOptions: ParsableArguments {
         socket ?? SharingConfiguration.defaultSocketPath(in: directory)
     }
 
-    /// The sharing configuration for `directory` with these options; the process names itself
-    /// `processName` to the hub (its peers list shows it).
-    func sharing(in directory: URL, as processName: String) -> SharingConfiguration {
+    /// The sharing configuration for `directory` with these options, on the agent's event loop;
+    /// the process names itself `processName` to the hub (its peers list shows it).
+    ///
+    /// - Throws: `AmbarError.tooManyOpenFiles` when the agent's event loop cannot start.
+    func sharing(in directory: URL, as processName: String) throws(AmbarError) -> SharingConfiguration {
         var configuration = SharingConfiguration.sharedDirectory(directory)
+        configuration.eventLoopGroup = try AgentEventLoops.group(for: "starting the hub connection")
         configuration.processName = processName
         configuration.socketPath = socket
         configuration.welcomeTimeout = .milliseconds(Int64(welcomeTimeout * 1000))
