@@ -164,6 +164,7 @@ let package = Package(
             dependencies: [
                 "CSystemd",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -268,6 +269,7 @@ let package = Package(
                 "SharedStoreIPC", "AmbarStack", "AmbarTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
@@ -285,6 +287,7 @@ let package = Package(
             dependencies: [
                 "AmbarStack", "SharedStoreIPC", "AmbarTestSupport", "AmbarSystemd",
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),  // a second, plain SQLite client
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ]
         ),
         // SwiftData code as Apple's platforms compile it, with only its import changed.

@@ -1,8 +1,9 @@
 import Foundation
 
 /// A test-owned `$NOTIFY_SOCKET`: a Unix datagram socket that receives what a process sends with
-/// sd_notify(3), the way the service manager would. Closed and removed when released.
-public final class NotifySocket {
+/// sd_notify(3), the way the service manager would. Closed and removed when released. Its
+/// descriptor never changes; read it from one thread at a time.
+public final class NotifySocket: @unchecked Sendable {
     /// The socket's path, for `NOTIFY_SOCKET`.
     public let path: String
     private let fd: Int32

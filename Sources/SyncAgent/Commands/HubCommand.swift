@@ -10,7 +10,7 @@ import SharedStoreIPC
 ///
 /// Under systemd (`Type=notify`) it adopts the socket named `hub` that the .socket unit passes,
 /// reports READY=1 once the store is open and the socket is served, keeps STATUS= current (peers,
-/// head token), pings the watchdog from the hub's event loop, reloads its configuration on SIGHUP
+/// head token), feeds the watchdog while the hub's event loop answers, reloads its configuration on SIGHUP
 /// and stops cleanly on SIGTERM. Started by hand, it binds the socket path itself.
 struct HubCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -32,13 +32,14 @@ struct HubCommand: AsyncParsableCommand {
         let logger = Logger(label: "ambar.agent.hub")
         // Everything inside the service group, whose signal handlers are in place from the start:
         // a SIGTERM while the store is still opening (a slow or frozen server) stops it cleanly.
-        try await AgentService.run(logger: logger, beside: try metrics.map { [try $0.service(logger: logger)] } ?? []) {
-            try await serve(settings: settings, metrics: metrics, logger: logger)
+        try await AgentService.runGroup(logger: logger, beside: try metrics.map { [try $0.service(logger: logger)] } ?? []) { services in
+            try await setUp(services, settings: settings, metrics: metrics, logger: logger)
         }
     }
 
-    /// Opens the store, serves the hub and keeps the store's upkeep until graceful shutdown.
-    private func serve(settings: LiveSettings, metrics: MetricsEndpoint?, logger: Logger) async throws {
+    /// Opens the store and starts serving the hub; the group then runs until graceful shutdown,
+    /// or until the store file is replaced (exit non-zero).
+    private func setUp(_ services: AgentServices, settings: LiveSettings, metrics: MetricsEndpoint?, logger: Logger) async throws {
         let model = try existingModel(directory)
         let coordinator = try PersistentStoreCoordinator(model: model, store: try directory.storeDescription(), name: "ambar.hub")
         metrics?.collect { LedgerMetrics.collect(coordinator) }
@@ -55,7 +56,6 @@ struct HubCommand: AsyncParsableCommand {
         if lock == nil && inherited == nil {
             throw ValidationError("Another process already serves the hub at \(socketPath) (it holds \(HubElectionLock.path(forSocket: socketPath))).")
         }
-        defer { withExtendedLifetime(lock) {} }  // held until the hub has stopped
 
         // Peers must be the store file's owner or in its group; for a store on a server, the
         // shared directory's.
@@ -63,52 +63,30 @@ struct HubCommand: AsyncParsableCommand {
         var hubConfiguration = try SyncHub.Configuration(socketPath: socketPath, storeUUID: uuid, storeFile: ownerSource)
         hubConfiguration.inheritedSocket = inherited
         hubConfiguration.maximumPeers = settings.value.maximumPeers
-        try DescriptorBudget.require(8, for: "starting the hub")  // its event loop stops the process on EMFILE
+        hubConfiguration.eventLoopGroup = try AgentEventLoops.group(for: "starting the hub")
         let hub = try await SyncHub.start(hubConfiguration)
         // For a store on a server, this hub is the host's one listener for the server's doorbell.
         let doorbell = ServerDoorbell.start(coordinator: coordinator, hub: hub)
         // The hub's process keeps the store's upkeep: ledger retention and WAL checkpoints.
         let maintenance = StoreMaintenance(coordinator: coordinator, retention: settings.value.retention)
-        let upkeep = Task.detached {
-            while !Task.isCancelled {
-                maintenance.runDue()
-                try? await Task.sleep(for: .milliseconds(500))
-            }
-        }
-        defer { upkeep.cancel() }
-        var failure: (any Error)?
-        do {
-            // Until graceful shutdown, or until the store file is replaced: the hub then
-            // exits non-zero, and the new store's processes elect a hub of their own.
-            try await until({ await storeReplacement(of: coordinator) }) {
-                await Supervision.serveUntilShutdown(
-                    logger: logger,
-                    status: {
-                        let peers = await hub.peers().count
-                        let history =
-                            (try? coordinator.historySummary()).map { "head token \($0.headToken), \($0.transactions) in the ledger" }
-                            ?? "ledger unreadable"
-                        let listening = doorbell.map { ", server doorbell \($0.state)" } ?? ""
-                        return "serving \(peers) peer\(peers == 1 ? "" : "s"), \(history)\(listening)"
-                    },
-                    afterReady: {
-                        // Keep-alives come from the loop that serves the peers: if it hangs, they stop.
-                        if let interval = Watchdog.keepAliveInterval {
-                            logger.info("watchdog armed", metadata: ["interval": "\(interval)"])
-                            hub.onEventLoop(every: interval) { ServiceNotifier.notify(.watchdog) }
-                        }
-                    },
-                    reload: {
-                        let reloaded = try settings.reload()
-                        try maintenance.setRetention(reloaded.retention)
-                        await hub.setMaximumPeers(reloaded.maximumPeers)
-                    })
-            }
-        } catch {
-            failure = error
-        }
-        await doorbell?.stop()
-        await hub.stop()
-        if let failure { throw failure }
+        await services.add(HubService(hub: hub, doorbell: doorbell, maintenance: maintenance, coordinator: coordinator, electionLock: lock))
+        if let interval = Watchdog.keepAliveInterval { logger.info("watchdog armed", metadata: ["interval": "\(interval)"]) }
+        await services.add(
+            SystemdNotifyService(
+                status: {
+                    let peers = await hub.peers().count
+                    // try?: a ledger that cannot be read now is said so in the status line
+                    let history = (try? coordinator.historySummary()).map { "head token \($0.headToken), \($0.transactions) in the ledger" }
+                    let listening = doorbell.map { ", server doorbell \($0.state)" } ?? ""
+                    return "serving \(peers) peer\(peers == 1 ? "" : "s"), \(history ?? "ledger unreadable")\(listening)"
+                },
+                // Keep-alives follow the loop that serves the peers: if it hangs, they stop.
+                isAlive: { await hub.isServing() },
+                reload: {
+                    let reloaded = try settings.reload()
+                    try maintenance.setRetention(reloaded.retention)
+                    await hub.setMaximumPeers(reloaded.maximumPeers)
+                },
+                statusInterval: .seconds(1), logger: logger))
     }
 }

@@ -62,19 +62,22 @@ struct RunCommand: AsyncParsableCommand {
         let logger = Logger(label: "ambar.agent.run")
         // Everything inside the service group, whose signal handlers are in place from the start:
         // a SIGTERM while the store is still opening (a slow or frozen server) stops it cleanly.
-        try await AgentService.run(logger: logger, beside: try metrics.map { [try $0.service(logger: logger)] } ?? []) {
-            try await serve(settings: settings, metrics: metrics, logger: logger)
+        try await AgentService.runGroup(logger: logger, beside: try metrics.map { [try $0.service(logger: logger)] } ?? []) { services in
+            try await setUp(services, settings: settings, metrics: metrics, logger: logger)
         }
     }
 
-    /// Opens the store, joins its sharing and imports the inbox until graceful shutdown.
-    private func serve(settings: LiveSettings, metrics: MetricsEndpoint?, logger: Logger) async throws {
+    /// Opens the store, joins its sharing and starts importing the inbox; the group then runs
+    /// until graceful shutdown (the worker finishes the file in progress), or until the store
+    /// file is replaced (sharing fails: exit non-zero, and the files not yet in the store at the
+    /// path stay in the inbox).
+    private func setUp(_ services: AgentServices, settings: LiveSettings, metrics: MetricsEndpoint?, logger: Logger) async throws {
         let stack = try openExistingStack(directory)
         let coordinator = try stack.mainCoordinator
         metrics?.collect { LedgerMetrics.collect(coordinator) }
         let decoder = try ImportRecordDecoder(model: stack.model, entityName: resolvedEntity ?? "", keyAttribute: resolvedKey)
         let inbox = try Inbox(root: directory.url, name: name)
-        var sharing = socket.sharing(in: directory.url, as: "sync-agent run \(name)")
+        var sharing = try socket.sharing(in: directory.url, as: "sync-agent run \(name)")
         sharing.retention = settings.value.retention
         sharing.mergePositionName = "agent-\(name)"
         let sync = try await SharedStoreSync.start(stack: stack, configuration: sharing)
@@ -84,32 +87,26 @@ struct RunCommand: AsyncParsableCommand {
         let worker = InboxWorker(
             inbox: inbox, name: name, stack: stack, decoder: decoder,
             pollInterval: Double(pollInterval) / 1000, limits: settings.value.inboxLimits, logger: logger)
-        var failure: (any Error)?
-        do {
-            // Until graceful shutdown, or until the store file is replaced (exit non-zero:
-            // files not yet in the store at the path stay in the inbox).
-            try await untilSharingFails(sync) {
-                await Supervision.serveUntilShutdown(
-                    logger: logger,
-                    status: {
-                        let c = worker.counters
-                        let head = (try? coordinator.currentHistoryToken()).map(String.init) ?? "?"
-                        let base = "\(c.files) files imported (\(c.objects) objects), \(c.failed) failed, \(c.waiting) waiting; head token \(head)"
-                        return c.retrying.map { "\(base); \($0)" } ?? base
-                    },
-                    afterReady: { worker.start() },
-                    reload: {
-                        let reloaded = try settings.reload()
-                        try sync.setRetention(reloaded.retention)
-                        worker.setLimits(reloaded.inboxLimits)
-                    })
-            }
-        } catch {
-            failure = error
-        }
-        await worker.stop()
-        merges.cancel()
-        await sync.stop()
-        if let failure { throw failure }
+        worker.start()  // before READY=1: readiness means the inbox is watched
+        let keepAliveWindow = Watchdog.keepAliveInterval.map { $0 * 2 } ?? .seconds(60)
+        await services.add(sync)
+        await services.add(InboxWorkerService(worker: worker, onStopped: { merges.cancel() }))
+        await services.add(
+            SystemdNotifyService(
+                status: {
+                    let c = worker.counters
+                    // try?: a head that cannot be read now is shown as "?"; the ledger says why elsewhere
+                    let head = (try? coordinator.currentHistoryToken()).map(String.init) ?? "?"
+                    let base = "\(c.files) files imported (\(c.objects) objects), \(c.failed) failed, \(c.waiting) waiting; head token \(head)"
+                    return c.retrying.map { "\(base); \($0)" } ?? base
+                },
+                // Keep-alives follow the import loop: while it goes round and can read the inbox.
+                isAlive: { worker.isAlive(within: keepAliveWindow) },
+                reload: {
+                    let reloaded = try settings.reload()
+                    try sync.setRetention(reloaded.retention)
+                    worker.setLimits(reloaded.inboxLimits)
+                },
+                statusInterval: .seconds(1), logger: logger))
     }
 }

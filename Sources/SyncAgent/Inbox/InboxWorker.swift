@@ -1,6 +1,5 @@
 import AmbarCore
 import AmbarDataStack
-import AmbarSystemd
 import Foundation
 import Logging
 import RecordImport
@@ -9,16 +8,17 @@ import RecordImport
 ///
 /// Each file's idempotency key (see ``Inbox/idempotencyKey(for:agent:)``) is saved in the same
 /// transaction as its objects. A file found again after a crash — imported but not yet moved —
-/// is recognized by its key and only moved. The worker runs on its own thread, and sends the
-/// watchdog keep-alives from its loop: if imports hang, systemd notices.
+/// is recognized by its key and only moved. The worker runs on its own thread, and says whether
+/// its loop goes round (``isAlive(within:)``), which the watchdog keep-alives follow: if imports
+/// hang, systemd notices.
 ///
 /// Only what is wrong with a file's data (a line that does not decode, a value that fails
 /// validation, a uniqueness constraint, a line longer than the maximum, a file larger than the
 /// maximum) sends it to `failed/`. When the store cannot take it (busy, full, read-only, an I/O
 /// error) the file stays in the inbox and is tried again with a growing delay (1 s doubling to
-/// 60 s), while the loop keeps the watchdog fed and ``Counters/retrying`` says why. An inbox
-/// folder that cannot be read is not taken for an empty one: ``Counters/retrying`` and the log say
-/// so, and the watchdog is not fed until it can be read again.
+/// 60 s), while the loop goes on (alive) and ``Counters/retrying`` says why. An inbox folder
+/// that cannot be read is not taken for an empty one: ``Counters/retrying`` and the log say so,
+/// and the worker is not alive until it can be read again.
 final class InboxWorker: Sendable {
     /// What the worker has done, for STATUS= and the logs.
     struct Counters: Sendable {
@@ -50,9 +50,11 @@ final class InboxWorker: Sendable {
     private let counterStorage = Locked(Counters())
     /// The same work as metrics (nothing recorded without a metrics backend).
     private let metrics: InboxMetrics
-    private let watchdogInterval: Duration?
     private let clock = ContinuousClock()
-    private let lastKeepAlive = Locked<ContinuousClock.Instant?>(nil)
+    /// When the loop last went round (or a file in progress read another chunk).
+    private let lastRound: Locked<ContinuousClock.Instant>
+    /// The inbox folder could not be read at the last look.
+    private let inboxUnreadable = Locked(false)
     private let limits: Locked<Limits>
     /// Files the store could not take, with when to try each again and the current delay.
     private let retries = Locked<[String: (at: ContinuousClock.Instant, backoff: Duration)]>([:])
@@ -69,7 +71,7 @@ final class InboxWorker: Sendable {
         self.decoder = ImportRecordDecoderBox(decoder)
         self.pollInterval = pollInterval
         self.logger = logger
-        watchdogInterval = Watchdog.keepAliveInterval
+        lastRound = Locked(clock.now)
     }
 
     /// Applies new limits from the next file on (a reloaded configuration).
@@ -101,15 +103,15 @@ final class InboxWorker: Sendable {
 
     private var stopping: Bool { stopRequested.withLock { $0 } }
 
-    private func keepAlive() {
-        guard let interval = watchdogInterval else { return }
+    /// Whether the worker does its work: its loop went round within `interval`, and the inbox
+    /// could be read (what the watchdog keep-alives follow).
+    func isAlive(within interval: Duration) -> Bool {
+        !inboxUnreadable.withLock { $0 } && clock.now - lastRound.withLock { $0 } < interval
+    }
+
+    private func wentRound() {
         let now = clock.now
-        let due = lastKeepAlive.withLock { last -> Bool in
-            if let last, now - last < interval { return false }
-            last = now
-            return true
-        }
-        if due { ServiceNotifier.notify(.watchdog) }
+        lastRound.withLock { $0 = now }
     }
 
     /// How ``Counters/retrying`` begins while the inbox folder cannot be read.
@@ -121,8 +123,9 @@ final class InboxWorker: Sendable {
             do {
                 files = try inbox.waiting()
             } catch {
-                // Not read as empty: said in the status and the log, and the watchdog is not fed,
-                // so that a service manager sees the agent is not doing its work.
+                // Not read as empty: said in the status and the log, and the worker is not alive
+                // (no keep-alives), so that a service manager sees the agent is not doing its work.
+                inboxUnreadable.withLock { $0 = true }
                 let reason = "\(Self.unreadableInbox) (\(error)); nothing is imported until it can"
                 if counterStorage.withLock({ counters in
                     defer { counters.retrying = reason }
@@ -134,14 +137,15 @@ final class InboxWorker: Sendable {
                 Thread.sleep(forTimeInterval: pollInterval)
                 continue
             }
-            keepAlive()
+            inboxUnreadable.withLock { $0 = false }
+            wentRound()
             counterStorage.withLock { counters in
                 counters.waiting = files.count
                 if counters.retrying?.hasPrefix(Self.unreadableInbox) == true { counters.retrying = nil }
             }
             metrics.waiting.record(files.count)
-            // Files waiting for a retry are skipped until their time; the loop goes on (and keeps
-            // the watchdog fed) meanwhile.
+            // Files waiting for a retry are skipped until their time; the loop goes on (alive)
+            // meanwhile.
             let now = clock.now
             let due = retries.withLock { pending in
                 pending = pending.filter { name, _ in files.contains { $0.lastPathComponent == name } }
@@ -150,7 +154,7 @@ final class InboxWorker: Sendable {
             for file in due {
                 guard !stopping else { break }
                 process(file)
-                keepAlive()
+                wentRound()
             }
             if due.isEmpty { Thread.sleep(forTimeInterval: pollInterval) }
         }
@@ -208,7 +212,7 @@ final class InboxWorker: Sendable {
             importer.onError = .abort
             importer.author = "sync-agent run \(name)"
             let report = try importer.run(
-                try LineSource(path: file.path, maximumLineBytes: limits.maximumLineBytes), idempotencyKey: key, heartbeat: { keepAlive() })
+                try LineSource(path: file.path, maximumLineBytes: limits.maximumLineBytes), idempotencyKey: key, heartbeat: { wentRound() })
             if let error = report.abortedBy {
                 let text = "\(fileName): not imported; nothing of it was written.\nerror: \(error)\n"
                 try inbox.markFailed(file, report: text)

@@ -1,6 +1,7 @@
 import AmbarStack
 import AmbarTestSupport
 import Foundation
+import ServiceLifecycleTestKit
 import SharedStoreIPC
 import XCTest
 
@@ -60,6 +61,33 @@ final class ChangeConsumerTests: SharedStoreTestCase {
         }
         XCTFail("timed out waiting until \(what)")
         throw CancellationError()
+    }
+
+    /// A consumer's service, at its group's graceful shutdown (triggered with swift-service-
+    /// lifecycle's test kit, no signal), finishes the batch in hand, records its position, and
+    /// returns; what was saved after it is left for its next run.
+    func testAConsumerServiceStopsAtGracefulShutdownWithItsPositionRecorded() async throws {
+        try await share()
+        var options = ChangeConsumer.Options()
+        options.includesOwnTransactions = true  // the items are this process's
+        let coordinator = try stack.writerCoordinator
+        let consumer = try ChangeConsumer(name: "graceful", sharing: sync, options: options)
+        let handled = Locked<[Int64]>([])
+        var first: [Int64] = []
+        try await testGracefulShutdown { trigger in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await consumer.service { transaction, _ in handled.withLock { $0.append(transaction.token) } }.run() }
+                // It starts at the head: what is saved once its position is recorded is delivered.
+                try await until("the consumer started") { try coordinator.historyCursor(consumer: "graceful") != nil }
+                first = try await saveItems(["a", "b"])
+                try await until("both items were handled") { handled.withLock { $0 } == first }
+                trigger.triggerGracefulShutdown()
+                try await group.waitForAll()  // run() returned
+            }
+        }
+        XCTAssertEqual(try coordinator.historyCursor(consumer: "graceful")?.token, first.last, "its position is recorded")
+        try await saveItems(["c"])
+        XCTAssertEqual(handled.withLock { $0 }, first, "nothing is handled after it stopped")
     }
 
     func testPurgedHistoryIsReconciledFromTheDataThenDeliveryContinuesAfterTheHead() async throws {
