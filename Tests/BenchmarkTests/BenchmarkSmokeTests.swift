@@ -25,8 +25,16 @@ final class BenchmarkSmokeTests: XCTestCase {
             let figures = try XCTUnwrap(workload["figures"] as? [[String: Any]])
             XCTAssertFalse(figures.isEmpty)
             for figure in figures {
-                let value = try XCTUnwrap(figure["value"] as? Double, "\(workload["title"] ?? "?"): \(figure["approach"] ?? "?") has a number")
-                XCTAssertTrue(value > 0, "\(figure["approach"] ?? "?") measured something: \(value)")
+                let approach = figure["approach"] as? String ?? "?"
+                let value = try XCTUnwrap(figure["value"] as? Double, "\(workload["title"] ?? "?"): \(approach) has a number")
+                if approach.hasPrefix("highest pace kept up") {
+                    // A search's result, not a measurement: 0 when no pace tried (down to 1/16 of
+                    // the target) kept up, which on a loaded machine is a true answer (a debug
+                    // build beside three busy processes reaches 1,250 records/s, old code and new).
+                    XCTAssertGreaterThanOrEqual(value, 0, approach)
+                } else {
+                    XCTAssertTrue(value > 0, "\(approach) measured something: \(value)")
+                }
             }
         }
         let markdown = try String(contentsOf: output.appendingPathComponent("latest.md"), encoding: .utf8)
