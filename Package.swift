@@ -107,12 +107,24 @@ let package = Package(
             name: "AmbarSwiftData",
             dependencies: ["AmbarStack", "AmbarMacros", "SharedStoreIPC", .product(name: "Logging", package: "swift-log")]
         ),
+        // The compiler plugin: the entry point, and a type per macro named as the declarations
+        // name it.
         .macro(
             name: "AmbarMacros",
             dependencies: [
-                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                "AmbarMacroExpansions",
                 .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]
+        ),
+        // What the macros expand to, and their diagnostics: a library of its own, so that the
+        // macro tests link it without building the plugin (and every module it leads to) again
+        // for the host.
+        .target(
+            name: "AmbarMacroExpansions",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
                 .product(name: "SwiftDiagnostics", package: "swift-syntax"),
             ]
         ),
@@ -272,6 +284,14 @@ let package = Package(
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ]
+        ),
+        // The macros expanded in process (assertMacroExpansion), diagnostics included.
+        .testTarget(
+            name: "AmbarMacrosTests",
+            dependencies: [
+                "AmbarMacroExpansions",
+                .product(name: "SwiftSyntaxMacrosTestSupport", package: "swift-syntax"),
             ]
         ),
         .testTarget(

@@ -7,7 +7,7 @@ import SwiftSyntaxMacros
 /// write the model's backing data, seen by Observation); the class gets the backing data, an
 /// observation registrar, `schemaMetadata`, `init(backingData:)` and the `PersistentModel`,
 /// `Observable` and `Sendable` conformances.
-public struct PersistentModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
+open class PersistentModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
     // MARK: Member attributes
 
     public static func expansion(
@@ -138,7 +138,7 @@ public struct PersistentModelMacro: MemberMacro, MemberAttributeMacro, Extension
 /// `@_PersistedProperty`: a persisted `var` of a SwiftData-style `@Model` class becomes accessors
 /// of the model's backing data (an `init` accessor that records the initial value, a getter and
 /// a setter that Observation sees), with a placeholder peer the `init` accessor initialises.
-public struct PersistedPropertyMacro: AccessorMacro, PeerMacro {
+open class PersistedPropertyMacro: AccessorMacro, PeerMacro {
     public static func expansion(
         of node: AttributeSyntax, providingAccessorsOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
     ) throws -> [AccessorDeclSyntax] {
@@ -179,14 +179,14 @@ public struct PersistedPropertyMacro: AccessorMacro, PeerMacro {
 
 /// `#Unique` and `#Index`: read by `@Model` from the class's members; they add nothing
 /// themselves.
-public struct SchemaConstraintMacro: DeclarationMacro {
+open class SchemaConstraintMacro: DeclarationMacro {
     public static func expansion(of node: some FreestandingMacroExpansionSyntax, in context: some MacroExpansionContext) throws -> [DeclSyntax] {
         []
     }
 }
 
 /// `@ModelActor`: an actor with its own model context, on an executor of its own.
-public struct ModelActorMacro: MemberMacro, ExtensionMacro {
+open class ModelActorMacro: MemberMacro, ExtensionMacro {
     public static func expansion(
         of node: AttributeSyntax, providingMembersOf declaration: some DeclGroupSyntax, conformingTo protocols: [TypeSyntax],
         in context: some MacroExpansionContext

@@ -7,7 +7,7 @@ import SwiftSyntaxMacros
 /// `DeclaredProperty` per stored property, with its key path, name, default and options), the
 /// `DeclaredModel` conformance, and the initializer contexts use when it declares initializers of
 /// its own.
-public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
+open class ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
     // MARK: Member attributes
 
     public static func expansion(

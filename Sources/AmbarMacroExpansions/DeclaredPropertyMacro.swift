@@ -5,7 +5,7 @@ import SwiftSyntaxMacros
 /// object's values (`_declaredGet` and `_declaredSet`, chosen by the compiler from the property's
 /// type), with an `init` accessor that accepts the declaration's initial value (the entity keeps
 /// it as the attribute's default).
-public struct DeclaredPropertyMacro: AccessorMacro {
+open class DeclaredPropertyMacro: AccessorMacro {
     public static func expansion(
         of node: AttributeSyntax, providingAccessorsOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
     ) throws -> [AccessorDeclSyntax] {
