@@ -310,6 +310,15 @@ let package = Package(
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ]
         ),
+        // serve's routes in process, through Hummingbird's test client (the server-level tests run
+        // the sync-agent binary).
+        .testTarget(
+            name: "ServeRouterTests",
+            dependencies: [
+                "SyncAgent", "AmbarStack", "SharedStoreIPC", "AmbarTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["HTTP"])),
+            ]
+        ),
         // SwiftData code as Apple's platforms compile it, with only its import changed.
         .testTarget(
             name: "AmbarSwiftDataTests",

@@ -108,20 +108,8 @@ struct ServeCommand: AsyncParsableCommand {
             let sync = try await SharedStoreSync.start(stack: stack, configuration: try socket.sharing(in: directory.url, as: "sync-agent serve"))
             try DescriptorBudget.require(16, for: "starting the HTTP server")  // the listener and its first connections
 
-            let router = Router(context: ServeContext.self)
-            // The status page holds no data: it is served without the token and asks for it.
-            if let token { router.add(middleware: BearerTokenMiddleware(token: token, openPaths: ["/"])) }
-            let latency = MergeLatencyLog(sync: sync)
-            let changes = ChangeStreamEndpoint(sync: sync, stack: stack, backlog: backlog)
-            let objects = ObjectsEndpoint(stack: stack)
-            let (directory, socketPath) = (self.directory, socket.path(in: self.directory.url))
-            router.get("/v1/changes") { request, context in try changes.response(request, context: context) }
-            router.get("/v1/objects/:entity") { request, context in try objects.response(request, context: context) }
-            router.get("/") { _, _ in StatusPage.response() }
-            router.get("/v1/latency") { _, _ in ServeResponses.json(try latency.json()) }
-            router.get("/v1/status") { _, _ in
-                ServeResponses.json(try await StatusCommand.report(stack: stack, directory: directory, socketPath: socketPath).jsonLine())
-            }
+            let router = ServeRouter.make(
+                stack: stack, sync: sync, token: token, backlog: backlog, directory: directory, socketPath: socket.path(in: directory.url))
 
             let listening = AsyncStream<Void>.makeStream()
             let server: any Service

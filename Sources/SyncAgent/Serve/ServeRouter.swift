@@ -1,0 +1,31 @@
+// Built with the package trait HTTP (a default trait).
+#if HTTP
+    import AmbarDataStack
+    import Hummingbird
+    import SharedStoreIPC
+
+    /// The routes of `sync-agent serve`, apart from the server that runs them (the command's
+    /// listener, or a socket-activated one), so that they can be tested in process.
+    enum ServeRouter {
+        /// The router over `stack`, shared through `sync`: with a `token`, every route but the
+        /// status page (`/`, which holds no data) wants it as `Authorization: Bearer`.
+        static func make(
+            stack: DataStack, sync: SharedStoreSync, token: String?, backlog: Int, directory: DirectoryOptions, socketPath: String
+        ) -> Router<ServeContext> {
+            let router = Router(context: ServeContext.self)
+            // The status page holds no data: it is served without the token and asks for it.
+            if let token { router.add(middleware: BearerTokenMiddleware(token: token, openPaths: ["/"])) }
+            let latency = MergeLatencyLog(sync: sync)
+            let changes = ChangeStreamEndpoint(sync: sync, stack: stack, backlog: backlog)
+            let objects = ObjectsEndpoint(stack: stack)
+            router.get("/v1/changes") { request, context in try changes.response(request, context: context) }
+            router.get("/v1/objects/:entity") { request, context in try objects.response(request, context: context) }
+            router.get("/") { _, _ in StatusPage.response() }
+            router.get("/v1/latency") { _, _ in ServeResponses.json(try latency.json()) }
+            router.get("/v1/status") { _, _ in
+                ServeResponses.json(try await StatusCommand.report(stack: stack, directory: directory, socketPath: socketPath).jsonLine())
+            }
+            return router
+        }
+    }
+#endif

@@ -1,0 +1,94 @@
+// Built with the package trait HTTP (a default trait), as serve is.
+#if HTTP
+    import AmbarStack
+    import AmbarTestSupport
+    import Foundation
+    import HTTPTypes
+    import Hummingbird
+    import HummingbirdTesting
+    import SharedStoreIPC
+    import XCTest
+
+    @testable import SyncAgent
+
+    /// `sync-agent serve`'s routes in process, through Hummingbird's test client, over a real
+    /// store shared as serve shares it: the bearer token, the objects endpoint and its errors,
+    /// the open status page. (`ServeCommandTests` runs the binary over its sockets.)
+    final class ServeRouterTests: XCTestCase {
+        private var directory: TemporaryDirectory!
+        private var stack: DataStack!
+        private var sync: SharedStoreSync!
+
+        override func setUp() async throws {
+            directory = try TemporaryDirectory()
+            stack = try DataStack.open(model: .model(try itemModel()), storeURL: directory.store, name: "serve-router")
+            sync = try await SharedStoreSync.start(stack: stack, configuration: .sharedDirectory(directory.url))
+            let context = try stack.importerContext()
+            try context.performAndWait { () throws(AmbarError) in
+                for (uid, value) in [("a", 1), ("b", 2)] {
+                    let item = try context.insertObject(entityName: "Item")
+                    try item.setValue(.string(uid), forKey: "uid")
+                    try item.setValue(.integer(Int64(value)), forKey: "value")
+                }
+                try context.save()
+            }
+        }
+
+        override func tearDown() async throws {
+            await sync?.stop()
+            sync = nil
+            stack = nil
+            directory = nil
+        }
+
+        /// The application over serve's router, with `token` required when given.
+        private func application(token: String?) throws -> some ApplicationProtocol {
+            let options = try DirectoryOptions.parse(["--directory", directory.url.path])
+            let router = ServeRouter.make(
+                stack: stack, sync: sync, token: token, backlog: 10, directory: options,
+                socketPath: SharingConfiguration.defaultSocketPath(in: directory.url, environment: [:]))
+            return Application(router: router)
+        }
+
+        private func json(_ body: ByteBuffer) throws -> Any {
+            try JSONSerialization.jsonObject(with: Data(buffer: body))
+        }
+
+        func testObjectsAreReadAsJSONAndAnUnknownEntityIsNamedInA404() async throws {
+            try await application(token: nil).test(.router) { client in
+                try await client.execute(uri: "/v1/objects/Item?limit=10", method: .get) { response in
+                    XCTAssertEqual(response.status, .ok)
+                    XCTAssertEqual(response.headers[.contentType]?.hasPrefix("application/json"), true)
+                    let text = String(buffer: response.body)
+                    XCTAssertTrue(text.contains("\"a\"") && text.contains("\"b\""), text)
+                }
+                try await client.execute(uri: "/v1/objects/Nope", method: .get) { response in
+                    XCTAssertEqual(response.status, .notFound)
+                    XCTAssertTrue(String(buffer: response.body).contains("Item"), "the entities it has are named")
+                }
+                try await client.execute(uri: "/v1/objects/Item?limit=many", method: .get) { response in
+                    XCTAssertEqual(response.status, .badRequest)
+                }
+            }
+        }
+
+        func testWithATokenEveryRouteButTheStatusPageWantsIt() async throws {
+            try await application(token: "s3cret").test(.router) { client in
+                try await client.execute(uri: "/v1/objects/Item", method: .get) { response in
+                    XCTAssertEqual(response.status, .unauthorized)
+                    XCTAssertEqual(response.headers[.wwwAuthenticate], "Bearer")
+                    XCTAssertFalse(String(buffer: response.body).contains("\"a\""), "no data without the token")
+                }
+                try await client.execute(uri: "/v1/objects/Item", method: .get, headers: [.authorization: "Bearer wrong"]) { response in
+                    XCTAssertEqual(response.status, .unauthorized)
+                }
+                try await client.execute(uri: "/v1/objects/Item", method: .get, headers: [.authorization: "Bearer s3cret"]) { response in
+                    XCTAssertEqual(response.status, .ok)
+                }
+                try await client.execute(uri: "/", method: .get) { response in
+                    XCTAssertEqual(response.status, .ok, "the status page holds no data and asks for the token itself")
+                }
+            }
+        }
+    }
+#endif
