@@ -212,15 +212,11 @@ final class FailedReadTests: StoreTestCase {
         withExtendedLifetime(monitor) {}
     }
 
-    /// A changed row whose sort value cannot be read (its department is a fault the server
-    /// cannot fill) keeps its place in a results controller, and the failure is reported;
-    /// before, the value read as null and the row jumped to the top. Once the server answers,
-    /// the row is placed by its value.
-    func testAResultsRowWhoseSortValueCannotBeReadKeepsItsPlace() throws {
-        let server = try requirePostgreSQL()
+    /// One employee per `(department, employee)` name pair, each in a department of its own, saved.
+    private func seedEmployees(_ pairs: [(department: String, employee: String)]) throws {
         let writer = privateContext("seed")
         try writer.performAndWait { () throws in
-            for (departmentName, employeeName) in [("A", "Ann"), ("B", "Bob")] {
+            for (departmentName, employeeName) in pairs {
                 let department = try writer.insert(Department.self)
                 department.name = departmentName
                 let employee = try writer.insert(Employee.self)
@@ -229,13 +225,29 @@ final class FailedReadTests: StoreTestCase {
             }
             try writer.save()
         }
+    }
+
+    /// A results controller over every employee, sorted by department name then name, its
+    /// errors collected in `errors`, fetched (on `context`'s queue).
+    private func sortedByDepartment(in context: ManagedObjectContext, errors: Collector<AmbarError>) throws -> FetchedResultsController<Employee> {
+        let request = FetchRequest<Employee>(sortDescriptors: [Key<String>("department.name").sorted(), Key<String>("name").sorted()])
+        let controller = FetchedResultsController(fetchRequest: request, context: context)
+        controller.onError = { errors.append($0) }
+        try controller.performFetch()
+        return controller
+    }
+
+    /// A changed row whose sort value cannot be read (its department is a fault the server
+    /// cannot fill) keeps its place in a results controller, and the failure is reported;
+    /// before, the value read as null and the row jumped to the top. Once the server answers,
+    /// the row is placed by its value.
+    func testAResultsRowWhoseSortValueCannotBeReadKeepsItsPlace() throws {
+        let server = try requirePostgreSQL()
+        try seedEmployees([("A", "Ann"), ("B", "Bob")])
         let context = privateContext("viewer")
         let errors = Collector<AmbarError>()
         let (controller, bob) = try context.performAndWait { () throws -> (FetchedResultsController<Employee>, Employee) in
-            let request = FetchRequest<Employee>(sortDescriptors: [Key<String>("department.name").sorted(), Key<String>("name").sorted()])
-            let controller = FetchedResultsController(fetchRequest: request, context: context)
-            controller.onError = { errors.append($0) }
-            try controller.performFetch()
+            let controller = try sortedByDepartment(in: context, errors: errors)
             XCTAssertEqual(controller.fetchedObjects.map(\.name), ["Ann", "Bob"])
             return (controller, try XCTUnwrap(controller.fetchedObjects.last))
         }
@@ -265,24 +277,11 @@ final class FailedReadTests: StoreTestCase {
     /// value read as null and the changed row was placed after it, out of order, silently.
     func testAShownRowThatCannotBeReadToCompareWithIsReportedAndTheResultsFetchedAgain() throws {
         let server = try requirePostgreSQL()
-        let writer = privateContext("seed")
-        try writer.performAndWait { () throws in
-            for (departmentName, employeeName) in [("B", "Ann"), ("A", "Bob")] {
-                let department = try writer.insert(Department.self)
-                department.name = departmentName
-                let employee = try writer.insert(Employee.self)
-                employee.name = employeeName
-                employee.department = department
-            }
-            try writer.save()
-        }
+        try seedEmployees([("B", "Ann"), ("A", "Bob")])
         let context = privateContext("viewer")
         let errors = Collector<AmbarError>()
         let (controller, bob) = try context.performAndWait { () throws -> (FetchedResultsController<Employee>, Employee) in
-            let request = FetchRequest<Employee>(sortDescriptors: [Key<String>("department.name").sorted(), Key<String>("name").sorted()])
-            let controller = FetchedResultsController(fetchRequest: request, context: context)
-            controller.onError = { errors.append($0) }
-            try controller.performFetch()
+            let controller = try sortedByDepartment(in: context, errors: errors)
             XCTAssertEqual(controller.fetchedObjects.map(\.name), ["Bob", "Ann"])
             let bob = try XCTUnwrap(controller.fetchedObjects.first)
             XCTAssertEqual(bob.department?.name, "A", "Bob's department is loaded; Ann's stays a fault")
