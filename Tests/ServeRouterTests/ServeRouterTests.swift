@@ -1,5 +1,6 @@
-// Built with the package trait HTTP (a default trait), as serve is.
-#if HTTP
+// Built with the package trait TestKits (a default trait, which turns on HTTP as serve needs;
+// scripts/run-tsan leaves it off).
+#if TestKits
     import AmbarStack
     import AmbarTestSupport
     import Foundation

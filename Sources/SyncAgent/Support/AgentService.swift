@@ -3,6 +3,7 @@ import AmbarSystemd
 import Foundation
 import Logging
 import ServiceLifecycle
+import UnixSignals
 
 /// A long-running command as one swift-service-lifecycle `ServiceGroup`: SIGTERM and SIGINT shut
 /// it down gracefully, and the process exits 0 once every service returned — or with
@@ -30,25 +31,47 @@ struct AgentService: Service {
     static func runGroup(
         logger: Logger, beside: [any Service] = [], _ setUp: @escaping @Sendable (AgentServices) async throws -> Void
     ) async throws {
-        let services = AgentServices()
-        let command = AgentService { try await setUp(services) }
-        try await run(logger: logger, first: beside, command: command, commandEndsGroup: false, services: services)
-    }
-
-    private static func run(
-        logger: Logger, first beside: [any Service], command: AgentService, commandEndsGroup: Bool, services: AgentServices? = nil
-    ) async throws {
         let deadline = ShutdownDeadline(logger: logger)
         defer { withExtendedLifetime(deadline) {} }
+        try await group(logger: logger, beside: beside, signals: [.sigterm, .sigint], setUp).run()
+    }
+
+    /// The group ``runGroup(logger:beside:_:)`` runs, shut down gracefully by `signals`.
+    ///
+    /// Setting up stays a service of the group until the group's graceful shutdown reaches it,
+    /// which is after the services it added (they shut down first): then it runs, in its own
+    /// task, every service it added that the group never started (a service added while the
+    /// group shuts down is dropped), so that each still stops what it holds.
+    static func group(
+        logger: Logger, beside: [any Service], signals: [UnixSignal], _ setUp: @escaping @Sendable (AgentServices) async throws -> Void
+    ) -> ServiceGroup {
+        let services = AgentServices()
+        let command = AgentService {
+            try await setUp(services)
+            try? await gracefulShutdown()  // try?: cancellation ends the wait as shutdown does
+            try await services.runNeverStarted()
+        }
+        let group = makeGroup(logger: logger, beside: beside, command: command, commandEndsGroup: false, signals: signals)
+        services.attach(group)
+        return group
+    }
+
+    private static func run(logger: Logger, first beside: [any Service], command: AgentService, commandEndsGroup: Bool) async throws {
+        let deadline = ShutdownDeadline(logger: logger)
+        defer { withExtendedLifetime(deadline) {} }
+        try await makeGroup(logger: logger, beside: beside, command: command, commandEndsGroup: commandEndsGroup, signals: [.sigterm, .sigint]).run()
+    }
+
+    private static func makeGroup(
+        logger: Logger, beside: [any Service], command: AgentService, commandEndsGroup: Bool, signals: [UnixSignal]
+    ) -> ServiceGroup {
         typealias Configured = ServiceGroupConfiguration.ServiceConfiguration
         // A command that is the work ends the group when it returns; one that only sets the work
         // up leaves it to the services it added.
         let commandService = Configured(service: command, successTerminationBehavior: commandEndsGroup ? .gracefullyShutdownGroup : .ignore)
-        let group = ServiceGroup(
+        return ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: beside.map { Configured(service: $0) } + [commandService], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        services?.attach(group)
-        try await group.run()
+                services: beside.map { Configured(service: $0) } + [commandService], gracefulShutdownSignals: signals, logger: logger))
     }
 }
 
@@ -56,12 +79,51 @@ struct AgentService: Service {
 /// services that do its work once they are set up.
 final class AgentServices: Sendable {
     private let group = Locked<ServiceGroup?>(nil)
+    private let added = Locked<[AddedService]>([])
 
     fileprivate func attach(_ group: ServiceGroup) { self.group.withLock { $0 = group } }
 
-    /// Starts `service` in the group (unless it is shutting down already: then it never runs).
+    /// Starts `service` in the group. When the group is shutting down already, it does not start
+    /// it: setting up runs it once its own shutdown comes, where it stops at once.
     func add(_ service: any Service) async {
         guard let group = group.withLock({ $0 }) else { return }
-        await group.addServiceUnlessShutdown(service)
+        let added = AddedService(service)
+        self.added.withLock { $0.append(added) }
+        await group.addServiceUnlessShutdown(added)
+    }
+
+    /// Runs the services the group never started, the last added first, in the calling task,
+    /// whose graceful shutdown has begun: each returns once it has stopped what it holds.
+    fileprivate func runNeverStarted() async throws {
+        for service in added.withLock({ $0 }).reversed() where service.abandon() {
+            try await service.service.run()
+        }
+    }
+}
+
+/// A service added to a running group, which knows whether the group started it.
+private final class AddedService: Service {
+    private enum State { case waiting, started, runElsewhere }
+    let service: any Service
+    private let state = Locked(State.waiting)
+
+    init(_ service: any Service) { self.service = service }
+
+    func run() async throws {
+        let start = state.withLock { state -> Bool in
+            guard case .waiting = state else { return false }
+            state = .started
+            return true
+        }
+        if start { try await service.run() }
+    }
+
+    /// Whether the group never started it (from now on, it never will).
+    func abandon() -> Bool {
+        state.withLock { state in
+            guard case .waiting = state else { return false }
+            state = .runElsewhere
+            return true
+        }
     }
 }
