@@ -19,7 +19,8 @@ final class HubConnection: Sendable {
         var serverDoorbell: ServerDoorbell?
         var lock: HubElectionLock?
         var stopped = false
-        var connectTask: Task<Void, Never>?
+        /// The task that runs ``run()`` for ``start()``.
+        var runTask: Task<Void, Never>?
         /// The last trouble logged, so that a lasting one is logged once, not at every attempt.
         var lastTrouble: String?
     }
@@ -76,8 +77,13 @@ final class HubConnection: Sendable {
     /// The database server's doorbell's state, when this process serves the hub of a server store.
     var serverDoorbellState: ServerDoorbell.ListenState? { state.withLock { $0.serverDoorbell?.state } }
 
-    /// Starts connecting (in the background).
-    func start() { startConnecting() }
+    /// Runs ``run()`` in a task of its own, which ``stop()`` cancels and waits for.
+    func start() {
+        state.withLock { s in
+            guard !s.stopped, s.runTask == nil else { return }
+            s.runTask = Task { await self.run() }
+        }
+    }
 
     /// Sends `frame` to the hub if connected. Returns whether it was queued: not when there is
     /// no connection, when the hub is not reading (the send side is bounded), or when the frame is
@@ -97,11 +103,13 @@ final class HubConnection: Sendable {
                 s.client = nil
                 s.hub = nil
                 s.serverDoorbell = nil
+                s.runTask = nil
             }
-            return (s.client, s.hub, s.serverDoorbell, s.connectTask)
+            return (s.client, s.hub, s.serverDoorbell, s.runTask)
         }
-        // A connect in flight must end before the event loop goes (a promise made on a loop that
-        // has shut down never completes); cancelling it ends its wait for `welcome` at once.
+        // The loop must end before the event loop goes (a promise made on a loop that has shut
+        // down never completes); cancelling it ends a wait for `welcome` or for the connection's
+        // end at once.
         task?.cancel()
         await task?.value
         await client?.close()
@@ -112,16 +120,12 @@ final class HubConnection: Sendable {
 
     // MARK: - Connecting
 
-    private func startConnecting() {
-        state.withLock { s in
-            guard !s.stopped, s.connectTask == nil else { return }
-            s.connectTask = Task { await self.connectLoop() }
-        }
-    }
-
-    private func connectLoop() async {
+    /// Connects, and connects again after every loss, until the task running it is cancelled:
+    /// serves the hub when none answers (if this process may), and backs off from a hub that
+    /// refuses this process or does not answer. Each connection lives inside this loop, which
+    /// closes it when cancelled.
+    func run() async {
         var backoff = Backoff(initial: .milliseconds(100), maximum: .seconds(30))
-        defer { state.withLock { $0.connectTask = nil } }
         while !state.withLock({ $0.stopped }) && !Task.isCancelled {
             let hello = Frame.Hello(
                 storeUUID: storeUUID, processID: getpid(), instanceID: ProcessInstance.id, processName: configuration.resolvedProcessName, cursor: cursor())
@@ -134,7 +138,7 @@ final class HubConnection: Sendable {
                         SharingMetrics.doorbellsReceived.increment()
                         self?.onFrame(frame)
                     },
-                    onClose: { [weak self] in self?.connectionClosed() })
+                    onClose: {})
                 let stopped = state.withLock { s -> Bool in
                     if !s.stopped {
                         s.client = client
@@ -148,7 +152,16 @@ final class HubConnection: Sendable {
                 }
                 Self.logger.debug("connected to the hub", metadata: ["hub-pid": "\(client.welcome.hubProcessID)", "peers": "\(client.welcome.peers)"])
                 onConnected()
-                return
+                await client.waitUntilClosed()  // closes it when this task is cancelled
+                let stoppedSince = state.withLock { s -> Bool in
+                    s.client = nil
+                    return s.stopped
+                }
+                if stoppedSince || Task.isCancelled { return }
+                Self.logger.debug("hub connection lost; reconnecting")
+                onDisconnected()
+                backoff.reset()
+                continue
             } catch SyncClient.ConnectError.refused(let code, let message) {
                 trouble("the hub refused this process (\(code)): \(message); following the ledger and retrying with backoff", level: .error)
             } catch SyncClient.ConnectError.untrustedHub(let reason) {
@@ -177,17 +190,6 @@ final class HubConnection: Sendable {
             return s.lastTrouble != message
         }
         if new { Self.logger.log(level: level, "\(message)") }
-    }
-
-    private func connectionClosed() {
-        let stopped = state.withLock { s -> Bool in
-            s.client = nil
-            return s.stopped
-        }
-        guard !stopped else { return }
-        Self.logger.debug("hub connection lost; reconnecting")
-        onDisconnected()
-        startConnecting()
     }
 
     /// Whose hub this process accepts: root, its own user, and the owner and group of the store

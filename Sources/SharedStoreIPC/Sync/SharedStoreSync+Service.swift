@@ -6,8 +6,13 @@ import ServiceLifecycle
 /// group's graceful shutdown (SIGTERM, for a group that listens for it) or cancellation, then
 /// stops sharing (``SharedStoreSync/stop()``) and returns.
 ///
+/// Made with ``SharedStoreSync/init(sharing:configuration:)``, sharing's loops (the hub
+/// connection, the ledger poll) run as child tasks of `run()`; made with
+/// ``SharedStoreSync/start(stack:configuration:)``, they run already in a task of their own, and
+/// `run()` binds their end to the group's.
+///
 /// ```swift
-/// let sync = try await SharedStoreSync.start(stack: stack, configuration: .sharedDirectory(directory))
+/// let sync = try SharedStoreSync(sharing: stack, configuration: .sharedDirectory(directory))
 /// let group = ServiceGroup(services: [sync, consumer.service(handle)], gracefulShutdownSignals: [.sigterm], logger: logger)
 /// try await group.run()
 /// ```
@@ -22,7 +27,14 @@ extension SharedStoreSync: Service {
     /// Shares until graceful shutdown or cancellation, then stops sharing; throws
     /// `AmbarError.storeReplaced(path:)` when the store file was replaced meanwhile.
     public func run() async throws {
-        let failure = await withTaskGroup(of: AmbarError?.self) { group in
+        let first = await withTaskGroup(of: AmbarError?.self) { group in
+            if takeLoops() {
+                // Return when cancelled (below), or when sharing ends for good (as the next does).
+                group.addTask {
+                    await self.runLoops()
+                    return nil
+                }
+            }
             // Returns at graceful shutdown, or on cancellation.
             group.addTask {
                 try? await gracefulShutdown()
@@ -34,6 +46,7 @@ extension SharedStoreSync: Service {
             return first
         }
         await stop()
-        if let failure { throw failure }
+        // The loops may end first when sharing fails: the failure is the same either way.
+        if let failure = first ?? failure { throw failure }
     }
 }

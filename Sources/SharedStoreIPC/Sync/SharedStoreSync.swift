@@ -47,7 +47,9 @@ public final class SharedStoreSync: Sendable {
     private let doorbells = DispatchQueue(label: "ambar.sync.doorbells", qos: .userInitiated)
     private let events = ObserverList<RemoteMergeEvent>()
     private let observations = Locked<[ContextObservation]>([])
-    private let timer: Locked<TimerBox?> = Locked(nil)
+    /// Who runs the loops (the hub connection's, the ledger poll): ``run()`` as child tasks, or
+    /// the task ``start(stack:configuration:)`` made for them.
+    private let loops = Locked(Loops.notStarted)
     private let lastLedgerCheck = Locked<ContinuousClock.Instant?>(nil)
     private let checks = Locked(0)
     private let clock = ContinuousClock()
@@ -56,10 +58,16 @@ public final class SharedStoreSync: Sendable {
     private let bell = Locked<SharedMemoryBell?>(nil)
     private let bellProblemState = Locked<String?>(nil)
 
-    /// A dispatch timer, which is thread-safe but not marked `Sendable`.
-    private final class TimerBox: @unchecked Sendable {
-        let timer: any DispatchSourceTimer
-        init(_ timer: any DispatchSourceTimer) { self.timer = timer }
+    /// Who runs sharing's loops.
+    private enum Loops {
+        /// Prepared (``init(stack:configuration:)``): ``run()`` will run them.
+        case notStarted
+        /// In `task`: started with ``start(stack:configuration:)`` or its `readyStack` variant.
+        case inTask(Task<Void, Never>)
+        /// As child tasks of ``run()``.
+        case inRun
+        /// Stopped, or ended for good.
+        case ended
     }
     static let logger = Logger(label: "ambar.sync")
 
@@ -141,7 +149,29 @@ public final class SharedStoreSync: Sendable {
         guard stack.isReady else { throw AmbarError.stackNotReady }
         let sync = try SharedStoreSync(stack: stack, configuration: configuration)
         try sync.begin()
+        sync.launch()
         return sync
+    }
+
+    /// Shares `stack` (which must be ready) from now on, and leaves the loops that keep it in
+    /// step (the hub connection, the ledger poll) to ``run()``, which runs them as its child
+    /// tasks: for a `ServiceGroup`, which then owns all of sharing's work.
+    ///
+    /// ```swift
+    /// let sync = try SharedStoreSync(sharing: stack, configuration: .sharedDirectory(directory))
+    /// let group = ServiceGroup(services: [sync, consumer.service(handle)], gracefulShutdownSignals: [.sigterm], logger: logger)
+    /// try await group.run()
+    /// ```
+    ///
+    /// Saves are announced, and the stack's main context re-read once, from the moment it
+    /// returns; other processes' transactions are merged once `run()` runs.
+    ///
+    /// - Throws: `AmbarError/stackNotReady` when the stack's setup has not finished, and what
+    ///   ``start(stack:configuration:)`` throws.
+    public convenience init(sharing stack: DataStack, configuration: SharingConfiguration) throws {
+        guard stack.isReady else { throw AmbarError.stackNotReady }
+        try self.init(stack: stack, configuration: configuration)
+        try begin()
     }
 
     /// Why a stack cannot be shared.
@@ -170,12 +200,68 @@ public final class SharedStoreSync: Sendable {
         let locals = main === coordinator ? [coordinator] : [main, coordinator]
         let list = locals.map { local in local.observeDidSave { [weak self] note in self?.localDidSave(note) } }
         observations.withLock { $0 = list }
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now() + configuration.pollInterval, repeating: configuration.pollInterval)
-        timer.setEventHandler { [weak self] in self?.tick() }
-        timer.resume()
-        self.timer.withLock { $0 = TimerBox(timer) }
-        connection.start()
+    }
+
+    /// Runs the loops in a task of their own (which ``stop()`` cancels and waits for): what
+    /// ``start(stack:configuration:)`` does, for code that does not run sharing as a service.
+    private func launch() {
+        loops.withLock { loops in
+            guard case .notStarted = loops else { return }
+            loops = .inTask(Task { await self.runLoops() })
+        }
+    }
+
+    /// Whether the caller is to run the loops (as ``run()`` does, for an instance made with
+    /// ``init(sharing:configuration:)``); false when they run already or sharing stopped.
+    func takeLoops() -> Bool {
+        loops.withLock { loops in
+            guard case .notStarted = loops else { return false }
+            loops = .inRun
+            return true
+        }
+    }
+
+    /// Sharing's work while it runs, as child tasks of the calling task: the hub connection
+    /// (connect, serve the hub when none answers, reconnect) and the ledger poll (the store's
+    /// identity, upkeep, the bell, the position, a ledger check when due). Returns when the
+    /// calling task is cancelled, or when sharing ends for good; in that case it also stops the
+    /// hub connection, so that the new store's processes take the hub over.
+    func runLoops() async {
+        let connection = self.connection
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await connection.run() }
+            group.addTask { await self.pollLedger() }
+            // The connection's loop ends when cancelled or stopped; the poll also when sharing
+            // ends for good.
+            await group.next()
+            group.cancelAll()
+        }
+        if ending.error != nil { await connection.stop() }
+    }
+
+    /// Whether ``stop()`` was called.
+    private var isStopped: Bool {
+        loops.withLock { loops in
+            if case .ended = loops { return true }
+            return false
+        }
+    }
+
+    /// Checks the ledger every poll interval (``tick()``, on ``queue``) until cancelled, stopped
+    /// or ended for good.
+    private func pollLedger() async {
+        let interval = Duration.seconds(configuration.pollInterval)
+        while ending.error == nil && !isStopped {
+            // Sleeps throw only when the task is cancelled (stop()), which ends the loop.
+            do { try await Task.sleep(for: interval) } catch { return }
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                queue.async {
+                    // stop() marks sharing stopped before it stops the follower on this queue.
+                    if !self.isStopped { self.tick() }
+                    done.resume()
+                }
+            }
+        }
     }
 
     /// Stops sharing: closes the hub connection (never waiting on a hub that does not answer),
@@ -198,10 +284,13 @@ public final class SharedStoreSync: Sendable {
     /// saves of this process are no longer announced and other processes' are no longer merged.
     /// Calling it twice does nothing more.
     public func stop() async {
-        timer.withLock {
-            $0?.timer.cancel()
-            $0 = nil
+        let running = loops.withLock { loops -> Task<Void, Never>? in
+            defer { loops = .ended }
+            if case .inTask(let task) = loops { return task }
+            return nil
         }
+        running?.cancel()
+        await running?.value
         observations.withLock { list in
             list.forEach { $0.cancel() }
             list = []
@@ -238,12 +327,8 @@ public final class SharedStoreSync: Sendable {
     private func end(_ error: AmbarError) {
         guard ending.fail(error) else { return }
         Self.logger.critical("\(error) Sharing stopped: nothing more is merged or announced.")
-        timer.withLock {
-            $0?.timer.cancel()
-            $0 = nil
-        }
-        let connection = self.connection
-        Task { await connection.stop() }  // the hub goes, for the new store's processes
+        // The loops see the failure and end (``tick()`` runs on their poll), stopping the hub
+        // connection as they go: the hub goes, for the new store's processes.
     }
 
     // MARK: - Observing

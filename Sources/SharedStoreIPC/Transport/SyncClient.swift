@@ -152,6 +152,21 @@ public final class SyncClient: Sendable {
     /// Whether the connection is open.
     public var isActive: Bool { channel.isActive }
 
+    /// Waits until the connection ends, however it ends. Cancelling the waiting task closes the
+    /// connection (and so ends the wait).
+    ///
+    /// ```swift
+    /// await client.waitUntilClosed()   // then reconnect, or give up
+    /// ```
+    public func waitUntilClosed() async {
+        let channel = self.channel
+        await withTaskCancellationHandler {
+            try? await channel.closeFuture.get()  // try?: a failed close is a close all the same
+        } onCancel: {
+            channel.close(promise: nil)
+        }
+    }
+
     /// Closes the connection.
     public func close() async {
         try? await channel.close()  // try?: cleanup; the channel may be closed already

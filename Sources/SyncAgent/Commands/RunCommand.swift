@@ -80,7 +80,8 @@ struct RunCommand: AsyncParsableCommand {
         var sharing = try socket.sharing(in: directory.url, as: "sync-agent run \(name)")
         sharing.retention = settings.value.retention
         sharing.mergePositionName = "agent-\(name)"
-        let sync = try await SharedStoreSync.start(stack: stack, configuration: sharing)
+        // Sharing's loops run in the group, as child tasks of its service.
+        let sync = try SharedStoreSync(sharing: stack, configuration: sharing)
         let merges = sync.observeRemoteMerges { event in
             logger.debug("merged", metadata: ["token": "\(event.token)", "peer": "\(event.processID)", "latency-ms": "\(Int(event.latency * 1000))"])
         }

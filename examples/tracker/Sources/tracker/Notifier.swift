@@ -19,7 +19,8 @@ enum Notifier {
         }
         let logger = Logger(label: "tracker.notifier")
         let stack = try Tracker.open(directory)
-        let sync = try await SharedStoreSync.start(stack: stack, configuration: .sharedDirectory(directory))
+        // Shared from here; the group below runs sharing's loops.
+        let sync = try SharedStoreSync(sharing: stack, configuration: .sharedDirectory(directory))
         var options = ChangeConsumer.Options()
         options.startingPoint = .oldestRetained  // tasks marked done before its first start count too
         let notifier = try ChangeConsumer(name: name, sharing: sync, options: options)
