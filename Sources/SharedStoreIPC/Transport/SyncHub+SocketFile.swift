@@ -18,22 +18,23 @@ extension SyncHub {
     /// this one hands over: it stops accepting and closes its connections, which reconnect there.
     func watchSocketFile() {
         guard configuration.inheritedSocket == nil else { return }
-        let state = self.state
-        state.eventLoop.scheduleRepeatedAsyncTask(initialDelay: Self.socketFileCheckInterval, delay: Self.socketFileCheckInterval) {
+        let box = self.state
+        box.eventLoop.scheduleRepeatedAsyncTask(initialDelay: Self.socketFileCheckInterval, delay: Self.socketFileCheckInterval) {
             [weak self] (task: RepeatedTask) -> EventLoopFuture<Void> in
-            guard let self, !state.displaced, !state.stopped else {
+            guard let self, !box.value.displaced, !box.value.stopped else {
                 task.cancel()
-                return state.eventLoop.makeSucceededVoidFuture()
+                return box.eventLoop.makeSucceededVoidFuture()
             }
-            return self.checkSocketFile(state)
+            return self.checkSocketFile(box)
         }
     }
 
     /// One check (on the hub's event loop); see ``watchSocketFile()``.
-    private func checkSocketFile(_ state: HubState) -> EventLoopFuture<Void> {
+    private func checkSocketFile(_ box: NIOLoopBoundBox<HubState>) -> EventLoopFuture<Void> {
         let path = configuration.socketPath
         let now = FileIdentity(path: path)
-        guard now != state.socketFile else { return state.eventLoop.makeSucceededVoidFuture() }
+        let state = box.value
+        guard now != state.socketFile else { return box.eventLoop.makeSucceededVoidFuture() }
         guard now == nil else {
             Self.logger.error(
                 "the hub's socket path now names another socket (another hub started after this one's was removed?); handing over: this hub stops accepting and its processes reconnect there",
@@ -41,9 +42,10 @@ extension SyncHub {
             state.displaced = true
             state.listener?.close(promise: nil)
             for peer in state.peers.values { peer.channel.close(promise: nil) }
-            return state.eventLoop.makeSucceededVoidFuture()
+            return box.eventLoop.makeSucceededVoidFuture()
         }
         @Sendable func trouble(_ message: String) {
+            let state = box.value
             guard state.socketFileTrouble != message else { return }
             state.socketFileTrouble = message
             Self.logger.error("\(message) (tried again every second)", metadata: ["socket": "\(path)"])
@@ -53,10 +55,11 @@ extension SyncHub {
                 at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
         } catch {
             trouble("the hub's socket file was removed and its directory cannot be made again: \(error)")
-            return state.eventLoop.makeSucceededVoidFuture()
+            return box.eventLoop.makeSucceededVoidFuture()
         }
-        return rebind().hop(to: state.eventLoop).map { channel in
+        return rebind().hop(to: box.eventLoop).map { channel in
             _ = chmod(path, 0o660)
+            let state = box.value
             state.listener?.close(promise: nil)  // bound by the hub itself: closing it removes no file
             state.listener = channel
             state.socketFile = FileIdentity(path: path)

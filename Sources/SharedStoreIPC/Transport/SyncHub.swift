@@ -67,14 +67,15 @@ public final class SyncHub: Sendable {
 
     let configuration: Configuration
     private let channel: any Channel
-    let state: HubState
+    /// The connections' state, confined to the hub's one event loop (`state.value` checks that).
+    let state: NIOLoopBoundBox<HubState>
     static let logger = Logger(label: "ambar.sync.hub")
 
     /// Binds the socket path again (after its file was removed).
     let rebind: @Sendable () -> EventLoopFuture<any Channel>
 
     private init(
-        configuration: Configuration, channel: any Channel, state: HubState,
+        configuration: Configuration, channel: any Channel, state: NIOLoopBoundBox<HubState>,
         rebind: @escaping @Sendable () -> EventLoopFuture<any Channel>
     ) {
         self.configuration = configuration
@@ -85,7 +86,7 @@ public final class SyncHub: Sendable {
 
     /// The server bootstrap of the hub's listener (each bind makes one).
     private static func makeBootstrap(
-        configuration: Configuration, state: HubState, listening descriptor: Int32
+        configuration: Configuration, state: NIOLoopBoundBox<HubState>, listening descriptor: Int32
     ) -> ServerBootstrap {
         // The listener and every connection on the state's one loop.
         ServerBootstrap(group: state.eventLoop)
@@ -109,7 +110,7 @@ public final class SyncHub: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandlers([
                         ByteToMessageHandler(FrameDecoderHandler(maximumFrameSize: configuration.maximumFrameSize)),
-                        HubConnectionHandler(state: state),
+                        HubConnectionHandler(state: state.value),  // on the state's loop: the only one
                     ])
                 }
             }
@@ -119,7 +120,8 @@ public final class SyncHub: Sendable {
     /// ``Configuration/inheritedSocket`` — and starts serving.
     public static func start(_ configuration: Configuration) async throws -> SyncHub {
         let group = try configuration.eventLoopGroup ?? SharedEventLoops.group(for: "starting the hub", more: 8)
-        let state = HubState(configuration: configuration, eventLoop: group.next())
+        let loop = group.next()
+        let state = NIOLoopBoundBox.makeBoxSendingValue(HubState(configuration: configuration, eventLoop: loop), eventLoop: loop)
         SharingMetrics.hubPeers.record(0)
         do {
             let channel: any Channel
@@ -154,8 +156,8 @@ public final class SyncHub: Sendable {
                     }
                 })
             try await state.eventLoop.submit {
-                state.listener = channel
-                if configuration.inheritedSocket == nil { state.socketFile = FileIdentity(path: configuration.socketPath) }
+                state.value.listener = channel
+                if configuration.inheritedSocket == nil { state.value.socketFile = FileIdentity(path: configuration.socketPath) }
             }.get()
             hub.watchSocketFile()
             return hub
@@ -184,10 +186,11 @@ public final class SyncHub: Sendable {
         // Closing a listener leaves the connections it accepted open: each is closed here (the
         // event loops are the group's and keep running, so nothing else would close them).
         let stopping = state.eventLoop.submit { () -> ((any Channel)?, [any Channel]) in
-            state.stopped = true
-            for task in state.repeatedTasks { task.cancel() }
-            state.repeatedTasks = []
-            return (state.listener, state.peers.values.map(\.channel))
+            let hub = state.value
+            hub.stopped = true
+            for task in hub.repeatedTasks { task.cancel() }
+            hub.repeatedTasks = []
+            return (hub.listener, hub.peers.values.map(\.channel))
         }
         // try?: the loop refuses work only once its group was shut down, and every channel with it
         let (listener, connections) = (try? await stopping.get()) ?? (nil, [])
@@ -196,7 +199,7 @@ public final class SyncHub: Sendable {
         for connection in connections { try? await connection.close() }  // try?: cleanup; the peer may have gone already
         // The socket file goes with the hub — unless it is no longer this hub's.
         // try?: as above; a loop that is gone leaves the socket file, which the next hub replaces
-        let ours = try? await state.eventLoop.submit { state.socketFile != nil && FileIdentity(path: path) == state.socketFile }.get()
+        let ours = try? await state.eventLoop.submit { state.value.socketFile != nil && FileIdentity(path: path) == state.value.socketFile }.get()
         if ours == true { unlink(path) }
     }
 
@@ -230,25 +233,25 @@ public final class SyncHub: Sendable {
         }
         let state = self.state
         state.eventLoop.execute {
-            state.relay(ByteBuffer(bytes: bytes), token: token, from: nil)
-            state.flushRelayed()
+            state.value.relay(ByteBuffer(bytes: bytes), token: token, from: nil)
+            state.value.flushRelayed()
         }
     }
 
     /// The processes connected now.
     public func peers() async -> [PeerInfo] {
-        (try? await state.eventLoop.submit { self.state.peerInfos() }.get()) ?? []
+        (try? await state.eventLoop.submit { self.state.value.peerInfos() }.get()) ?? []
     }
 
     /// How many frames (relays and replies) were not sent because their receiver was not keeping
     /// up (each such receiver was then told to catch up from the ledger).
     public func droppedFrameCount() async -> Int {
-        (try? await state.eventLoop.submit { self.state.droppedFrames }.get()) ?? 0
+        (try? await state.eventLoop.submit { self.state.value.droppedFrames }.get()) ?? 0
     }
 
     /// Changes the most processes served at once; connections beyond it stay, new ones are refused.
     public func setMaximumPeers(_ maximum: Int) async {
-        try? await state.eventLoop.submit { self.state.maximumPeers = maximum }.get()
+        try? await state.eventLoop.submit { self.state.value.maximumPeers = maximum }.get()
     }
 
     /// Runs `body` on the hub's event loop every `interval` (first after one interval), until the
@@ -258,8 +261,9 @@ public final class SyncHub: Sendable {
     public func onEventLoop(every interval: Duration, _ body: @escaping @Sendable () -> Void) {
         let state = self.state
         state.eventLoop.execute {
-            guard !state.stopped else { return }
-            state.repeatedTasks.append(
+            let hub = state.value
+            guard !hub.stopped else { return }
+            hub.repeatedTasks.append(
                 state.eventLoop.scheduleRepeatedTask(initialDelay: TimeAmount(interval), delay: TimeAmount(interval)) { _ in body() })
         }
     }
@@ -270,12 +274,13 @@ public final class SyncHub: Sendable {
     public func isServing() async -> Bool {
         let state = self.state
         // try?: the loop refuses work only once its group was shut down: not serving
-        return (try? await state.eventLoop.submit { !state.stopped }.get()) ?? false
+        return (try? await state.eventLoop.submit { !state.value.stopped }.get()) ?? false
     }
 }
 
-/// The hub's connections; touched only on the hub's event loop.
-final class HubState: @unchecked Sendable {
+/// The hub's connections: touched only on the hub's event loop, where the hub keeps it (in a
+/// `NIOLoopBoundBox`, which checks so) and where its connection handlers run.
+final class HubState {
     struct Peer {
         let channel: any Channel
         var hello: Frame.Hello?
@@ -454,7 +459,8 @@ final class HubConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         }
         let channel = context.channel
         let timeout = state.configuration.handshakeTimeout
-        let deadline = context.eventLoop.scheduleTask(in: TimeAmount(timeout)) { [state] in
+        // On this loop, the state's: the task may hold it without crossing threads.
+        let deadline = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(timeout)) { [state] in
             guard let peer = state.peers[ObjectIdentifier(channel)], peer.hello == nil else { return }
             SyncHub.logger.warning("closing a connection that sent no hello within \(timeout)")
             channel.close(promise: nil)
