@@ -240,17 +240,20 @@ public final class SyncHub: Sendable {
 
     /// The processes connected now.
     public func peers() async -> [PeerInfo] {
+        // try?: the loop refuses work only once its group was shut down: no peers are connected then
         (try? await state.eventLoop.submit { self.state.value.peerInfos() }.get()) ?? []
     }
 
     /// How many frames (relays and replies) were not sent because their receiver was not keeping
     /// up (each such receiver was then told to catch up from the ledger).
     public func droppedFrameCount() async -> Int {
+        // try?: the loop refuses work only once its group was shut down: the hub relays nothing then
         (try? await state.eventLoop.submit { self.state.value.droppedFrames }.get()) ?? 0
     }
 
     /// Changes the most processes served at once; connections beyond it stay, new ones are refused.
     public func setMaximumPeers(_ maximum: Int) async {
+        // try?: the loop refuses work only once its group was shut down: no peer can connect then
         try? await state.eventLoop.submit { self.state.value.maximumPeers = maximum }.get()
     }
 
