@@ -65,6 +65,7 @@ package enum SQLiteStoreRelocation {
                 throw AmbarError.storeDamaged(path: old.path, reason: "the copy failed its integrity check: \(problems.prefix(3).joined(separator: "; "))")
             }
         } catch {
+            // try?: cleanup; the relocation's own error is thrown below
             try? removeStoreFiles(temporary)
             if let ambar = error as? AmbarError { throw ambar }
             throw .storeCannotOpen(path: new.path, reason: "relocating from \(old.path) failed, the old store is untouched: \(error)", cause: ErrorCause(error))
@@ -72,6 +73,7 @@ package enum SQLiteStoreRelocation {
         chmod(temporary.path, 0o660)
         guard rename(temporary.path, new.path) == 0 else {
             let reason = String(cString: strerror(errno))
+            // try?: cleanup; the relocation's own error is thrown below
             try? removeStoreFiles(temporary)
             throw .storeCannotOpen(path: new.path, reason: "cannot move the copy into place (\(reason)); the old store at \(old.path) is untouched")
         }
@@ -88,8 +90,10 @@ package enum SQLiteStoreRelocation {
     /// would risk them: closing any descriptor of a file drops the process's locks on it).
     static func checkNobodyHasOpen(_ store: URL) throws(AmbarError) {
         let paths = Set([store.path] + sidecars.map { store.path + $0 })
+        // try?: without /proc there is nothing to look at: the check cannot see, as on a system without it
         if let links = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
             for link in links {
+                // try?: a descriptor closed meanwhile names no file
                 guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(link)") else { continue }
                 if paths.contains(target) {
                     throw .storeCannotOpen(path: store.path, reason: "this process has the store open; close its stacks and coordinators before relocating it")

@@ -37,6 +37,7 @@ package enum SQLiteStoreRestore {
         do {
             return try restore(store: store, storeUUID: storeUUID, backup: backup, copy: copy, model: model, allowingAnotherStore: allowingAnotherStore)
         } catch {
+            // try?: cleanup; the restore's own error is thrown below
             try? removeFiles(copy)
             throw error
         }
@@ -92,6 +93,7 @@ package enum SQLiteStoreRestore {
             _ = try? old.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(FULL)") }
             (oldHead, marker) = try old.writeWithoutTransaction { db -> (Int64, Int64) in
                 try db.execute(sql: "BEGIN IMMEDIATE TRANSACTION")
+                // try?: cleanup; the transaction may have ended already
                 defer { try? db.execute(sql: "ROLLBACK TRANSACTION") }
                 let head = try SQLiteSchema.ledgerHeadOfAnyLayout(db)
                 let marker = try moveLedger(of: opened, past: head, restoredFrom: backup)
@@ -182,6 +184,7 @@ package enum SQLiteStoreRestore {
     /// store at the path).
     private static func removeSidecars(_ file: URL) throws(AmbarError) {
         let wal = file.path + "-wal"
+        // try?: no -wal file left: nothing is in it
         if let size = (try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? NSNumber)?.intValue, size > 0 {
             throw .storeCannotOpen(path: wal, reason: "the restored copy's log still holds \(size) bytes after its checkpoint; nothing was replaced")
         }

@@ -234,7 +234,9 @@ public struct ImportRecordDecoder {
             case .integer(let n): return .date(Date(timeIntervalSince1970: TimeInterval(n)))
             case .double(let d): return .date(Date(timeIntervalSince1970: d))
             case .string(let text):
+                // try?: probing the two ISO 8601 forms; a text in neither is a mismatch below
                 if let date = try? Date(text, strategy: .iso8601) { return .date(date) }
+                // try?: as above
                 if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return .date(date) }
                 throw mismatch("an ISO 8601 date (2026-11-22T10:00:00Z) or seconds since 1970")
             default: throw mismatch("an ISO 8601 date or seconds since 1970")

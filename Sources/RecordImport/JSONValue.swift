@@ -31,10 +31,15 @@ public enum JSONValue: Decodable, Equatable, Sendable {
     private static func decode(_ decoder: any Decoder, elements: Bool) throws -> JSONValue {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() { return .null }
+        // try?: probing the value's kind; the last kind, an object, throws
         if let value = try? container.decode(Bool.self) { return .bool(value) }
+        // try?: as above
         if let value = try? container.decode(Int64.self) { return .integer(value) }
+        // try?: as above
         if let value = try? container.decode(Double.self) { return .double(value) }
+        // try?: as above
         if let value = try? container.decode(String.self) { return .string(value) }
+        // try?: as above
         if var items = try? decoder.unkeyedContainer() {
             guard elements else { return .array([]) }
             var values: [JSONValue] = []

@@ -34,6 +34,7 @@ struct PredicateCompilation {
             return try compilable.compile(&self)
         }
         // A subexpression that does not read the object evaluates to a constant.
+        // try?: one that cannot be evaluated alone reads the object: the error below says it has no store equivalent
         if let evaluable = expression as? any PredicateExpression, let value = try? Self.evaluateConstant(evaluable) {
             return try CompiledExpression.fromValue(value)
         }

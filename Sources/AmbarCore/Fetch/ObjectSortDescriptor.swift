@@ -24,6 +24,7 @@ extension ObjectSortDescriptor {
     /// Decodes `{"key": "title", "ascending": false, "options": 1}` (ascending by default), or a
     /// string: `"title"`, `"title:desc"` (also `:descending`, `:asc`, `:ascending`).
     public init(from decoder: any Decoder) throws {
+        // try?: not the string form: the keyed form is decoded below, and its errors are thrown
         if let single = try? decoder.singleValueContainer(), let text = try? single.decode(String.self) {
             let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
             guard let key = parts.first, !key.isEmpty else {

@@ -160,8 +160,8 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
             for i in entity.relationships.indices { entity.relationships[i].renamingIdentifier = nil }
             return entity
         }
-        // try?: with non-finite numbers spelled out, entities of plain values always encode; the
-        // names are a last resort that the encoder never leaves to.
+        // With non-finite numbers spelled out, entities of plain values always encode:
+        // try?: the names are a last resort that the encoder never leaves to
         let bytes = (try? encoder.encode(sorted)) ?? Data(sorted.map(\.name).joined(separator: ",").utf8)
         // Unpadded hex: the form every existing store keeps.
         return String(FNV1a(bytes).value, radix: 16)

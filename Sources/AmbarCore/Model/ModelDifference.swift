@@ -32,6 +32,7 @@ public enum ModelDifference {
     package static func migration(storedJSON: String?, storeHash: String, to model: ManagedObjectModel) throws(AmbarError) -> (
         plan: Plan, stored: ManagedObjectModel, renamed: ManagedObjectModel
     ) {
+        // try?: a stored model this code cannot read was written by a newer one: incompatible, by both hashes
         guard let storedJSON, let stored = try? JSONDecoder().decode(ManagedObjectModel.self, from: Data(storedJSON.utf8)) else {
             throw .incompatibleModel(storeHash: storeHash, modelHash: model.versionHash)
         }

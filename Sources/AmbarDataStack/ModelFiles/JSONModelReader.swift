@@ -125,6 +125,7 @@ private struct AttributeDocument: Decodable {
         }
         var defaultValue = AttributeValue.null
         for key in ["default", "defaultValue"] where c.contains(AnyKey(key)) {
+            // try?: not the synthesized form: the plain form is decoded below, and its errors are thrown
             if let legacy = try? c.decode(AttributeValue.self, forKey: AnyKey(key)) {
                 defaultValue = legacy  // the synthesized form the store keeps
             } else {
@@ -207,11 +208,11 @@ private enum PlainValue: Decodable {
         let c = try decoder.singleValueContainer()
         if c.decodeNil() {
             self = .null
-        } else if let v = try? c.decode(Bool.self) {
+        } else if let v = try? c.decode(Bool.self) {  // try?: probing the kind; the last, a string, throws
             self = .bool(v)
-        } else if let v = try? c.decode(Int64.self) {
+        } else if let v = try? c.decode(Int64.self) {  // try?: as above
             self = .integer(v)
-        } else if let v = try? c.decode(Double.self) {
+        } else if let v = try? c.decode(Double.self) {  // try?: as above
             self = .double(v)
         } else {
             self = .string(try c.decode(String.self))
@@ -226,6 +227,7 @@ private enum PlainValue: Decodable {
         case (.integer(let n), .double), (.integer(let n), .float): return .double(Double(n))
         case (.double(let d), .double), (.double(let d), .float): return .double(d)
         case (.bool(let b), .boolean): return .bool(b)
+        // try?: a text that is no ISO 8601 date is no date: the caller says the default is not one
         case (.string(let s), .date): return (try? Date(s, strategy: .iso8601)).map { .date($0) }
         case (.integer(let n), .date): return .date(Date(timeIntervalSince1970: TimeInterval(n)))
         case (.double(let d), .date): return .date(Date(timeIntervalSince1970: d))

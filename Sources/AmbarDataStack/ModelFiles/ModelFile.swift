@@ -69,12 +69,15 @@ public enum ModelFile {
     /// The version an `.xcdatamodeld` bundle names in `.xccurrentversion`, or its only version.
     static func currentVersion(of bundle: URL) throws(AmbarError) -> URL {
         let marker = bundle.appendingPathComponent(".xccurrentversion")
+        // try?: no readable .xccurrentversion: the bundle's only version is used, and several are an error below
         if let data = try? Data(contentsOf: marker),
+            // try?: as above
             let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
             let name = plist["_XCCurrentVersionName"] as? String
         {
             return bundle.appendingPathComponent(name)
         }
+        // try?: a bundle that cannot be listed has no version: the error below says so
         let versions = ((try? FileManager.default.contentsOfDirectory(atPath: bundle.path)) ?? []).filter { $0.hasSuffix(".xcdatamodel") }.sorted()
         guard versions.count == 1, let only = versions.first else {
             throw .invalidModel(

@@ -50,6 +50,7 @@ public enum ModelSource: Sendable {
             let directories = Self.searchDirectories(directory)
             var entities: [EntityDescription] = []
             for dir in directories {
+                // try?: a folder that is not there (or cannot be listed) holds no model: the error below lists every folder searched
                 let files = (try? FileManager.default.contentsOfDirectory(at: dir, includingPropertiesForKeys: nil)) ?? []
                 for file in files.filter({ ModelFile.extensions.contains($0.pathExtension) }).sorted(by: { $0.lastPathComponent < $1.lastPathComponent }) {
                     entities += try ModelFile.load(file).entities

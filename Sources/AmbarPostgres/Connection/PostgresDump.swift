@@ -56,6 +56,7 @@ enum PostgresDump {
     /// first; a dump needs a pg_dump at least as new as the server).
     static func tool(_ name: String) throws(AmbarError) -> URL {
         var candidates: [String] = []
+        // try?: no versioned directories: the PATH is searched, and a tool found nowhere is an error below
         let versions = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? [])
             .compactMap(Int.init).sorted(by: >)
         candidates += versions.map { "/usr/lib/postgresql/\($0)/bin/\(name)" }

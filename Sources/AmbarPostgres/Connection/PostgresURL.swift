@@ -64,6 +64,7 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
         self.user = components.user.flatMap { $0.removingPercentEncoding } ?? environment["PGUSER"] ?? "postgres"
         var password = components.password.flatMap { $0.removingPercentEncoding }
         if password == nil, let file = query["password_file"] {
+            // try?: the error below names the file that cannot be read
             guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
                 throw .invalidArgument("\(Self.redacted(url)): cannot read password_file \(file)")
             }

@@ -335,6 +335,7 @@ public final class FetchedResultsController<T: ManagedObject> {
         guard let key = sectionNameKeyPath, !key.contains("."), let first = fetchRequest.sortDescriptors.first,
             first.key == key, first.options.isEmpty
         else { return false }
+        // try?: a key that is not the entity's own attribute: sections do not follow it
         return (try? context.persistentStoreCoordinator.model.resolved.layout(fetchRequest.entityName).attributeSlot(key)) != nil
     }
 

@@ -486,6 +486,7 @@ package struct SaveWork<Transaction: SaveTransaction> {
     func uniquenessViolation(_ layout: EntityLayout, values: [AttributeValue], toOne: [ManagedObjectID?]) -> AmbarError {
         for group in layout.uniquenessConstraints {
             if let key = uniquenessKey(group, layout, values: values, toOne: toOne),
+                // try?: only to name the row held: the violation is reported either way
                 let rows = try? existingRows(layout, group: group, keys: [key]),
                 let holder = rows.values.first
             {

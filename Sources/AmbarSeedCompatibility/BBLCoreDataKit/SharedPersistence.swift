@@ -94,6 +94,7 @@ public final class SharedPersistence: Sendable {
             context.enqueue {
                 // Load the updated objects first, so observers of this context see every update.
                 // One that cannot be read (deleted since) is left to the merge, which says so.
+                // try?: an object that cannot be read is left to the merge, which says so
                 for id in note.updated { _ = try? context.existingObject(with: id) }
                 _ = context.mergeChanges(fromContextDidSave: note)
             }

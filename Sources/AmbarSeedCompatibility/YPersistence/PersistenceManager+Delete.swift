@@ -51,6 +51,7 @@ extension PersistenceManager {
             do throws(AmbarError) {
                 try context.save()
             } catch {
+                // try?: cleanup; the save's own error is thrown below
                 try? context.rollback()
                 throw error
             }

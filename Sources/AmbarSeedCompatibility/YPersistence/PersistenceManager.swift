@@ -66,6 +66,7 @@ open class PersistenceManager: @unchecked Sendable {
             DispatchQueue.main.async { MainActor.assumeIsolated { completion(false) } }
             return
         }
+        // try?: the seed library's completion takes only whether the store loaded
         let stack = makeStack { result in completion((try? result.get()) != nil) }
         state.withLock { $0.stack = stack }
     }
@@ -133,6 +134,7 @@ open class PersistenceManager: @unchecked Sendable {
     /// Contexts handed out before — thread-cached ones included — are reset and no longer used.
     open func destroy(completion: @escaping @MainActor @Sendable (Bool) -> Void) throws(AmbarError) {
         try stack.deleteStore()
+        // try?: the seed library's completion takes only whether the store loaded
         let stack = makeStack { result in completion((try? result.get()) != nil) }
         state.withLock {
             $0.stack = stack

@@ -34,6 +34,7 @@ final class LedgerSignal: Sendable {
     func wait(after seen: UInt64, timeout: Duration) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.waitForRing(after: seen) }
+            // try?: a sleep throws only when cancelled, which ends the wait as the timeout does
             group.addTask { try? await Task.sleep(for: timeout) }
             await group.next()
             group.cancelAll()

@@ -37,6 +37,7 @@ extension SharedStoreSync: Service {
             }
             // Returns at graceful shutdown, or on cancellation.
             group.addTask {
+                // try?: it throws only when cancelled, which also means stop
                 try? await gracefulShutdown()
                 return nil
             }

@@ -74,6 +74,7 @@ public final class StoreMaintenance: Sendable {
 
     /// The ledger's head moving is activity (whoever wrote).
     private func noteActivity(_ now: ContinuousClock.Instant) {
+        // try?: a head that cannot be read now is read at the next round
         guard let head = try? coordinator.currentHistoryToken() else { return }
         state.withLock { s in
             if head != s.lastHead {
@@ -131,6 +132,7 @@ public final class StoreMaintenance: Sendable {
                     s.truncatedSinceActivity = true
                     s.lastCheckpoint = now
                     // The checkpoint's own marker moved the head: not activity.
+                    // try?: a head that cannot be read now is read at the next round
                     s.lastHead = (try? coordinator.currentHistoryToken()) ?? s.lastHead
                 }
             } catch {

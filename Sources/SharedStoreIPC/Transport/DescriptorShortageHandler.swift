@@ -85,6 +85,7 @@ final class DescriptorShortageHandler: ChannelInboundHandler, @unchecked Sendabl
         guard reserve >= 0 else { return 0 }
         var refused = 0
         let frame =
+            // try?: a short fixed message always fits a frame; without it the connection is only closed
             (try? WireFormat.encode(
                 .error(
                     code: .tooManyPeers, message: "the hub has no file descriptor left for this connection; retry later (processes follow the ledger meanwhile)"

@@ -247,6 +247,7 @@ final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
         // Who listens is checked before anything is sent: a socket another user planted gets
         // neither the hello nor any did-save.
         let credentials =
+            // try?: credentials that cannot be read are a refusal below, which says so
             try? context.pipeline.syncOperations.withUnsafeTransportIfAvailable(of: NIOBSDSocket.Handle.self) { fd in
                 PeerCredentials.of(fd)
             } ?? nil

@@ -25,6 +25,7 @@ struct BackupCommand: ParsableCommand {
         let target = URL(fileURLWithPath: to)
         let started = ContinuousClock.now
         try stack.mainCoordinator.backup(to: target)
+        // try?: only the size printed: 0 when it cannot be read
         let size = ((try? FileManager.default.attributesOfItem(atPath: target.path)[.size]) as? NSNumber)?.intValue ?? 0
         let seconds = (ContinuousClock.now - started).inSeconds
         let format = directory.serverURL == nil ? "sqlite" : "pg_dump custom (restore with pg_restore)"

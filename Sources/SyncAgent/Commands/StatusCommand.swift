@@ -35,6 +35,7 @@ struct StatusCommand: AsyncParsableCommand {
         let coordinator = try stack.mainCoordinator
         let file = directory.storeFile
         let server = try coordinator.serverStatus()
+        // try?: only sizes shown: a file that is not there is 0 bytes
         func size(_ path: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.intValue ?? 0 }
         let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator, name: "status")
         let entities = try stack.model.entityNames
@@ -73,6 +74,7 @@ struct StatusCommand: AsyncParsableCommand {
             }
             if let client {
                 try client.send(.peersRequest)
+                // try?: a sleep throws only when cancelled, which ends the command
                 for _ in 0..<200 where answer.withLock({ $0 == nil }) { try? await Task.sleep(for: .milliseconds(10)) }
                 let peers = (answer.withLock { $0 } ?? []).filter { $0.processID != getpid() || $0.processName != statusProcessName }.map { peer in
                     // A process's default consumer name ends in its PID and instance.

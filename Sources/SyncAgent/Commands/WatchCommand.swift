@@ -107,6 +107,7 @@ struct WatchCommand: AsyncParsableCommand {
                 FileHandle.standardOutput.write(Data((line + "\n").utf8))
             }
         }
+        // try?: it throws only when cancelled, which also means stop
         try? await gracefulShutdown()
         observation.cancel()
     }

@@ -31,6 +31,7 @@ final class DemoProcess {
 
     /// The path of the running executable.
     static var executablePath: String {
+        // try?: without /proc, the path the demo was started by
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     }
 
@@ -50,6 +51,7 @@ final class DemoProcess {
             if let newline = buffer.firstIndex(of: 0x0A) {
                 let line = buffer[buffer.startIndex..<newline]
                 buffer.removeSubrange(buffer.startIndex...newline)
+                // try?: the error below quotes the line
                 guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {
                     throw DemoFailure("the \(role) answered something unexpected: \(String(decoding: line, as: UTF8.self))")
                 }

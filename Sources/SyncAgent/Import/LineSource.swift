@@ -36,6 +36,7 @@ final class LineSource {
                 throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: path])
             }
             handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+            // try?: only for progress: the size is unknown when it cannot be read
             totalBytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue
         }
     }

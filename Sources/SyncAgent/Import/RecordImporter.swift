@@ -261,6 +261,7 @@ struct RecordImporter {
             do throws(AmbarError) {
                 if let idempotencyKey { try context.save(idempotencyKey: idempotencyKey) } else { try context.save() }
             } catch {
+                // try?: cleanup; the save's own error is handled below
                 try? context.rollback()
                 // Only what is wrong with the data is the lines' fault. Already imported (an
                 // earlier run committed this key), a busy, full, read-only or failing store, a

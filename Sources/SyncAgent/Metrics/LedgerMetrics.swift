@@ -58,6 +58,7 @@ enum LedgerMetrics {
             for gauge in gone { gauge.destroy() }
             if case .sqlite(let url) = coordinator.storeDescription {
                 let wal = url.path + "-wal"
+                // try?: no -wal file (checkpointed away) holds 0 bytes
                 walBytes.record((try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? NSNumber)?.intValue ?? 0)
             }
             if let server = try coordinator.serverStatus() {

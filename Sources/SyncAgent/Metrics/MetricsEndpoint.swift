@@ -69,6 +69,7 @@
             case .unix(let path):
                 try FileManager.default.createDirectory(at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
                 // A socket left by an earlier run is replaced; any other file there is an error.
+                // try?: nothing there is not a socket: binding says what is wrong
                 if (try? FileManager.default.attributesOfItem(atPath: path)[.type] as? FileAttributeType) == .typeSocket {
                     try FileManager.default.removeItem(atPath: path)
                 }

@@ -17,6 +17,7 @@
         static func error(_ status: HTTPResponse.Status, _ message: String, position: Int? = nil) -> Response {
             var object: [String: Any] = ["error": message]
             if let position { object["position"] = position }
+            // try?: a string and an integer always serialize
             let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
             return json(data, status: status)
         }

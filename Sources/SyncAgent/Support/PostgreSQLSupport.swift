@@ -67,6 +67,7 @@ enum PostgreSQLSupport {
     /// The server and database of `url` for people, never its password.
     static func display(_ url: URL) -> String {
         #if PostgreSQL
+            // try?: for people only: a URL that does not parse is shown redacted
             (try? PostgresURL(url).description) ?? PostgresURL.redacted(url)
         #else
             "postgres://\(url.host ?? "")\(url.path)"
