@@ -90,6 +90,7 @@ package enum SQLiteStoreRestore {
         let marker: Int64
         let oldHead: Int64
         do {
+            // try?: a log that cannot be folded in now stays beside the store, and is set aside with it
             _ = try? old.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(FULL)") }
             (oldHead, marker) = try old.writeWithoutTransaction { db -> (Int64, Int64) in
                 try db.execute(sql: "BEGIN IMMEDIATE TRANSACTION")

@@ -37,6 +37,7 @@ enum ObjectJSON {
     /// One JSON line of ``fields(_:relatedKeys:)``, keys sorted.
     static func line(_ object: ManagedObject, relatedKeys: [String: String] = [:]) throws(AmbarError) -> String {
         let fields = try fields(object, relatedKeys: relatedKeys)
+        // try?: every value above is JSON-safe (jsonValue spells non-finite numbers): it always serializes
         guard let data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes]) else {
             return #"{"id":"\#(object.objectID.uriString)"}"#
         }
