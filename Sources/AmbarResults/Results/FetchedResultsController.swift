@@ -102,10 +102,21 @@ public final class FetchedResultsController<T: ManagedObject> {
 
     // MARK: - Tracking
 
+    /// The name of `object`'s section ("" without a section key path). A value that cannot be
+    /// read (a fault whose row cannot be loaded) is reported to the context's failure observers
+    /// and `onError`, and the row shows in the unnamed section until the results are fetched
+    /// again.
     private func sectionName(_ object: ManagedObject) -> String {
-        guard let keyPath = sectionNameKeyPath,
-            let (_, value) = try? PredicateEvaluation.resolveAttribute(keyPath, on: object)
-        else { return "" }
+        guard let keyPath = sectionNameKeyPath else { return "" }
+        let value: AttributeValue
+        do {
+            (_, value) = try PredicateEvaluation.resolveAttribute(keyPath, on: object)
+        } catch {
+            fail(
+                ContextFailure(
+                    operation: "read the section name of a result (shown in the unnamed section)", object: object.objectID, property: keyPath, error: error))
+            return ""
+        }
         switch value {
         case .null: return ""
         case .string(let s): return s

@@ -19,8 +19,6 @@ final class HubConnection: Sendable {
         var serverDoorbell: ServerDoorbell?
         var lock: HubElectionLock?
         var stopped = false
-        /// The task that runs ``run()`` for ``start()``.
-        var runTask: Task<Void, Never>?
         /// The last trouble logged, so that a lasting one is logged once, not at every attempt.
         var lastTrouble: String?
     }
@@ -77,14 +75,6 @@ final class HubConnection: Sendable {
     /// The database server's doorbell's state, when this process serves the hub of a server store.
     var serverDoorbellState: ServerDoorbell.ListenState? { state.withLock { $0.serverDoorbell?.state } }
 
-    /// Runs ``run()`` in a task of its own, which ``stop()`` cancels and waits for.
-    func start() {
-        state.withLock { s in
-            guard !s.stopped, s.runTask == nil else { return }
-            s.runTask = Task { await self.run() }
-        }
-    }
-
     /// Sends `frame` to the hub if connected. Returns whether it was queued: not when there is
     /// no connection, when the hub is not reading (the send side is bounded), or when the frame is
     /// too large (`WireError` is thrown then, and nothing is sent).
@@ -95,23 +85,19 @@ final class HubConnection: Sendable {
     }
 
     /// Closes the connection, stops serving the hub if this process did, and releases the
-    /// election lock. Never waits on a hub that does not answer: a connect in flight is cancelled.
+    /// election lock. Its owner cancels the task that runs ``run()`` first and waits for it (a
+    /// connect in flight ends at once then: this never waits on a hub that does not answer); a
+    /// loop still running stops at its next turn.
     func stop() async {
-        let (client, hub, doorbell, task) = state.withLock { s -> (SyncClient?, SyncHub?, ServerDoorbell?, Task<Void, Never>?) in
+        let (client, hub, doorbell) = state.withLock { s -> (SyncClient?, SyncHub?, ServerDoorbell?) in
             s.stopped = true
             defer {
                 s.client = nil
                 s.hub = nil
                 s.serverDoorbell = nil
-                s.runTask = nil
             }
-            return (s.client, s.hub, s.serverDoorbell, s.runTask)
+            return (s.client, s.hub, s.serverDoorbell)
         }
-        // The loop must end before the event loop goes (a promise made on a loop that has shut
-        // down never completes); cancelling it ends a wait for `welcome` or for the connection's
-        // end at once.
-        task?.cancel()
-        await task?.value
         await client?.close()
         await doorbell?.stop()
         await hub?.stop()

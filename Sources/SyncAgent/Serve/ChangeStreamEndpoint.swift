@@ -111,7 +111,8 @@
                                 return
                             }
                         case .historyExpired(let expiry):
-                            let oldest = (try? stack.writerCoordinator.historySummary().oldestToken) ?? nil
+                            // Unreadable now: the stream ends (below), and the client reconnects.
+                            let oldest = try stack.writerCoordinator.historySummary().oldestToken
                             let data: [String: Any] = [
                                 "after": expiry.position, "purged_through": expiry.purgedThrough, "oldest_token": oldest ?? NSNull(),
                                 "head_token": expiry.head,
