@@ -7,9 +7,9 @@ import Synchronization
 
 /// `LISTEN` on a connection of its own (its `application_name` ends in "-listen"), kept up: reconnects with backoff (100 ms doubling to 5 s)
 /// after the server restarts or the network drops, and checks the connection every few seconds
-/// (a cut link that TCP has not noticed yet counts as lost once a check gets no answer).
+/// (a cut link that TCP has not noticed yet counts as lost once a check gets no answer). Nothing
+/// runs until its owner runs ``run()``, which ends when that task is cancelled.
 final class PostgresChangeListener: ServerListening {
-    private let task = Locked<Task<Void, Never>?>(nil)
     private let listening = Atomic<Bool>(false)
     private let url: PostgresURL
     private let channel: String
@@ -21,23 +21,16 @@ final class PostgresChangeListener: ServerListening {
         self.url = url
         self.channel = channel
         self.onEvent = onEvent
-        task.withLock { $0 = Task { await self.run() } }
     }
 
     var isListening: Bool { listening.load(ordering: .acquiring) }
 
-    func stop() async {
-        let running = task.withLock { $0 }
-        running?.cancel()
-        await running?.value
-    }
-
-    private func run() async {
+    func run() async {
         var delay: Duration = .milliseconds(100)
         while !Task.isCancelled {
             do {
                 // (The wrapper closes the connection when it goes: it lives as long as the listening.)
-                // Connected without holding a thread: stop() ends the wait at once.
+                // Connected without holding a thread: cancelling the task ends the wait at once.
                 let wrapper = try await PostgresServerConnection.connectCancellably(url, listening: true)
                 defer { wrapper.close() }
                 try await listen(on: wrapper.connection)

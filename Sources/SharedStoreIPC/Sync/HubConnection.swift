@@ -41,7 +41,8 @@ final class HubConnection: Sendable {
 
     /// A connection for the store `storeUUID` (file `storeFile`); `cursor` gives the ledger
     /// position announced in `hello`.
-    /// `makeServerDoorbell` starts the database server's doorbell when this process serves the hub.
+    /// `makeServerDoorbell` makes the database server's doorbell when this process serves the hub
+    /// (it listens in ``run()``).
     ///
     /// - Throws: ``AmbarError/tooManyOpenFiles(operation:limit:)`` when the process has too few
     ///   descriptors left for its event loop.
@@ -86,20 +87,19 @@ final class HubConnection: Sendable {
 
     /// Closes the connection, stops serving the hub if this process did, and releases the
     /// election lock. Its owner cancels the task that runs ``run()`` first and waits for it (a
-    /// connect in flight ends at once then: this never waits on a hub that does not answer); a
-    /// loop still running stops at its next turn.
+    /// connect in flight ends at once then: this never waits on a hub that does not answer, and
+    /// the server's doorbell has stopped listening); a loop still running stops at its next turn.
     func stop() async {
-        let (client, hub, doorbell) = state.withLock { s -> (SyncClient?, SyncHub?, ServerDoorbell?) in
+        let (client, hub) = state.withLock { s -> (SyncClient?, SyncHub?) in
             s.stopped = true
             defer {
                 s.client = nil
                 s.hub = nil
                 s.serverDoorbell = nil
             }
-            return (s.client, s.hub, s.serverDoorbell)
+            return (s.client, s.hub)
         }
         await client?.close()
-        await doorbell?.stop()
         await hub?.stop()
         state.withLock { $0.lock = nil }  // released only once the hub has stopped
     }
@@ -109,8 +109,17 @@ final class HubConnection: Sendable {
     /// Connects, and connects again after every loss, until the task running it is cancelled:
     /// serves the hub when none answers (if this process may), and backs off from a hub that
     /// refuses this process or does not answer. Each connection lives inside this loop, which
-    /// closes it when cancelled.
+    /// closes it when cancelled; the database server's doorbell, while this process serves the
+    /// hub of a server store, listens in a child task of it.
     func run() async {
+        await withDiscardingTaskGroup { listeners in
+            await connectAgainAndAgain(doorbellsIn: &listeners)
+            listeners.cancelAll()
+        }
+    }
+
+    /// The loop of ``run()``; a doorbell made on serving the hub listens in `listeners`.
+    private func connectAgainAndAgain(doorbellsIn listeners: inout DiscardingTaskGroup) async {
         var backoff = Backoff(initial: .milliseconds(100), maximum: .seconds(30))
         while !state.withLock({ $0.stopped }) && !Task.isCancelled {
             let hello = Frame.Hello(
@@ -160,7 +169,12 @@ final class HubConnection: Sendable {
                 // Nobody answers: try to become the hub (if this process may), else retry soon —
                 // a hub that died is replaced within tens of milliseconds.
                 backoff.reset()
-                if configuration.mayServeHub, await becomeHubIfFree() { continue }
+                if configuration.mayServeHub, await becomeHubIfFree() {
+                    if let doorbell = state.withLock({ $0.serverDoorbell }) {
+                        listeners.addTask { await doorbell.run() }  // until this loop ends
+                    }
+                    continue
+                }
                 // Sleeps throw only when the task is cancelled (stop()), which ends the loop.
                 do { try await Task.sleep(for: .milliseconds(50)) } catch { return }
                 continue
@@ -189,7 +203,8 @@ final class HubConnection: Sendable {
         }
     }
 
-    /// Takes the hub lock without waiting; on success serves the hub in this process.
+    /// Takes the hub lock without waiting; on success serves the hub in this process (and keeps
+    /// the server's doorbell, if any, for ``run()`` to listen with).
     private func becomeHubIfFree() async -> Bool {
         if state.withLock({ $0.hub != nil || $0.stopped }) { return false }
         guard let lock = HubElectionLock.take(forSocket: configuration.resolvedSocketPath) else { return false }
@@ -212,7 +227,6 @@ final class HubConnection: Sendable {
                 return true
             }
             if !keep {
-                await doorbell?.stop()
                 await hub.stop()
                 return false
             }

@@ -34,19 +34,39 @@ public final class ServerDoorbell: Sendable {
         }
     }
 
-    /// Starts the server's doorbell for the store of `coordinator`, relayed by `hub` (the
-    /// `sync-agent hub` daemon of a host); `nil` when the store is not on a server.
-    public static func start(coordinator: PersistentStoreCoordinator, hub: SyncHub) -> ServerDoorbell? {
+    /// The server's doorbell for the store of `coordinator`, relayed by `hub` (the `sync-agent
+    /// hub` daemon of a host), idle until its owner runs ``run()``; `nil` when the store is not on
+    /// a server.
+    ///
+    /// ```swift
+    /// if let doorbell = ServerDoorbell(coordinator: coordinator, hub: hub) {
+    ///     group.addTask { await doorbell.run() }  // listens until the group is cancelled
+    /// }
+    /// ```
+    public convenience init?(coordinator: PersistentStoreCoordinator, hub: SyncHub) {
         guard let uuid = UUID(uuidString: coordinator.storeIdentifier) else { return nil }
-        return ServerDoorbell(
+        self.init(
             store: coordinator.storeDescription, storeUUID: uuid, storeIdentifier: coordinator.storeIdentifier, hub: hub,
             head: { try coordinator.currentHistoryToken() })
     }
 
+    /// Starts the server's doorbell for the store of `coordinator` in a task of its own, until
+    /// ``stop()``; `nil` when the store is not on a server. A thin wrapper: code with a task of
+    /// its own to give runs ``run()`` there instead (a doorbell made with
+    /// ``init(coordinator:hub:)``).
+    public static func start(coordinator: PersistentStoreCoordinator, hub: SyncHub) -> ServerDoorbell? {
+        guard let doorbell = ServerDoorbell(coordinator: coordinator, hub: hub) else { return nil }
+        doorbell.started.withLock { $0 = Task { await doorbell.run() } }
+        return doorbell
+    }
+
+    /// The task ``start(coordinator:hub:)`` runs ``run()`` in.
+    private let started = Locked<Task<Void, Never>?>(nil)
     private let listenState = Locked<ListenState>(.connecting)
 
-    /// Starts listening on the channel of the store `storeUUID` (spelled `storeIdentifier` in the
-    /// store) and relaying to `hub`; `head` reads the ledger's head token.
+    /// A doorbell that, once ``run()`` runs, listens on the channel of the store `storeUUID`
+    /// (spelled `storeIdentifier` in the store) and relays to `hub`; `head` reads the ledger's
+    /// head token.
     init?(
         store: StoreDescription, storeUUID: UUID, storeIdentifier: String, hub: SyncHub,
         head: @escaping @Sendable () throws -> Int64
@@ -90,9 +110,18 @@ public final class ServerDoorbell: Sendable {
     /// The state of the listening connection.
     public var state: ListenState { listenState.withLock { $0 } }
 
-    /// Stops listening.
+    /// Listens and relays, reconnecting with backoff after a loss, until the task running it is
+    /// cancelled; the listening connection is closed before it returns.
+    public func run() async {
+        await listener.run()
+    }
+
+    /// Stops the listening that ``start(coordinator:hub:)`` started, and waits for its connection
+    /// to close; does nothing for a doorbell run by its owner (cancel that task instead).
     public func stop() async {
-        await listener.stop()
+        let task = started.withLock { $0 }
+        task?.cancel()
+        await task?.value
     }
 
     /// The hub frame for a notice: the keys when it carries them, else the token alone.

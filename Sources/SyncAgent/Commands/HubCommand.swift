@@ -66,7 +66,7 @@ struct HubCommand: AsyncParsableCommand {
         hubConfiguration.eventLoopGroup = try AgentEventLoops.group(for: "starting the hub")
         let hub = try await SyncHub.start(hubConfiguration)
         // For a store on a server, this hub is the host's one listener for the server's doorbell.
-        let doorbell = ServerDoorbell.start(coordinator: coordinator, hub: hub)
+        let doorbell = ServerDoorbell(coordinator: coordinator, hub: hub)  // listens in HubService's run()
         // The hub's process keeps the store's upkeep: ledger retention and WAL checkpoints.
         let maintenance = StoreMaintenance(coordinator: coordinator, retention: settings.value.retention)
         await services.add(HubService(hub: hub, doorbell: doorbell, maintenance: maintenance, coordinator: coordinator, electionLock: lock))

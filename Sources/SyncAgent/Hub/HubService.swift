@@ -8,8 +8,8 @@ import SharedStoreIPC
 /// (ledger retention, WAL checkpoints), until the group's graceful shutdown — or until the file
 /// at the store's path is no longer the store it opened (a restore): then it throws
 /// ``AmbarError/storeReplaced(path:)``, so that the hub exits non-zero and the new store's
-/// processes elect a hub of their own. The upkeep and the check are child tasks of `run()`;
-/// the hub and the doorbell are stopped before it returns, whatever ends it.
+/// processes elect a hub of their own. The upkeep, the check and the doorbell's listening are
+/// child tasks of `run()`; the hub is stopped before it returns, whatever ends it.
 struct HubService: Service {
     let hub: SyncHub
     let doorbell: ServerDoorbell?
@@ -29,17 +29,22 @@ struct HubService: Service {
                 return nil
             }
             group.addTask { await storeReplacement(of: coordinator) }
+            if let doorbell {
+                group.addTask {
+                    await doorbell.run()  // until cancelled
+                    return nil
+                }
+            }
             group.addTask {
                 try? await gracefulShutdown()  // try?: it throws only when cancelled, which also means stop
                 return nil
             }
-            // The upkeep never ends on its own: the first to end is graceful shutdown (nil), or
-            // the store replaced.
+            // The upkeep and the doorbell never end on their own: the first to end is graceful
+            // shutdown (nil), or the store replaced.
             let first = await group.next() ?? nil
             group.cancelAll()
             return first
         }
-        await doorbell?.stop()
         await hub.stop()
         withExtendedLifetime(electionLock) {}
         if let replaced { throw replaced }

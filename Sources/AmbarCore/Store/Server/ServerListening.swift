@@ -11,17 +11,18 @@ package enum ServerListenEvent: Sendable {
     case lost(reason: String)
 }
 
-/// A listening connection; reconnects by itself until stopped.
+/// A listening connection, made idle: ``run()`` listens, in the task of its owner.
 package protocol ServerListening: Sendable {
     /// Whether `LISTEN` is in place right now.
     var isListening: Bool { get }
-    /// Stops listening and closes the connection.
-    func stop() async
+    /// Listens, reconnecting with backoff after a loss, until the task running it is cancelled;
+    /// the connection is closed before it returns.
+    func run() async
 }
 
 /// A connector that can also listen for notifications.
 package protocol SQLServerListenConnector: SQLServerConnector {
-    /// Listens on `channel` on a connection of its own, reporting to `onEvent` (from any thread),
-    /// reconnecting with backoff after a loss, until stopped.
+    /// A listener on `channel`, on a connection of its own, that reports to `onEvent` (from any
+    /// thread) once its ``ServerListening/run()`` runs.
     func listen(channel: String, onEvent: @escaping @Sendable (ServerListenEvent) -> Void) -> any ServerListening
 }
