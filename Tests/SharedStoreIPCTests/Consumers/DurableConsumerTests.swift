@@ -93,10 +93,10 @@ final class DurableConsumerTests: XCTestCase {
     }
 
     func testAConsumerKilledTwentyTimesMakesEachAlertExactlyOnce() throws {
-        try check("alerter", writers: ["w1": 1_500, "w2": 1_500], restarts: 20, batch: 1)
+        try check("alerter", writers: ["w1": TestScale.count(1_500), "w2": TestScale.count(1_500)], restarts: 20, batch: 1)
     }
 
     func testBatchesOfSeveralTransactionsAreExactlyOnceToo() throws {
-        try check("batched-alerter", writers: ["w1": 1_000, "w2": 1_000], restarts: 8, batch: 16)
+        try check("batched-alerter", writers: ["w1": TestScale.count(1_000), "w2": TestScale.count(1_000)], restarts: 8, batch: 16)
     }
 }

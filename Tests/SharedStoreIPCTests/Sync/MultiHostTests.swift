@@ -101,7 +101,10 @@ extension MultiHostTests {
         defer { writers.forEach { $0.kill() } }
         for writer in writers { XCTAssertEqual(try writer.send("watch"), "ok 0") }
         for (i, writer) in writers.enumerated() { try writer.post("burst \(each) w\(i)-") }
-        for writer in writers { XCTAssertTrue(try writer.receive(timeout: 300).hasPrefix("ok "), "\(writer.name): no error surfaced") }
+        for writer in writers {
+            let reply = try writer.receive(timeout: 300)
+            XCTAssertTrue(reply.hasPrefix("ok "), "\(writer.name): no error surfaced: \(reply)")
+        }
         let stored = try writers[0].send("storedigest")
         XCTAssertEqual(stored.split(separator: ",").count, 8 * each)
         for writer in writers {
