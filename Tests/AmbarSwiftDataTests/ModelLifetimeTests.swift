@@ -14,6 +14,9 @@ final class ModelLifetimeTests: XCTestCase {
         scratch = try ScratchDirectory()
     }
 
+    // XCTest keeps every test case object until the process ends: the directory goes here.
+    override func tearDown() { scratch = nil }
+
     /// A container with one saved trip and its bucket list.
     private func containerWithATrip() throws -> ModelContainer {
         let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: scratch.file("trips.store")))
