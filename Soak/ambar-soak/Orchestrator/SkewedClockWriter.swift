@@ -54,7 +54,11 @@ final class SkewedClockWriter {
                     "/usr/bin/faketime",
                     ["-f", Self.skew, agentPath, "import", "--directory", root.path, "--entity", SoakModel.entity, "--key", "key", file.path], log: log)
                 let status = process.waitForExit(timeout: 120)
-                if let status, SpawnedProcess.exitCode(status) == 0 {
+                if status == nil {
+                    // Hung: faketime and the agent under it are killed, not left running past the soak.
+                    killTree(process)
+                    problems.append("a sync-agent import with its clock \(Self.skew) did not end within 120 s (killed); see logs/skewed-\(round).log")
+                } else if let status, SpawnedProcess.exitCode(status) == 0 {
                     imports += 1
                 } else if ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("database is locked") {
                     refusedWhileLocked += 1  // the inbox driver's other client held the write lock past the busy timeout
@@ -79,10 +83,15 @@ final class SkewedClockWriter {
     /// SIGKILL to the watcher (faketime's child) and to faketime: it leaves its merge position,
     /// seen a year ahead, behind.
     private func killWatcher(_ process: SpawnedProcess) {
+        killTree(process)
+        killedWatchers += 1
+    }
+
+    /// SIGKILL to faketime's child (the agent) and to faketime, and waits for faketime to end.
+    private func killTree(_ process: SpawnedProcess) {
         let children = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/task/\(process.processIdentifier)/children", encoding: .utf8)) ?? ""
         for child in children.split(separator: " ").compactMap({ pid_t($0) }) { kill(child, SIGKILL) }
         kill(process.processIdentifier, SIGKILL)
         _ = process.waitForExit(timeout: 10)
-        killedWatchers += 1
     }
 }
