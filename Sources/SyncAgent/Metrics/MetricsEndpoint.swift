@@ -1,6 +1,7 @@
 // Built with the package trait HTTP (a default trait); without it, `--metrics` is refused.
 #if HTTP
-    import AmbarStack
+    import AmbarCore
+    import AmbarDataStack
     import CoreMetrics
     import Foundation
     import HTTPTypes

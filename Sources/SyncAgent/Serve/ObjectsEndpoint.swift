@@ -1,6 +1,7 @@
 // Built with the package trait HTTP (a default trait).
 #if HTTP
-    import AmbarStack
+    import AmbarCore
+    import AmbarDataStack
     import Foundation
     import Hummingbird
 
