@@ -143,13 +143,16 @@ extension SQLiteStore {
         return String(cString: text)
     }
 
-    package func setHistoryCursor(_ consumer: String, token: Int64, lease: TimeInterval?) throws(AmbarError) {
-        try write("set history cursor") { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO ambar_cursors (consumer, token, last_seen, lease) VALUES (?, ?, ?, ?)
-                    ON CONFLICT(consumer) DO UPDATE SET token = excluded.token, last_seen = excluded.last_seen, lease = excluded.lease
-                    """, arguments: [consumer, token, Date().timeIntervalSince1970, lease])
+    @discardableResult
+    package func setHistoryCursor(_ consumer: String, token: Int64, lease: TimeInterval?, lockWait: TimeInterval?) throws(AmbarError) -> Bool {
+        try unlessBusy(lockWait) { () throws(AmbarError) in
+            try write("set history cursor", lockWait: lockWait) { db in
+                try db.execute(
+                    sql: """
+                        INSERT INTO ambar_cursors (consumer, token, last_seen, lease) VALUES (?, ?, ?, ?)
+                        ON CONFLICT(consumer) DO UPDATE SET token = excluded.token, last_seen = excluded.last_seen, lease = excluded.lease
+                        """, arguments: [consumer, token, Date().timeIntervalSince1970, lease])
+            }
         }
     }
 
@@ -161,9 +164,23 @@ extension SQLiteStore {
         }
     }
 
-    package func removeHistoryCursor(_ consumer: String) throws(AmbarError) {
-        try write("remove history cursor") { db in
-            try db.execute(sql: "DELETE FROM ambar_cursors WHERE consumer = ?", arguments: [consumer])
+    @discardableResult
+    package func removeHistoryCursor(_ consumer: String, lockWait: TimeInterval?) throws(AmbarError) -> Bool {
+        try unlessBusy(lockWait) { () throws(AmbarError) in
+            try write("remove history cursor", lockWait: lockWait) { db in
+                try db.execute(sql: "DELETE FROM ambar_cursors WHERE consumer = ?", arguments: [consumer])
+            }
+        }
+    }
+
+    /// Runs `write` and returns true; with a bounded `lockWait`, returns false instead when the
+    /// write lock was not free in time (SQLITE_BUSY: nothing was written).
+    private func unlessBusy(_ lockWait: TimeInterval?, _ write: () throws(AmbarError) -> Void) throws(AmbarError) -> Bool {
+        do {
+            try write()
+            return true
+        } catch .storage(_, let code, _, _) where lockWait != nil && code & 0xFF == SQLITE_BUSY {
+            return false
         }
     }
 

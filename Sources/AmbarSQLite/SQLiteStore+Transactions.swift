@@ -10,10 +10,15 @@ import Logging
 extension SQLiteStore {
     // MARK: - Writing helpers
 
-    func write<T>(_ operation: String, _ body: (Database) throws -> T) throws(AmbarError) -> T {
+    /// Runs `body` in an IMMEDIATE transaction on the writer. `lockWait` bounds how long BEGIN
+    /// waits for another connection's write lock (nil: the connection's busy timeout); past it,
+    /// SQLITE_BUSY comes out as a storage error and nothing is written.
+    func write<T>(_ operation: String, lockWait: TimeInterval? = nil, _ body: (Database) throws -> T) throws(AmbarError) -> T {
         do {
             return try writer.writeWithoutTransaction { db in
-                try Self.immediateTransaction(db, path: location, operation: operation) {
+                let restore = lockWait.flatMap { Self.shortenBusyTimeout(db, to: $0) }
+                defer { restore?() }
+                return try Self.immediateTransaction(db, path: location, operation: operation) {
                     // Checked holding the write lock: a restore takes it on the old file before
                     // putting the new one in place, so nothing is written to a replaced file.
                     try verifyIdentity()
@@ -55,6 +60,19 @@ extension SQLiteStore {
             }
             throw error
         }
+    }
+
+    /// Sets `db`'s busy timeout to `seconds` and returns what puts the configured one back; nil
+    /// (nothing changed) when the connection waits through a busy callback rather than a timeout.
+    private static func shortenBusyTimeout(_ db: Database, to seconds: TimeInterval) -> (() -> Void)? {
+        guard case .timeout(let configured) = db.configuration.busyMode else { return nil }
+        let connection = db.sqliteConnection
+        sqlite3_busy_timeout(connection, Self.milliseconds(min(seconds, configured)))
+        return { sqlite3_busy_timeout(connection, Self.milliseconds(configured)) }
+    }
+
+    private static func milliseconds(_ seconds: TimeInterval) -> Int32 {
+        seconds.isNaN ? 0 : Int32((min(max(seconds, 0), 86_400) * 1000).rounded())
     }
 
     /// Reserves `count` keys in `root` inside the current transaction; returns the first.

@@ -37,7 +37,8 @@ public final class PostgresTestServer: Sendable {
     /// Whether the tests must fail (not skip) when no server can be started.
     public static var isRequired: Bool { ProcessInfo.processInfo.environment["AMBAR_REQUIRE_POSTGRES"] != nil }
 
-    static var script: URL {
+    /// `scripts/postgres-server`, which runs psql against a server: `psql DIR arguments…`.
+    public static var script: URL {
         Repository.url("scripts/postgres-server")
     }
 

@@ -62,12 +62,16 @@ package protocol PersistentStore: AnyObject, Sendable {
     /// names for them (nil: none), in one read transaction where the backend can.
     func ledgerPage(after token: Int64, limit: Int, rowsOf select: ([HistoryTransaction]) -> Set<ManagedObjectID>?) throws(AmbarError) -> LedgerPage
     /// Records a position: a durable consumer's (`lease == nil`), or a sharing process's merge
-    /// position that holds history back for `lease` seconds.
-    func setHistoryCursor(_ consumer: String, token: Int64, lease: TimeInterval?) throws(AmbarError)
+    /// position that holds history back for `lease` seconds. `lockWait` bounds how long the write
+    /// waits for another connection's lock (nil: as long as the store's other writes do). Returns
+    /// false, having written nothing, when the lock was not free within `lockWait`.
+    @discardableResult
+    func setHistoryCursor(_ consumer: String, token: Int64, lease: TimeInterval?, lockWait: TimeInterval?) throws(AmbarError) -> Bool
     /// Every consumer's position.
     func historyCursors() throws(AmbarError) -> [HistoryCursor]
-    /// Forgets a consumer.
-    func removeHistoryCursor(_ consumer: String) throws(AmbarError)
+    /// Forgets a consumer; `lockWait` as for ``setHistoryCursor(_:token:lease:lockWait:)``.
+    @discardableResult
+    func removeHistoryCursor(_ consumer: String, lockWait: TimeInterval?) throws(AmbarError) -> Bool
     /// Purges transactions up to `token`, but never past a consumer seen within `lease`; returns the
     /// token purged through.
     func purgeHistory(through token: Int64, lease: TimeInterval) throws(AmbarError) -> Int64

@@ -158,7 +158,18 @@ public final class PersistentStoreCoordinator: Sendable {
         if let lease, !(lease > 0 && lease.isFinite) {
             throw .invalidArgument("a position's lease must be a positive number of seconds, not \(lease)")
         }
-        try store.setHistoryCursor(consumer, token: token, lease: lease)
+        try store.setHistoryCursor(consumer, token: token, lease: lease, lockWait: nil)
+    }
+
+    /// Records `consumer`'s position as ``setHistoryCursor(consumer:token:lease:)`` does, waiting
+    /// at most `lockWait` seconds for another connection's write lock: for bookkeeping that can be
+    /// retried later, where waiting the store's full busy timeout would hold up its caller (a
+    /// sharing process's merge position, written from its merge queue and at shutdown).
+    ///
+    /// - Returns: false, having written nothing, when the lock was not free within `lockWait`.
+    package func setHistoryCursor(consumer: String, token: Int64, lease: TimeInterval, lockWait: TimeInterval) throws(AmbarError) -> Bool {
+        try checkUsable()
+        return try store.setHistoryCursor(consumer, token: token, lease: lease, lockWait: lockWait)
     }
 
     /// Moves durable consumer `consumer`'s position from `expected` (`nil`: not recorded yet) to
@@ -211,7 +222,17 @@ public final class PersistentStoreCoordinator: Sendable {
     /// ``AmbarError/consumerPositionMoved(consumer:expected:found:)`` with `found == nil`).
     public func removeHistoryCursor(consumer: String) throws(AmbarError) {
         try checkUsable()
-        try store.removeHistoryCursor(consumer)
+        try store.removeHistoryCursor(consumer, lockWait: nil)
+    }
+
+    /// Forgets `consumer`'s position as ``removeHistoryCursor(consumer:)`` does, waiting at most
+    /// `lockWait` seconds for another connection's write lock (see
+    /// ``setHistoryCursor(consumer:token:lease:lockWait:)``).
+    ///
+    /// - Returns: false, having removed nothing, when the lock was not free within `lockWait`.
+    package func removeHistoryCursor(consumer: String, lockWait: TimeInterval) throws(AmbarError) -> Bool {
+        try checkUsable()
+        return try store.removeHistoryCursor(consumer, lockWait: lockWait)
     }
 
     /// Purges ledger transactions through `token`, but never past the position of a consumer seen

@@ -166,9 +166,10 @@ extension PostgreSQLStore {
         return result
     }
 
-    func setHistoryCursor(_ consumer: String, token: Int64, lease: TimeInterval?) throws(AmbarError) {
-        _ = try read(
-            "set history cursor",
+    @discardableResult
+    func setHistoryCursor(_ consumer: String, token: Int64, lease: TimeInterval?, lockWait: TimeInterval?) throws(AmbarError) -> Bool {
+        try statement(
+            "set history cursor", lockWait: lockWait,
             """
             INSERT INTO ambar_cursors (consumer, token, last_seen, lease) VALUES ($1, $2, $3, $4::double precision)
             ON CONFLICT (consumer) DO UPDATE SET token = excluded.token, last_seen = excluded.last_seen, lease = excluded.lease
@@ -184,8 +185,31 @@ extension PostgreSQLStore {
         }
     }
 
-    func removeHistoryCursor(_ consumer: String) throws(AmbarError) {
-        _ = try read("remove history cursor", "DELETE FROM ambar_cursors WHERE consumer = $1", [.text(consumer)])
+    @discardableResult
+    func removeHistoryCursor(_ consumer: String, lockWait: TimeInterval?) throws(AmbarError) -> Bool {
+        try statement("remove history cursor", lockWait: lockWait, "DELETE FROM ambar_cursors WHERE consumer = $1", [.text(consumer)])
+    }
+
+    /// Runs one writing statement and returns true: on its own (autocommit) when `lockWait` is
+    /// nil, or in a transaction whose `lock_timeout` is `lockWait`. Past that (SQLSTATE 55P03)
+    /// the transaction rolls back and it returns false: nothing was written.
+    private func statement(_ operation: String, lockWait: TimeInterval?, _ sql: String, _ parameters: [SQLServerValue]) throws(AmbarError) -> Bool {
+        guard let lockWait else {
+            _ = try read(operation, sql, parameters)
+            return true
+        }
+        // At least 1 ms (0 would mean no limit), at most a day; not a number waits a second.
+        let milliseconds = lockWait.isNaN ? 1000 : Int((min(max(lockWait, 0.001), 86_400) * 1000).rounded())
+        return try write(operation) { connection in
+            _ = try connection.query("SET LOCAL lock_timeout = \(milliseconds)", [])
+            do {
+                _ = try connection.query(sql, parameters)
+                return true
+            } catch let error as SQLServerError where error.sqlState == "55P03" {
+                // The transaction is aborted: its COMMIT rolls it back.
+                return false
+            }
+        }
     }
 
     /// Removes the ledger through `limit` and records it; inside the caller's transaction.

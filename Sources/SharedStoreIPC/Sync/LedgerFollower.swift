@@ -36,7 +36,9 @@ final class LedgerFollower: Sendable {
         var mergeScheduled = false
         var lastCursorWrite: ContinuousClock.Instant?
         var lastCursorWritten: Int64 = -1
-        /// Why the last attempt to record the merge position failed, while it fails (logged once).
+        /// When the merge position was last recorded (or following started).
+        var lastRecorded: ContinuousClock.Instant?
+        /// Why recording the merge position fails, once that was logged as a warning.
         var positionFailure: String?
         /// When a disagreement was last logged, and how many came since (logged at most every
         /// 10 s: a hostile peer must not flood the journal).
@@ -92,8 +94,18 @@ final class LedgerFollower: Sendable {
 
     /// Starts following after `token` (the head when sharing began).
     func start(at token: Int64) {
-        state.withLock { $0.cursor = token }
+        let now = clock.now
+        state.withLock {
+            $0.cursor = token
+            $0.lastRecorded = now
+        }
     }
+
+    /// How long a write of the merge position waits for another connection's write lock. The
+    /// position is bookkeeping that the next check writes again: it must not hold the merge queue
+    /// (or shutdown) for the store's full busy timeout while another process runs a long
+    /// transaction.
+    static let positionLockWait: TimeInterval = 1
 
     /// The last token merged (or skipped as this process's own).
     var cursor: Int64 { state.withLock { $0.cursor } }
@@ -393,8 +405,13 @@ final class LedgerFollower: Sendable {
 
     /// Records this process's merge position in the store, with its lease: when it moved (at most
     /// once a second), and at least every quarter of the lease anyway so that purging knows the
-    /// process is alive. A write:
-    /// call it where waiting for the write lock is acceptable (the periodic check's queue).
+    /// process is alive. A write that waits for the write lock up to ``positionLockWait``: call it
+    /// where that is acceptable (the periodic check's queue).
+    ///
+    /// What is not recorded is retried at every check. A failure (a full disk, a server out of
+    /// reach) is a warning when it starts or changes. A lock that another connection holds past
+    /// ``positionLockWait`` (a long transaction) is normal for a while: it is a warning only once
+    /// the position has gone unrecorded for a quarter of the lease (three quarters are left).
     func recordPosition(force: Bool) {
         let now = clock.now
         let (cursor, due) = state.withLock { s -> (Int64, Bool) in
@@ -407,37 +424,51 @@ final class LedgerFollower: Sendable {
             return (s.cursor, due)
         }
         guard due else { return }
+        let failure: String
         do {
-            try coordinator.setHistoryCursor(consumer: positionName, token: cursor, lease: lease)
-            if state.withLock({ s in
-                defer { s.positionFailure = nil }
-                return s.positionFailure != nil
-            }) {
-                Self.logger.notice("recording the merge position works again")
+            if try coordinator.setHistoryCursor(consumer: positionName, token: cursor, lease: lease, lockWait: Self.positionLockWait) {
+                let recovered = state.withLock { s -> Bool in
+                    s.lastRecorded = clock.now
+                    defer { s.positionFailure = nil }
+                    return s.positionFailure != nil
+                }
+                if recovered {
+                    Self.logger.notice("recording the merge position works again")
+                }
+                return
             }
+            failure = "another connection held the store's write lock for over \(Self.positionLockWait) s"
         } catch {
-            // Retried at every check (a full disk frees up, a server comes back); logged when the
-            // failure starts or changes, not at every retry.
-            let message = "\(error)"
-            let changed = state.withLock { s -> Bool in
-                s.lastCursorWrite = nil
-                defer { s.positionFailure = message }
-                return s.positionFailure != message
-            }
-            if changed {
-                Self.logger.warning(
-                    "could not record the merge position; retrying at every check (logged again when this changes)",
-                    metadata: ["error": "\(message)"])
-            }
+            failure = "\(error)"
+        }
+        let busy = failure.hasPrefix("another connection held")
+        let (warn, unrecorded) = state.withLock { s -> (Bool, Duration) in
+            s.lastCursorWrite = nil
+            let unrecorded = s.lastRecorded.map { now - $0 } ?? .zero
+            guard !busy || unrecorded >= heartbeat, s.positionFailure != failure else { return (false, unrecorded) }
+            s.positionFailure = failure
+            return (true, unrecorded)
+        }
+        if warn {
+            Self.logger.warning(
+                "could not record the merge position (not recorded for \(unrecorded.components.seconds) s); retrying at every check (logged again when this changes). Once its lease runs out, purging may remove history this process has not merged yet (it then refreshes every object)",
+                metadata: ["error": "\(failure)", "lease-seconds": "\(lease)"])
+        } else if busy {
+            Self.logger.debug("the merge position waits for the store's write lock; retrying at the next check", metadata: ["error": "\(failure)"])
         }
     }
 
     /// Stops following: later doorbells are ignored, and the merge position is removed (nothing
-    /// resumes from it; if removing fails, purging removes it once its lease has run out).
+    /// resumes from it; if removing fails — the write lock not free within ``positionLockWait``,
+    /// for one — purging removes it once its lease has run out).
     func stop() {
         state.withLock { $0.stopped = true }
         do {
-            try coordinator.removeHistoryCursor(consumer: positionName)
+            if try !coordinator.removeHistoryCursor(consumer: positionName, lockWait: Self.positionLockWait) {
+                Self.logger.warning(
+                    "could not remove the merge position at stop: another connection held the store's write lock for over \(Self.positionLockWait) s; purging removes it once its lease has run out",
+                    metadata: ["lease-seconds": "\(lease)"])
+            }
         } catch {
             Self.logger.warning(
                 "could not remove the merge position at stop; purging removes it once its lease has run out",

@@ -45,7 +45,7 @@ final class ServerDoorbellTests: XCTestCase {
 
         let listening = Task { await running.run() }
         XCTAssertEqual(try server.awaitListeners(database: database, 1), 1, "the doorbell that runs listens")
-        let saysListening = await eventually { running.state == .listening }
+        let saysListening = await eventually { () async in running.state == .listening }
         XCTAssertTrue(saysListening, "its state says so: \(running.state)")
         listening.cancel()
         await listening.value
