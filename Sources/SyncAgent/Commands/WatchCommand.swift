@@ -1,5 +1,6 @@
 import AmbarCore
 import AmbarDataStack
+import AmbarSystemd
 import ArgumentParser
 import Foundation
 import Logging
@@ -52,29 +53,34 @@ struct WatchCommand: AsyncParsableCommand {
         let logger = Logger(label: "ambar.agent.watch")
         // Everything inside the service group, whose signal handlers are in place from the start:
         // a SIGTERM at any point stops it cleanly.
-        try await AgentService.run(logger: logger, beside: try metrics.map { [try $0.service(logger: logger)] } ?? []) {
-            let stack = try openExistingStack(directory)
-            if let metrics {
-                let coordinator = try stack.mainCoordinator
-                metrics.collect { LedgerMetrics.collect(coordinator) }
-            }
-            var configuration = try socket.sharing(in: directory.url, as: consumer.map { "sync-agent watch \($0)" } ?? "sync-agent watch")
-            if consumer != nil { configuration.readsChangedRowsAhead = false }  // its main context shows nothing
-            let sync = try await SharedStoreSync.start(stack: stack, configuration: configuration)
-            do {
-                // Until graceful shutdown, or until the store file is replaced (exit non-zero).
-                try await untilSharingFails(sync) {
-                    if let consumer {
-                        try await print(try makeConsumer(consumer, sync: sync), asJSON: json)
-                    } else {
-                        await printMerges(sync)
-                    }
-                }
-            } catch {
-                await sync.stop()
-                throw error
-            }
-            await sync.stop()
+        try await AgentService.runGroup(logger: logger, beside: try metrics.map { [try $0.service(logger: logger)] } ?? []) { services in
+            try await setUp(services, metrics: metrics, logger: logger)
+        }
+    }
+
+    /// Opens the store and adds sharing, the printing and the notifier for systemd to the group,
+    /// which runs until graceful shutdown, or until the store file is replaced (sharing fails:
+    /// exit non-zero).
+    private func setUp(_ services: AgentServices, metrics: MetricsEndpoint?, logger: Logger) async throws {
+        let stack = try openExistingStack(directory)
+        if let metrics {
+            let coordinator = try stack.mainCoordinator
+            metrics.collect { LedgerMetrics.collect(coordinator) }
+        }
+        var configuration = try socket.sharing(in: directory.url, as: consumer.map { "sync-agent watch \($0)" } ?? "sync-agent watch")
+        if consumer != nil { configuration.readsChangedRowsAhead = false }  // its main context shows nothing
+        // Sharing's loops run in the group, as child tasks of its service.
+        let sync = try SharedStoreSync(sharing: stack, configuration: configuration)
+        await services.add(sync)
+        let asJSON = json
+        if let consumer {
+            let durable = try makeConsumer(consumer, sync: sync)
+            await services.add(AgentService { try await print(durable, asJSON: asJSON) })
+            await services.add(
+                SystemdNotifyService(status: { "consumer \(consumer) at token \(durable.position.map(String.init) ?? "none")" }, logger: logger))
+        } else {
+            await services.add(AgentService { await printMerges(sync) })
+            await services.add(SystemdNotifyService(status: { "printing the merges into the main context" }, logger: logger))
         }
     }
 
