@@ -49,20 +49,25 @@
             let (sync, stack, backlog, channel, logger) = (self.sync, self.stack, self.backlog, context.channel, context.logger)
             let body = ResponseBody { writer in
                 let (events, continuation) = AsyncStream<ByteBuffer>.makeStream(bufferingPolicy: .bufferingOldest(backlog))
-                let producer = Task {
-                    await Self.produce(after: start, sync: sync, stack: stack, into: continuation, backlog: backlog, channel: channel, logger: logger)
-                }
-                let heartbeat = Task {
-                    while !Task.isCancelled {
-                        try await Task.sleep(for: .seconds(15))
-                        continuation.yield(ByteBuffer(string: ": keep-alive\n\n"))
+                // The producer and the keep-alive are child tasks of the response: they end with
+                // it, whether the stream ends or the client goes (a write throws).
+                try await withThrowingDiscardingTaskGroup { group in
+                    group.addTask {
+                        await Self.produce(after: start, sync: sync, stack: stack, into: continuation, backlog: backlog, channel: channel, logger: logger)
                     }
+                    group.addTask {
+                        while true {
+                            do {
+                                try await Task.sleep(for: .seconds(15))
+                            } catch {
+                                return  // cancelled: the response ended
+                            }
+                            continuation.yield(ByteBuffer(string: ": keep-alive\n\n"))
+                        }
+                    }
+                    for await buffer in events { try await writer.write(buffer) }
+                    group.cancelAll()
                 }
-                defer {
-                    producer.cancel()
-                    heartbeat.cancel()
-                }
-                for await buffer in events { try await writer.write(buffer) }
                 try await writer.finish(nil)
             }
             return Response(status: .ok, headers: headers, body: body)
