@@ -52,14 +52,18 @@ final class PostgresServerConnection: SQLServerConnection, Sendable {
             // Too late for a waiter that gave up: the connection is closed, not leaked.
             if !waiting.finish(result.mapError { $0 }), case .success(let connection) = result { let _: EventLoopFuture<Void> = connection.close() }
         }
-        let deadline = Task {
-            // Cancelled once the wait ended: then nothing is reported.
-            do { try await Task.sleep(for: .seconds(url.connectTimeout + 1)) } catch { return }
-            _ = waiting.finish(.failure(SQLServerError(message: "no answer within \(Int(url.connectTimeout)) s (connect_timeout)", connectionLost: true)))
-        }
-        defer { deadline.cancel() }
         do {
-            let connection = try await waiting.value()
+            let connection = try await withThrowingTaskGroup(of: Void.self) { group in
+                // The deadline, a child task: cancelled once the wait ended (then nothing is
+                // reported), and awaited before this returns.
+                group.addTask {
+                    do { try await Task.sleep(for: .seconds(url.connectTimeout + 1)) } catch { return }
+                    let silence = SQLServerError(message: "no answer within \(Int(url.connectTimeout)) s (connect_timeout)", connectionLost: true)
+                    _ = waiting.finish(.failure(silence))
+                }
+                defer { group.cancelAll() }
+                return try await waiting.value()
+            }
             return PostgresServerConnection(connection: connection, location: url.description, statementTimeout: url.statementTimeout)
         } catch let error as SQLServerError {
             throw error
