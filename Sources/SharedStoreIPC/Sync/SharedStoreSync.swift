@@ -265,8 +265,9 @@ public final class SharedStoreSync: Sendable {
     }
 
     /// Stops sharing: closes the hub connection (never waiting on a hub that does not answer),
-    /// stops serving the hub if this process did, records this process's position in the
-    /// ledger (or, for a per-process consumer name, removes it), and ends the streams of
+    /// stops serving the hub if this process did, removes this process's merge position from the
+    /// store (waiting at most a second for the write lock; if another connection holds it longer,
+    /// the position is left to purging, with a warning), and ends the streams of
     /// ``remoteMerges()``.
     ///
     /// Call it before the process exits, or when the stack is no longer shared:
