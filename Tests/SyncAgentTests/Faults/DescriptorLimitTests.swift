@@ -46,11 +46,18 @@ final class DescriptorLimitTests: AgentTestCase {
                     }
                 } else {
                     XCTAssertTrue(runsUntilStopped, "\(command) under \(limit) descriptors did not end within 120 s: \(text())")
-                    // Still running: it must stop cleanly.
+                    // Still running: it must stop cleanly — or, still starting when SIGTERM came
+                    // (under ThreadSanitizer and load, 3 s is not always enough to start), end
+                    // with the same clear refusal.
                     kill(process.processIdentifier, SIGTERM)
                     let status = process.waitForExit(timeout: 20)
-                    XCTAssertEqual(status.flatMap(SpawnedProcess.exitCode), 0, "\(command) under \(limit) descriptors, stopped by SIGTERM: \(text())")
-                    outcomes["ran", default: 0] += 1
+                    let code = status.flatMap(SpawnedProcess.exitCode)
+                    if code != 0 && text().contains("Too many open files") {
+                        outcomes["refused", default: 0] += 1
+                    } else {
+                        XCTAssertEqual(code, 0, "\(command) under \(limit) descriptors, stopped by SIGTERM: \(text())")
+                        outcomes["ran", default: 0] += 1
+                    }
                 }
             }
         }
