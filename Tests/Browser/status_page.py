@@ -16,6 +16,7 @@ import base64
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -36,7 +37,7 @@ class Browser:
             [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
              "--remote-debugging-port=0", "--remote-allow-origins=*", "--user-data-dir=" + self.profile,
              "--window-size=1280,1000", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         port_file = os.path.join(self.profile, "DevToolsActivePort")
         deadline = time.monotonic() + 60
         while not (os.path.exists(port_file) and open(port_file).read().count("\n") >= 1):
@@ -84,13 +85,26 @@ class Browser:
         try:
             self.socket.close()
         finally:
-            self.process.terminate()
+            # Chromium's helpers (zygote, renderers, crashpad) are in its session's process group
+            # and write into the profile: all of them stop before it is removed, or the removal
+            # races their last writes and leaves the directory behind.
+            try:
+                os.killpg(self.process.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
             try:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-            shutil.rmtree(self.profile, ignore_errors=True)
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            deadline = time.monotonic() + 10
+            while os.path.exists(self.profile) and time.monotonic() < deadline:
+                shutil.rmtree(self.profile, ignore_errors=True)
+                time.sleep(0.1)
 
 
 SHOWN = """(() => {
