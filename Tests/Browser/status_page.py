@@ -101,10 +101,11 @@ class Browser:
                 os.killpg(self.process.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+            # Killed, a helper may still be exiting with a file open: removal is tried again until
+            # the profile is gone, and a profile that cannot be removed is an error, not a leak.
             deadline = time.monotonic() + 10
-            while os.path.exists(self.profile) and time.monotonic() < deadline:
-                shutil.rmtree(self.profile, ignore_errors=True)
-                time.sleep(0.1)
+            while os.path.exists(self.profile):
+                shutil.rmtree(self.profile, ignore_errors=time.monotonic() < deadline)
 
 
 SHOWN = """(() => {

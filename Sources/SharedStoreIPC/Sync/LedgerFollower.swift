@@ -425,6 +425,7 @@ final class LedgerFollower: Sendable {
         }
         guard due else { return }
         let failure: String
+        var busy = false
         do {
             if try coordinator.setHistoryCursor(consumer: positionName, token: cursor, lease: lease, lockWait: Self.positionLockWait) {
                 let recovered = state.withLock { s -> Bool in
@@ -438,10 +439,10 @@ final class LedgerFollower: Sendable {
                 return
             }
             failure = "another connection held the store's write lock for over \(Self.positionLockWait) s"
+            busy = true
         } catch {
             failure = "\(error)"
         }
-        let busy = failure.hasPrefix("another connection held")
         let (warn, unrecorded) = state.withLock { s -> (Bool, Duration) in
             s.lastCursorWrite = nil
             let unrecorded = s.lastRecorded.map { now - $0 } ?? .zero
