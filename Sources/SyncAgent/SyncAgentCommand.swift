@@ -20,12 +20,21 @@ struct SyncAgentCommand: AsyncParsableCommand {
 }
 
 /// The entry point: checks that the process has file descriptors to spare before anything else
-/// runs — Dispatch and the concurrency runtime stop the process (SIGILL) when they cannot get one,
-/// before a command could say why — then runs the command.
+/// runs, then runs the command.
 @main
 enum SyncAgentMain {
+    /// The descriptors a command must be able to open when it starts, beyond those it inherits.
+    ///
+    /// A running command holds up to about 24 (measured with `ls /proc/PID/fd` under load: the
+    /// store's connections, two per connection and its shared-memory file, Dispatch's and the
+    /// event loop's, the hub connection's), opened as it goes. Dispatch, the concurrency runtime
+    /// and SwiftNIO stop the process (SIGILL) when one of theirs is refused, before a command
+    /// could say why; so a limit that leaves less than twice that is refused at once, with
+    /// "Too many open files" and the limit, rather than met half-way through the work.
+    static let descriptorsNeeded = 48
+
     static func main() {
-        if DescriptorBudget.isShort(of: 16) {
+        if DescriptorBudget.isShort(of: descriptorsNeeded) {
             let error = AmbarError.tooManyOpenFiles(operation: "starting sync-agent", limit: DescriptorBudget.limit)
             FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
             exit(71)  // EX_OSERR

@@ -2,7 +2,9 @@ import Foundation
 import ProcessHarness
 
 /// A process at its descriptor limit, over and over: every few seconds a `sync-agent watch` is
-/// started on the soak's store under a low limit on open files (`prlimit --nofile`, from 8 to 40).
+/// started on the soak's store under a low limit on open files (`prlimit --nofile`, from 8 to 80:
+/// below 51, sync-agent refuses to start; above, it runs with the store's connections near the
+/// limit).
 /// Each one must either run — and stop cleanly on SIGTERM — or end with a clear "Too many open
 /// files" error; never be killed by a signal (SIGILL from an event loop that got no descriptor),
 /// and never disturb the others.
@@ -14,6 +16,11 @@ final class DescriptorLimitProbe {
     private var running: (process: SpawnedProcess, limit: Int, log: URL, started: Date)?
     private(set) var outcomes: [String: Int] = [:]
     private(set) var problems: [String] = []
+    /// How many probes were started: each writes its own log, kept for what went wrong.
+    private var started = 0
+
+    /// The limits on open files the probes run under.
+    static let limits = 8...80
 
     init(root: URL, every: TimeInterval, executableDirectory: URL) throws {
         self.root = root
@@ -33,14 +40,26 @@ final class DescriptorLimitProbe {
         }
         guard running == nil, Date() >= next else { return }
         next = Date().addingTimeInterval(every)
-        let limit = Int.random(in: 8...40)
-        let log = root.appendingPathComponent("logs/descriptor-probe-\(outcomes.values.reduce(0, +)).log")
+        let limit = Int.random(in: Self.limits)
+        let log = root.appendingPathComponent("logs/descriptor-probe-\(started)-limit-\(limit).log")
+        started += 1
         do {
-            // Through a wrapper that closes every inherited descriptor but 0-2, as from a shell.
+            // Through a wrapper that closes every inherited descriptor but 0-2, as from a shell,
+            // and lets a crash leave a core file in the soak's directory (kept when it fails).
+            let wrapper = """
+                import os, resource, sys
+                os.closerange(3, 65536)
+                os.chdir(sys.argv[1])
+                try:
+                    resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+                except (ValueError, OSError):
+                    pass
+                os.execv(sys.argv[2], sys.argv[2:])
+                """
             let process = try SpawnedProcess(
                 "/usr/bin/python3",
                 [
-                    "-c", "import os, sys; os.closerange(3, 65536); os.execv(sys.argv[1], sys.argv[1:])", "/usr/bin/prlimit",
+                    "-c", wrapper, root.path, "/usr/bin/prlimit",
                     "--nofile=\(limit):\(limit)", agentPath, "watch", "--directory", root.path, "--no-hub",
                 ], log: log)
             running = (process, limit, log, Date())
@@ -59,7 +78,7 @@ final class DescriptorLimitProbe {
         let text = { (try? String(contentsOf: probe.log, encoding: .utf8)) ?? "" }
         if let status = probe.process.waitForExit(timeout: 0) {
             guard let code = SpawnedProcess.exitCode(status) else {
-                problems.append("watch under \(probe.limit) descriptors was killed by signal \(status & 0x7f): \(text().suffix(300))")
+                problems.append("watch under \(probe.limit) descriptors was killed by signal \(status & 0x7f) (\(probe.log.path)): \(text().suffix(300))")
                 return
             }
             if code == 0 {

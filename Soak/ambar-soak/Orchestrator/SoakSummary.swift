@@ -99,7 +99,7 @@ struct SoakSummary {
             lines.append(
                 row(
                     "descriptor limit",
-                    "sync-agent watch under 8 to 40 open files: \(counts); killed by a signal: \(r.problems.contains { $0.contains("killed by signal") } ? "yes" : "never")"
+                    "sync-agent watch under \(DescriptorLimitProbe.limits.lowerBound) to \(DescriptorLimitProbe.limits.upperBound) open files: \(counts); killed by a signal: \(r.problems.contains { $0.contains("killed by signal") } ? "yes" : "never")"
                 ))
         }
         if let restore = r.restore { lines.append(row("restore", restore)) }
