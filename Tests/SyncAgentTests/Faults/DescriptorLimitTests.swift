@@ -19,8 +19,12 @@ final class DescriptorLimitTests: AgentTestCase {
         var outcomes: [String: Int] = [:]
         for command in commands {
             for limit in [6, 14, 22, 30, 46, 56, 72] {  // sync-agent needs 48 free at start: from 51 it runs
-                let name = "\(command[0])-\(limit)-\(outcomes.count)"
+                let name = "\(command[0])-\(limit)-\(outcomes.values.reduce(0, +))"
                 let log = directory.url.appendingPathComponent("\(name).log")
+                // A service (one that runs until stopped) says READY=1 on a notify socket once it
+                // runs, as under systemd.
+                let runsUntilStopped = ["watch", "hub", "serve", "run"].contains(command[0])
+                let notify = runsUntilStopped ? try NotifySocket(path: directory.url.appendingPathComponent("\(name).sock").path) : nil
                 // Through a wrapper that closes every descriptor but 0-2 (the test process has many
                 // open, which a child would inherit): as from a shell.
                 let process = try SpawnedProcess(
@@ -29,35 +33,39 @@ final class DescriptorLimitTests: AgentTestCase {
                         "-c", "import os, sys; os.closerange(3, 65536); os.execv(sys.argv[1], sys.argv[1:])", "/usr/bin/prlimit", "--nofile=\(limit):\(limit)",
                         agentBinary.path,
                     ]
-                        + command + ["--directory", directory.url.path], log: log)
+                        + command + ["--directory", directory.url.path], log: log, environment: notify.map { ["NOTIFY_SOCKET": $0.path] } ?? [:])
                 let text = { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
-                // A command that does its work and ends is given the time it takes (under
-                // ThreadSanitizer and load, more than a few seconds); one that runs until stopped
-                // (a service) is stopped after 3 s if it still runs.
-                let runsUntilStopped = ["watch", "hub", "serve", "run"].contains(command[0])
-                if let status = process.waitForExit(timeout: runsUntilStopped ? 3 : 120) {
+                // Every command is given the time it takes (under ThreadSanitizer and load, more
+                // than a few seconds) to end, or, for a service, to be ready.
+                let deadline = Date().addingTimeInterval(120)
+                var ready = false
+                var status = process.waitForExit(timeout: 0)
+                while status == nil, !ready, Date() < deadline {
+                    if let notify {
+                        ready = notify.receive(until: min(deadline, Date().addingTimeInterval(0.2)))?.contains("READY=1") == true
+                    } else {
+                        status = process.waitForExit(timeout: 0.2)
+                    }
+                    if status == nil { status = process.waitForExit(timeout: 0) }
+                }
+                if let status {
                     let code = SpawnedProcess.exitCode(status)
                     XCTAssertNotNil(code, "\(command) under \(limit) descriptors was killed by signal \(status & 0x7f): \(text())")
                     if code != 0 {
                         XCTAssertTrue(text().contains("Too many open files"), "\(command) under \(limit) descriptors: \(text())")
                         outcomes["refused", default: 0] += 1
                     } else {
+                        XCTAssertFalse(runsUntilStopped, "\(command) under \(limit) descriptors ended by itself before it was stopped: \(text())")
                         outcomes["finished", default: 0] += 1
                     }
-                } else {
-                    XCTAssertTrue(runsUntilStopped, "\(command) under \(limit) descriptors did not end within 120 s: \(text())")
-                    // Still running: it must stop cleanly — or, still starting when SIGTERM came
-                    // (under ThreadSanitizer and load, 3 s is not always enough to start), end
-                    // with the same clear refusal.
+                } else if ready {
+                    // Running: it must stop cleanly.
                     kill(process.processIdentifier, SIGTERM)
-                    let status = process.waitForExit(timeout: 20)
-                    let code = status.flatMap(SpawnedProcess.exitCode)
-                    if code != 0 && text().contains("Too many open files") {
-                        outcomes["refused", default: 0] += 1
-                    } else {
-                        XCTAssertEqual(code, 0, "\(command) under \(limit) descriptors, stopped by SIGTERM: \(text())")
-                        outcomes["ran", default: 0] += 1
-                    }
+                    let stopped = process.waitForExit(timeout: 20)
+                    XCTAssertEqual(stopped.flatMap(SpawnedProcess.exitCode), 0, "\(command) under \(limit) descriptors, stopped by SIGTERM: \(text())")
+                    outcomes["ran", default: 0] += 1
+                } else {
+                    XCTFail("\(command) under \(limit) descriptors neither ended nor said READY=1 within 120 s: \(text())")
                 }
             }
         }
