@@ -18,7 +18,7 @@ final class DescriptorLimitTests: AgentTestCase {
         ]
         var outcomes: [String: Int] = [:]
         for command in commands {
-            for limit in [6, 14, 22, 30, 46, 56, 72] {  // sync-agent needs 48 free at start: from 51 it runs
+            for limit in [6, 14, 22, 30, 46, 56, 72] {
                 let name = "\(command[0])-\(limit)-\(outcomes.values.reduce(0, +))"
                 let log = directory.url.appendingPathComponent("\(name).log")
                 // A service (one that runs until stopped) says READY=1 on a notify socket once it
@@ -48,9 +48,15 @@ final class DescriptorLimitTests: AgentTestCase {
                     }
                     if status == nil { status = process.waitForExit(timeout: 0) }
                 }
+                // sync-agent needs 48 descriptors free at start (3 are inherited): every command
+                // under 51 is refused before it does anything, every one from 51 gets to run.
+                let refusedAtStart = limit < 51
                 if let status {
                     let code = SpawnedProcess.exitCode(status)
                     XCTAssertNotNil(code, "\(command) under \(limit) descriptors was killed by signal \(status & 0x7f): \(text())")
+                    XCTAssertEqual(
+                        text().contains("Too many open files during starting sync-agent"), refusedAtStart,
+                        "\(command) under \(limit) descriptors: \(text())")
                     if code != 0 {
                         XCTAssertTrue(text().contains("Too many open files"), "\(command) under \(limit) descriptors: \(text())")
                         outcomes["refused", default: 0] += 1
@@ -59,6 +65,7 @@ final class DescriptorLimitTests: AgentTestCase {
                         outcomes["finished", default: 0] += 1
                     }
                 } else if ready {
+                    XCTAssertFalse(refusedAtStart, "\(command) under \(limit) descriptors started: \(text())")
                     // Running: it must stop cleanly.
                     kill(process.processIdentifier, SIGTERM)
                     let stopped = process.waitForExit(timeout: 20)
