@@ -75,13 +75,27 @@ enum ListenAddress: Equatable, CustomStringConvertible {
         String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// Whether only this machine can reach it: a Unix socket (file permissions guard it) or a
-    /// loopback address.
+    /// Whether only this machine can reach it: a Unix socket (file permissions guard it), a
+    /// numeric loopback address, or `localhost`. A name is never taken for loopback by its
+    /// look: `127.attacker.example` resolves wherever its owner points it.
     var isLocal: Bool {
         switch self {
         case .unix: return true
-        case .tcp(let host, _): return host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        case .tcp(let host, _): return host == "localhost" || Self.isNumericLoopback(host)
         }
+    }
+
+    /// Whether `host` is a loopback address written as numbers: IPv4 in 127.0.0.0/8 (as four
+    /// decimal parts), IPv6 `::1`, or IPv4-mapped `::ffff:127.x.y.z`.
+    static func isNumericLoopback(_ host: String) -> Bool {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, host, &v6) == 1 else { return false }
+        let bytes = withUnsafeBytes(of: v6) { Array($0) }
+        let isOne = bytes[0..<15].allSatisfy { $0 == 0 } && bytes[15] == 1
+        let isMappedLoopback = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xff && bytes[11] == 0xff && bytes[12] == 127
+        return isOne || isMappedLoopback
     }
 
     var description: String {

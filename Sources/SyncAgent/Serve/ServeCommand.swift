@@ -33,7 +33,9 @@ struct ServeCommand: AsyncParsableCommand {
             lag, inboxes, objects, a latency plot, transactions as they commit); served without the token, \
             it asks for one when the server requires it (or takes it from http://HOST:PORT/#token=TOKEN).
             It listens on a Unix socket (unix:PATH, default <directory>/.ambar/http.sock) or HOST:PORT. \
-            Any address other than a Unix socket or loopback requires --token-file: every request must \
+            Any address other than a Unix socket, a numeric loopback address (127.0.0.0/8, ::1) or \
+            localhost requires --token-file (a name is never taken for loopback by its look: \
+            127.example.com needs the token): every request must \
             then carry "Authorization: Bearer <the file's content>" (else 401, logged without the token). \
             With --tls-certificate and --tls-key it serves HTTPS (the token rule is unchanged). \
             Under systemd it is Type=notify: READY once it listens, STOPPING on SIGTERM, when open \

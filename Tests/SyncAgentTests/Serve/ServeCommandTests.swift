@@ -145,6 +145,23 @@ final class ServeCommandTests: AgentTestCase {
         XCTAssertFalse(text.contains("wrong-token") || text.contains("s3cret"), "tokens are never logged")
     }
 
+    /// Only numeric loopback addresses and `localhost` go without a token: a name that looks like
+    /// loopback (`127.attacker.example` resolves wherever its owner points it), a wildcard or an
+    /// address that merely starts like one is refused at once, before anything listens.
+    func testOnlyNumericLoopbackAndLocalhostGoWithoutAToken() throws {
+        try initStore()
+        for host in ["127.attacker.example", "127.0.0.1.nip.io", "localhost.attacker.example", "0.0.0.0", "[::]", "[::2]", "128.0.0.1"] {
+            let refused = try agent(["serve", "--directory", directory.url.path, "--listen", "\(host):0"], timeout: 20)
+            XCTAssertNotEqual(refused.status, 0, host)
+            XCTAssertTrue(refused.error.contains("is reachable from other machines") && refused.error.contains("--token-file"), "\(host): \(refused.error)")
+        }
+        for host in ["127.0.0.1", "127.1.2.3", "[::1]", "localhost"] {
+            let (serve, port, _) = try startServe(["--listen", "\(host):0"])
+            defer { kill(serve.processIdentifier, SIGTERM) }
+            XCTAssertGreaterThan(port, 0, host)
+        }
+    }
+
     /// With a certificate and its key it serves HTTPS: a client that trusts the certificate reads
     /// status and the change stream; a plain-HTTP request gets no answer; half a pair is refused.
     func testWithACertificateItServesHTTPS() throws {

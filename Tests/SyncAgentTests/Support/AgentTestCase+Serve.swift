@@ -13,8 +13,10 @@ extension AgentTestCase {
                 let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
                 // The whole line, up to its newline: a read can see a write half done, and the
                 // port's digits or the scheme after them may not be there yet.
-                if let range = text.range(of: #"listening on 127\.0\.0\.1:\d+[^\n]*\n"#, options: .regularExpression) {
-                    port = Int(text[range].split(separator: ":").last?.prefix { $0.isNumber } ?? "")
+                // The address is 127.0.0.1:PORT unless --listen names another (::1 is [::1]:PORT).
+                if let range = text.range(of: #"listening on \S+:\d+[^\n]*\n"#, options: .regularExpression) {
+                    let address = text[range].dropFirst("listening on ".count).prefix { !$0.isWhitespace }
+                    port = Int(address.split(separator: ":").last ?? "")
                 }
                 return port != nil || !process.isRunning
             }, "serve listens")
