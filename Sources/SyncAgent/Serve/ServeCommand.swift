@@ -37,7 +37,7 @@ struct ServeCommand: AsyncParsableCommand {
             localhost requires --token-file (a name is never taken for loopback by its look: \
             127.example.com needs the token): every request must \
             then carry "Authorization: Bearer <the file's content>" (else 401, logged without the token). \
-            With --tls-certificate and --tls-key it serves HTTPS (the token rule is unchanged). \
+            With --tls-certificate and --tls-key it serves HTTPS, TLS 1.2 or newer (the token rule is unchanged). \
             Under systemd it is Type=notify: READY once it listens, STOPPING on SIGTERM, when open \
             streams end and it exits 0. Socket-activated, it serves the socket named "http" \
             (FileDescriptorName=http in the .socket unit) instead of --listen, with the same token rule.

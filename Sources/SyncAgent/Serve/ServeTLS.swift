@@ -24,7 +24,7 @@
             struct Settings: Sendable {}
         #endif
 
-        /// The settings from `--tls-certificate` and `--tls-key`; nil without them.
+        /// The settings from `--tls-certificate` and `--tls-key` (TLS 1.2 or newer); nil without them.
         static func settings(certificate: String?, key: String?) throws -> Settings? {
             guard let certificate, let key else { return nil }
             #if TLS
@@ -41,7 +41,12 @@
                 } catch {
                     throw ValidationError("cannot read a PEM private key from --tls-key \(key): \(error)")
                 }
-                return TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(privateKey))
+                var configuration = TLSConfiguration.makeServerConfiguration(
+                    certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(privateKey))
+                // TLS 1.0 and 1.1 are deprecated (RFC 8996): a client that offers nothing newer
+                // fails the handshake.
+                configuration.minimumTLSVersion = .tlsv12
+                return configuration
             #else
                 throw ValidationError(
                     "--tls-certificate: this sync-agent was built without TLS (its package trait TLS was off). Build one with it: `swift build -c release --product sync-agent` (the default traits)."

@@ -163,7 +163,8 @@ final class ServeCommandTests: AgentTestCase {
     }
 
     /// With a certificate and its key it serves HTTPS: a client that trusts the certificate reads
-    /// status and the change stream; a plain-HTTP request gets no answer; half a pair is refused.
+    /// status and the change stream; a plain-HTTP request gets no answer; TLS 1.0 and 1.1 are
+    /// refused, 1.2 and 1.3 served; half a pair is refused.
     func testWithACertificateItServesHTTPS() throws {
         try initStore()
         let (cert, key) = (directory.url.appendingPathComponent("cert.pem"), directory.url.appendingPathComponent("key.pem"))
@@ -207,10 +208,29 @@ final class ServeCommandTests: AgentTestCase {
                 print("plain", plain.getresponse().status)
             except Exception as e:
                 print("plain refused")
+            # Each protocol version alone; the client's own floor lowered (SECLEVEL=0), so that
+            # only the server can refuse the old ones.
+            for name in ["TLSv1", "TLSv1_1", "TLSv1_2", "TLSv1_3"]:
+                version = getattr(ssl.TLSVersion, name)
+                old = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+                old.load_verify_locations(cafile)
+                old.set_ciphers("DEFAULT:@SECLEVEL=0")
+                old.minimum_version = old.maximum_version = version
+                try:
+                    conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=10, context=old)
+                    conn.request("GET", "/v1/status")
+                    print(name, conn.getresponse().status)
+                except ssl.SSLError as e:
+                    print(name, "refused")
             """#
         let result = try python(script, [String(port), cert.path])
         XCTAssertEqual(result.status, 0, result.error)
-        XCTAssertEqual(result.output.split(separator: "\n").map(String.init), ["200 1", "200 text/event-stream; charset=utf-8 True", "plain refused"])
+        XCTAssertEqual(
+            result.output.split(separator: "\n").map(String.init),
+            [
+                "200 1", "200 text/event-stream; charset=utf-8 True", "plain refused", "TLSv1 refused", "TLSv1_1 refused", "TLSv1_2 200",
+                "TLSv1_3 200",
+            ])
     }
 
     /// Socket-activated (systemd-socket-activate, as the .socket unit would): it serves the socket
