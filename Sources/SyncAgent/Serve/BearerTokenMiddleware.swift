@@ -6,12 +6,14 @@
     import Logging
 
     /// Refuses requests without `Authorization: Bearer <token>`: 401 with `WWW-Authenticate: Bearer`,
-    /// logged with the client's address and the request's path, never with a token. `GET` of a path
-    /// in `openPaths` (a page that holds no data) passes without one.
+    /// logged with the client's address and the request's path, never with a token, and at most
+    /// once a minute per address (with how many refusals went unlogged since). `GET` of a path in
+    /// `openPaths` (a page that holds no data) passes without one.
     struct BearerTokenMiddleware: RouterMiddleware {
         typealias Context = ServeContext
         let token: [UInt8]
         let openPaths: Set<String>
+        let refusals = RefusalLog()
 
         init(token: String, openPaths: Set<String> = []) {
             self.token = Array(token.utf8)
@@ -25,12 +27,16 @@
                 return Array(value.dropFirst("bearer ".count).trimmingCharacters(in: .whitespaces).utf8)
             }
             guard let presented, Self.equalInConstantTime(presented, token) else {
-                context.logger.warning(
-                    "refused a request without a valid bearer token",
-                    metadata: [
-                        "path": "\(request.uri.path)", "client": "\(context.channel.remoteAddress.map { "\($0)" } ?? "unix socket")",
-                        "reason": "\(request.headers[.authorization] == nil ? "no Authorization header" : "wrong token")",
-                    ])
+                let address = context.channel.remoteAddress.map { $0.ipAddress ?? "\($0)" } ?? "unix socket"
+                if let unlogged = refusals.shouldLog(address) {
+                    context.logger.warning(
+                        "refused a request without a valid bearer token",
+                        metadata: [
+                            "path": "\(request.uri.path)", "client": "\(context.channel.remoteAddress.map { "\($0)" } ?? "unix socket")",
+                            "reason": "\(request.headers[.authorization] == nil ? "no Authorization header" : "wrong token")",
+                            "unlogged_refusals_since_last": "\(unlogged)",
+                        ])
+                }
                 var headers = HTTPFields()
                 headers[.wwwAuthenticate] = "Bearer"
                 headers[.contentType] = "application/json"

@@ -36,7 +36,8 @@ struct ServeCommand: AsyncParsableCommand {
             Any address other than a Unix socket, a numeric loopback address (127.0.0.0/8, ::1) or \
             localhost requires --token-file (a name is never taken for loopback by its look: \
             127.example.com needs the token): every request must \
-            then carry "Authorization: Bearer <the file's content>" (else 401, logged without the token). \
+            then carry "Authorization: Bearer <the file's content>" (else 401, logged without the token, \
+            at most once a minute per client address). \
             With --tls-certificate and --tls-key it serves HTTPS, TLS 1.2 or newer (the token rule is unchanged). \
             Under systemd it is Type=notify: READY once it listens, STOPPING on SIGTERM, when open \
             streams end and it exits 0. Socket-activated, it serves the socket named "http" \
