@@ -18,8 +18,10 @@
     ///   object whose values cannot be read is `{"id": URI, "error": reason}` instead.
     /// - It starts after `Last-Event-ID` (what a reconnecting client sends), else after `?after=TOKEN`,
     ///   else at the ledger's head: across reconnects, exactly the ledger's transactions, in order.
-    /// - History purged after that token is one `event: expired` (`after`, `purged_through`,
-    ///   `oldest_token`, `head_token`), then the stream ends.
+    ///   Its first event is that position alone (`id:` with no data).
+    /// - A start whose history is purged is a `410 Gone` whose JSON names `after`,
+    ///   `purged_through`, `oldest_token` and `head_token`; history purged while the stream runs
+    ///   is one `event: expired` with the same fields, then the stream ends.
     /// - A transaction whose event cannot be encoded is one `event: error` without an id (`token`,
     ///   `error`), then the stream ends: the client's position stays before it.
     /// - A comment line every 15 s keeps proxies from closing an idle stream.
@@ -41,6 +43,19 @@
                 start = token
             } else {
                 start = try stack.writerCoordinator.currentHistoryToken()
+            }
+            // A position whose history is purged is answered at once, not with a stream that
+            // ends after one event: `EventSource` takes a 200 that ends as a reason to reconnect
+            // with the same position, for ever; any other status makes it stop.
+            let history = try stack.writerCoordinator.historySummary()
+            if start < history.purgedThrough {
+                let data: [String: Any] = [
+                    "error":
+                        "the history after token \(start) was purged (through \(history.purgedThrough)): reconcile with /v1/objects, then follow from head_token",
+                    "after": start, "purged_through": history.purgedThrough, "oldest_token": history.oldestToken ?? NSNull(),
+                    "head_token": history.headToken,
+                ]
+                return ServeResponses.json(Data(try Self.json(data).utf8), status: .gone)
             }
             var headers = HTTPFields()
             headers[.contentType] = "text/event-stream; charset=utf-8"
@@ -80,7 +95,10 @@
             channel: any Channel, logger: Logger
         ) async {
             defer { continuation.finish() }
-            continuation.yield(ByteBuffer(string: "retry: 2000\n\n"))
+            // The position first, as an event with no data (an `EventSource` records its id and
+            // fires nothing): a client dropped before the first transaction resumes from here,
+            // not from a newer head.
+            continuation.yield(ByteBuffer(string: "retry: 2000\nid: \(start)\n\n"))
             let reader: ManagedObjectContext
             do {
                 reader = try stack.temporaryContext()

@@ -296,6 +296,8 @@
                 else if (field === "event") type = value;
                 else if (field === "data") data.push(value);
               }
+              // The position moves with every id, an event without data too (as EventSource's).
+              if (id !== null) lastEventId = id;
               if (!data.length) return;
               const payload = JSON.parse(data.join("\n"));
               if (type === "expired") {
@@ -303,7 +305,6 @@
                 showError("The page fell behind the ledger's retention (purged through " + payload.purged_through + "); it continues from the head.");
                 return;
               }
-              if (id !== null) lastEventId = id;
               addTransaction(payload);
             }
 
@@ -317,6 +318,13 @@
                   if (lastEventId !== null) extra["Last-Event-ID"] = lastEventId;
                   const response = await fetch("/v1/changes", { headers: headers(extra), cache: "no-store" });
                   if (response.status === 401) { askForToken(); break; }
+                  if (response.status === 410) {
+                    // The history after our position was purged while the page was away.
+                    const gone = await response.json();
+                    lastEventId = null;
+                    showError("The page fell behind the ledger's retention (purged through " + gone.purged_through + "); it continues from the head.");
+                    continue;
+                  }
                   if (!response.ok || !response.body) throw new Error("the change stream answered " + response.status);
                   setConnection("live", true);
                   refresh();

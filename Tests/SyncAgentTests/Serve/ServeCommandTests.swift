@@ -47,9 +47,13 @@ final class ServeCommandTests: AgentTestCase {
                     event_id = int(line[4:])
                 elif line.startswith("data: "):
                     data = line[6:]
+                elif line == "" and event_id is not None and data is None:
+                    # The stream's first event: its position alone, nothing to handle.
+                    assert last is None or event_id == last, (event_id, last)
+                    last, event_id = event_id, None
                 elif line == "" and event_id is not None:
                     seen.append(event_id)
-                    last, event_id, budget = event_id, None, budget - 1
+                    last, event_id, data, budget = event_id, None, None, budget - 1
                     if done():
                         break
             conn.close()
@@ -87,6 +91,122 @@ final class ServeCommandTests: AgentTestCase {
         kill(serve.processIdentifier, SIGTERM)
         serve.waitUntilExit()
         XCTAssertEqual(serve.terminationStatus, 0, "SIGTERM ends the open streams and exits 0")
+    }
+
+    /// A stream's first event is its position alone (`id:` with no data), so a client dropped
+    /// before the first transaction resumes from there and misses nothing committed since; a
+    /// position whose history is purged is a 410 with the expiry's JSON, not a stream that ends
+    /// (which `EventSource` would reopen at the same position for ever).
+    func testAStreamStartsWithItsPositionAndAPurgedPositionIsGone() throws {
+        try initStore()
+        func importItem(_ uid: String) throws -> Int64 {
+            let file = directory.url.appendingPathComponent("\(uid).ndjson")
+            try #"{"uid":"\#(uid)","value":1}"#.write(to: file, atomically: true, encoding: .utf8)
+            let result = try agent(["import", "--directory", directory.url.path, "--entity", "Item", "--key", "uid", "--json", file.path])
+            XCTAssertEqual(result.status, 0, result.error)
+            return Int64(try XCTUnwrap((try json(result.output)["tokens"] as? [Int])?.last))
+        }
+        let first = try importItem("a")
+        let (serve, port, _) = try startServe(["--listen", "127.0.0.1:0"])
+        defer { kill(serve.processIdentifier, SIGTERM) }
+        // Prints the status, then each event's id (and whether it has data), up to `count` events.
+        let reader = #"""
+            import http.client, sys
+            port, count = int(sys.argv[1]), int(sys.argv[2])
+            headers = {"Last-Event-ID": sys.argv[3]} if len(sys.argv) > 3 else {}
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            conn.request("GET", "/v1/changes", headers=headers)
+            r = conn.getresponse()
+            print(r.status)
+            if r.status != 200:
+                print(r.read().decode("utf-8"))
+                sys.exit(0)
+            event_id, data = None, None
+            while count > 0:
+                line = r.readline().decode("utf-8").rstrip("\n")
+                if line.startswith("id: "):
+                    event_id = line[4:]
+                elif line.startswith("data: "):
+                    data = line[6:]
+                elif line == "" and event_id is not None:
+                    print(event_id, "data" if data else "position")
+                    event_id, data, count = None, None, count - 1
+            """#
+        var result = try python(reader, [String(port), "1"])
+        XCTAssertEqual(result.status, 0, result.error)
+        XCTAssertEqual(result.output.split(separator: "\n").map(String.init), ["200", "\(first) position"], "a stream at the head says where it starts")
+
+        // Dropped before any transaction; one is committed; resuming from that position gets it.
+        let second = try importItem("b")
+        result = try python(reader, [String(port), "2", "\(first)"])
+        XCTAssertEqual(result.status, 0, result.error)
+        XCTAssertEqual(result.output.split(separator: "\n").map(String.init), ["200", "\(first) position", "\(second) data"])
+
+        // Purged through the head: a position before it is gone; the head itself is not.
+        let coordinator = try PersistentStoreCoordinator(model: try PersistentStoreCoordinator.storedModel(at: store), store: .sqlite(store))
+        XCTAssertEqual(try coordinator.purgeHistory(through: second, lease: 0), second)
+        result = try python(reader, [String(port), "1", "\(first)"])
+        XCTAssertEqual(result.status, 0, result.error)
+        let lines = result.output.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.first, "410", result.output)
+        let gone = try json(lines.dropFirst().joined())
+        XCTAssertEqual(gone["after"] as? Int, Int(first))
+        XCTAssertEqual(gone["purged_through"] as? Int, Int(second))
+        XCTAssertEqual(gone["head_token"] as? Int, Int(second))
+        XCTAssertNotNil(gone["error"] as? String)
+        result = try python(reader, [String(port), "1", "\(second)"])
+        XCTAssertEqual(result.output.split(separator: "\n").map(String.init), ["200", "\(second) position"])
+    }
+
+    /// The Python client of the guide (ReactingToChanges.md), run as it is written (only its
+    /// port changed): it prints each transaction once, and killed (SIGKILL) and started again it
+    /// goes on from the position it recorded, without repeating one.
+    func testTheGuidesPythonClientResumesAcrossItsOwnRestarts() throws {
+        try initStore()
+        let (serve, port, _) = try startServe(["--listen", "127.0.0.1:0"])
+        defer { kill(serve.processIdentifier, SIGTERM) }
+        let guide = try String(contentsOf: Repository.url("Sources/SharedStoreIPC/Documentation.docc/ReactingToChanges.md"), encoding: .utf8)
+        let intro = try XCTUnwrap(guide.range(of: "A client in Python's standard library that resumes where it stopped"))
+        let start = try XCTUnwrap(guide.range(of: "```python\n", range: intro.upperBound..<guide.endIndex))
+        let end = try XCTUnwrap(guide.range(of: "\n```", range: start.upperBound..<guide.endIndex))
+        let script = directory.url.appendingPathComponent("client.py")
+        try String(guide[start.upperBound..<end.lowerBound]).replacingOccurrences(of: "8080", with: String(port))
+            .write(to: script, atomically: true, encoding: .utf8)
+        func importItem(_ uid: String) throws -> Int {
+            let file = directory.url.appendingPathComponent("\(uid).ndjson")
+            try #"{"uid":"\#(uid)","value":1}"#.write(to: file, atomically: true, encoding: .utf8)
+            let result = try agent(["import", "--directory", directory.url.path, "--entity", "Item", "--key", "uid", "--json", file.path])
+            XCTAssertEqual(result.status, 0, result.error)
+            return try XCTUnwrap((try json(result.output)["tokens"] as? [Int])?.last)
+        }
+        // Runs the client (in the scratch directory, where it keeps `position`) until it has
+        // printed `tokens` and recorded the last as its position, then kills it; what it printed.
+        // (Killed between printing and recording, it would print that one again: at least once.)
+        let position = directory.url.appendingPathComponent("position")
+        func runClient(until tokens: [Int]) throws -> [Int] {
+            let output = directory.url.appendingPathComponent("client-\(UUID().uuidString.prefix(4)).out")
+            FileManager.default.createFile(atPath: output.path, contents: nil)
+            let client = try startAgent(
+                ["python"], executable: URL(fileURLWithPath: "/bin/sh"),
+                arguments: ["-c", "cd '\(directory.url.path)' && exec python3 -u client.py"], output: try FileHandle(forWritingTo: output))
+            var printed: [Int] = []
+            let got = eventually(timeout: 30) {
+                printed = ((try? String(contentsOf: output, encoding: .utf8)) ?? "").split(separator: "\n").compactMap {
+                    Int($0.split(separator: " ").first ?? "")
+                }
+                let recorded = (try? String(contentsOf: position, encoding: .utf8)) ?? ""
+                return (Set(tokens).isSubset(of: Set(printed)) && recorded == String(tokens.last ?? 0)) || !client.isRunning
+            }
+            kill(client.processIdentifier, SIGKILL)
+            client.waitUntilExit()
+            XCTAssertTrue(got, "the client printed \(printed), not all of \(tokens)")
+            return printed
+        }
+        let first = [try importItem("a"), try importItem("b")]
+        XCTAssertEqual(try runClient(until: first), first)
+        let second = [try importItem("c")]
+        XCTAssertEqual(try runClient(until: second), second, "restarted, it goes on from its position: nothing again")
+        XCTAssertEqual(try String(contentsOf: position, encoding: .utf8), String(second[0]))
     }
 
     func testObjectsAndStatusAndABadFormatOverHTTP() throws {
