@@ -38,6 +38,9 @@ struct ServeCommand: AsyncParsableCommand {
             127.example.com needs the token): every request must \
             then carry "Authorization: Bearer <the file's content>" (else 401, logged without the token, \
             at most once a minute per client address). \
+            Without a token it answers only requests whose Host is localhost or a loopback address \
+            (--allowed-host NAME for another) and refuses requests a page of another origin makes \
+            (--allowed-origin ORIGIN to allow one), so that no web page can read it (DNS rebinding). \
             With --tls-certificate and --tls-key it serves HTTPS, TLS 1.2 or newer (the token rule is unchanged). \
             Under systemd it is Type=notify: READY once it listens, STOPPING on SIGTERM, when open \
             streams end and it exits 0. Socket-activated, it serves the socket named "http" \
@@ -62,6 +65,16 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: "How many events may wait for a change-stream client that stopped reading before it is disconnected.")
     var backlog = 1_000
+
+    @Option(
+        name: .long,
+        help: "Without --token-file, also answer requests whose Host is NAME (besides localhost and loopback addresses); repeatable.")
+    var allowedHost: [String] = []
+
+    @Option(
+        name: .long,
+        help: "Without --token-file, let pages from ORIGIN (scheme://host[:port]) read the answers (besides the server's own); repeatable.")
+    var allowedOrigin: [String] = []
 
     func validate() throws {
         guard HTTPSupport.isBuiltIn else { throw HTTPSupport.notBuiltIn("serve") }
@@ -111,8 +124,11 @@ struct ServeCommand: AsyncParsableCommand {
             let sync = try await SharedStoreSync.start(stack: stack, configuration: try socket.sharing(in: directory.url, as: "sync-agent serve"))
             try DescriptorBudget.require(16, for: "starting the HTTP server")  // the listener and its first connections
 
+            // Without a token, only requests sent to this machine by name, from no other page.
+            let localGuard = token == nil ? LocalRequestGuard(allowedHosts: allowedHost, allowedOrigins: allowedOrigin) : nil
             let router = ServeRouter.make(
-                stack: stack, sync: sync, token: token, backlog: backlog, directory: directory, socketPath: socket.path(in: directory.url))
+                stack: stack, sync: sync, token: token, localGuard: localGuard, backlog: backlog, directory: directory,
+                socketPath: socket.path(in: directory.url))
 
             let listening = AsyncStream<Void>.makeStream()
             let server: any Service

@@ -8,11 +8,15 @@
     /// listener, or a socket-activated one), so that they can be tested in process.
     enum ServeRouter {
         /// The router over `stack`, shared through `sync`: with a `token`, every route but the
-        /// status page (`/`, which holds no data) wants it as `Authorization: Bearer`.
+        /// status page (`/`, which holds no data) wants it as `Authorization: Bearer`; with a
+        /// `localGuard` (a listener that takes no token), requests must be sent to a loopback
+        /// name and come from no other origin.
         static func make(
-            stack: DataStack, sync: SharedStoreSync, token: String?, backlog: Int, directory: DirectoryOptions, socketPath: String
+            stack: DataStack, sync: SharedStoreSync, token: String?, localGuard: LocalRequestGuard? = nil, backlog: Int, directory: DirectoryOptions,
+            socketPath: String
         ) -> Router<ServeContext> {
             let router = Router(context: ServeContext.self)
+            if let localGuard { router.add(middleware: localGuard) }
             // The status page holds no data: it is served without the token and asks for it.
             if let token { router.add(middleware: BearerTokenMiddleware(token: token, openPaths: ["/"])) }
             let latency = MergeLatencyLog(sync: sync)

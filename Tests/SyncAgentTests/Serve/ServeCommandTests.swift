@@ -209,6 +209,49 @@ final class ServeCommandTests: AgentTestCase {
         XCTAssertEqual(try String(contentsOf: position, encoding: .utf8), String(second[0]))
     }
 
+    /// Without a token, only requests sent to a loopback name (or an `--allowed-host`) are
+    /// answered, and a page of another origin (unless `--allowed-origin` names it) is refused:
+    /// what DNS rebinding would need, a page's request with the attacker's Host, gets a 403.
+    func testWithoutATokenOnlyLoopbackHostsAndItsOwnOriginAreAnswered() throws {
+        try initStore()
+        let (serve, port, _) = try startServe([
+            "--listen", "127.0.0.1:0", "--allowed-host", "dash.internal", "--allowed-origin", "http://dash.internal:3000",
+        ])
+        defer { kill(serve.processIdentifier, SIGTERM) }
+        let script = #"""
+            import http.client, sys
+            port = int(sys.argv[1])
+            def get(host, origin=None):
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+                conn.putrequest("GET", "/v1/status", skip_host=True)
+                conn.putheader("Host", host % port if "%d" in host else host)
+                if origin:
+                    conn.putheader("Origin", origin % port if "%d" in origin else origin)
+                conn.endheaders()
+                r = conn.getresponse()
+                body = r.read().decode("utf-8")
+                return r.status, body
+            for host, origin in [
+                ("127.0.0.1:%d", None), ("localhost:%d", None), ("[::1]:%d", None), ("LOCALHOST", None), ("dash.internal:8080", None),
+                ("attacker.example:%d", None), ("127.attacker.example:%d", None), ("localhost.attacker.example", None),
+                ("127.0.0.1:%d", "http://127.0.0.1:%d"), ("127.0.0.1:%d", "http://attacker.example"), ("127.0.0.1:%d", "null"),
+                ("127.0.0.1:%d", "http://dash.internal:3000"), ("127.0.0.1:%d", "http://dash.internal:3001"),
+            ]:
+                status, body = get(host, origin)
+                print(status, "allowed" if "--allowed-" in body else "")
+            """#
+        let result = try python(script, [String(port)])
+        XCTAssertEqual(result.status, 0, result.error)
+        XCTAssertEqual(
+            result.output.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) },
+            [
+                "200", "200", "200", "200", "200",
+                "403 allowed", "403 allowed", "403 allowed",
+                "200", "403 allowed", "403 allowed",
+                "200", "403 allowed",
+            ])
+    }
+
     func testObjectsAndStatusAndABadFormatOverHTTP() throws {
         try initStore()
         let (serve, port, _) = try startServe(["--listen", "127.0.0.1:0"])
@@ -427,7 +470,7 @@ final class ServeCommandTests: AgentTestCase {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         XCTAssertEqual(connected, 0)
-        let request = "GET /v1/changes HTTP/1.1\r\nHost: x\r\n\r\n"
+        let request = "GET /v1/changes HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
         XCTAssertEqual(request.withCString { send(fd, $0, strlen($0), 0) }, request.utf8.count)
 
         // Transactions with many objects each, far more than the socket buffers hold.
