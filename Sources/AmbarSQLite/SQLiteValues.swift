@@ -167,6 +167,15 @@ enum SQLiteValues {
         if let db = error as? DatabaseError, db.resultCode == .SQLITE_CANTOPEN, DescriptorBudget.isShort(of: 8) {
             return .tooManyOpenFiles(operation: operation, limit: DescriptorBudget.limit)
         }
+        if let db = error as? DatabaseError, db.resultCode == .SQLITE_ERROR, let message = db.message,
+            ["Expression tree is too large", "too many SQL variables", "too many terms in compound SELECT", "parser stack overflow"]
+                .contains(where: message.contains)
+        {
+            // A query SQLite cannot take because of its size is the request's fault, not the store's.
+            return .invalidPredicate(
+                "the predicate is too large for the store during \(operation) (SQLite: \(message)); write a long OR chain over one property as `property IN {…}`, or split the fetch"
+            )
+        }
         if let db = error as? DatabaseError {
             return .storage(operation: operation, code: db.extendedResultCode.rawValue, message: db.message ?? "\(db)", cause: ErrorCause(db))
         }

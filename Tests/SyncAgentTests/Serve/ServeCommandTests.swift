@@ -252,6 +252,31 @@ final class ServeCommandTests: AgentTestCase {
             ])
     }
 
+    /// A predicate deeper than the store can evaluate (thousands of `OR`s exceed SQLite's
+    /// expression depth) is the request's fault: `fetch` says so, and `/v1/objects` answers 400
+    /// with the reason, not 500.
+    func testAPredicateTooLargeForTheStoreIsTheRequestsFault() throws {
+        try initStore()
+        let predicate = (1...5_000).map { "value == \($0)" }.joined(separator: " OR ")
+        let fetched = try agent(["fetch", "--directory", directory.url.path, "--entity", "Item", "--predicate", predicate])
+        XCTAssertNotEqual(fetched.status, 0)
+        XCTAssertTrue(fetched.error.contains("too large for the store"), fetched.error)
+        let (serve, port, _) = try startServe(["--listen", "127.0.0.1:0"])
+        defer { kill(serve.processIdentifier, SIGTERM) }
+        let script = #"""
+            import http.client, json, sys, urllib.parse
+            port = int(sys.argv[1])
+            predicate = " OR ".join("value == %d" % i for i in range(1, 1501))
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            conn.request("GET", "/v1/objects/Item?" + urllib.parse.urlencode({"predicate": predicate}))
+            r = conn.getresponse()
+            print(r.status, "too large for the store" in json.loads(r.read())["error"])
+            """#
+        let result = try python(script, [String(port)])
+        XCTAssertEqual(result.status, 0, result.error)
+        XCTAssertEqual(result.output.trimmingCharacters(in: .whitespacesAndNewlines), "400 True")
+    }
+
     func testObjectsAndStatusAndABadFormatOverHTTP() throws {
         try initStore()
         let (serve, port, _) = try startServe(["--listen", "127.0.0.1:0"])
