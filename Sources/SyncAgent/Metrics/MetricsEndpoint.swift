@@ -19,13 +19,16 @@
     final class MetricsEndpoint: Sendable {
         let address: ListenAddress
         let command: String
+        /// The bearer token a scrape must send, if any.
+        let token: String?
         let registry: PrometheusCollectorRegistry
         private let collectors = Locked<[@Sendable () -> Void]>([])
 
         /// Bootstraps swift-metrics to a new Prometheus registry (once per process).
-        init(address: ListenAddress, command: String) {
+        init(address: ListenAddress, command: String, token: String? = nil) {
             self.address = address
             self.command = command
+            self.token = token
             let registry = PrometheusCollectorRegistry()
             var factory = PrometheusMetricsFactory(registry: registry)
             // Commit → merged latencies and save durations: 1 ms to 10 s.
@@ -58,7 +61,8 @@
 
         /// The HTTP server, as a service to run beside the command's own.
         func service(logger: Logger) throws -> any Service {
-            let router = Router()
+            let router = Router(context: ServeContext.self)
+            if let token { router.add(middleware: BearerTokenMiddleware(token: token)) }
             router.get("/metrics") { [self] _, _ -> Response in
                 let body = await scrape()
                 var headers = HTTPFields()

@@ -95,16 +95,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// The token in `--token-file`, without surrounding whitespace; refused when empty or unreadable.
     private func token() throws -> String? {
-        guard let tokenFile else { return nil }
-        let text: String
-        do {
-            text = try String(contentsOfFile: tokenFile, encoding: .utf8)
-        } catch {
-            throw ValidationError("cannot read --token-file \(tokenFile): \(error.localizedDescription)")
-        }
-        let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !token.isEmpty else { throw ValidationError("--token-file \(tokenFile) is empty; put the bearer token in it") }
-        return token
+        try tokenFile.map { try BearerTokenFile.read($0, option: "--token-file") }
     }
 
     func run() async throws {

@@ -251,6 +251,33 @@ final class MetricsEndpointTests: AgentTestCase {
         XCTAssertNil(value(samples, "ambar_wal_bytes"), "no write-ahead log file for a store on a server")
     }
 
+    /// Off loopback `--metrics` wants a token, as `serve` does; with one, a scrape without it
+    /// (or with another) gets 401 and one with it the metrics.
+    func testOffLoopbackTheMetricsWantAToken() throws {
+        try initStore()
+        let refused = try agent(["hub", "--directory", directory.url.path, "--metrics", "0.0.0.0:0"])
+        XCTAssertEqual(refused.status, 64)
+        XCTAssertTrue(refused.error.contains("--metrics-token-file"), refused.error)
+        let tokenFile = directory.url.appendingPathComponent("metrics-token")
+        try "scrape-s3cret\n".write(to: tokenFile, atomically: true, encoding: .utf8)
+        let log = directory.url.appendingPathComponent("hub.log")
+        _ = try startAgent(["hub", "--directory", directory.url.path, "--metrics", "127.0.0.1:0", "--metrics-token-file", tokenFile.path], log: log)
+        let url = try endpoint(in: log)
+        let script = #"""
+            import sys, urllib.request, urllib.error
+            for header in [None, "Bearer wrong", "Bearer scrape-s3cret"]:
+                request = urllib.request.Request(sys.argv[1], headers={"Authorization": header} if header else {})
+                try:
+                    body = urllib.request.urlopen(request, timeout=10).read().decode()
+                    print(200, "ambar_" in body)
+                except urllib.error.HTTPError as e:
+                    print(e.code, e.headers.get("WWW-Authenticate"))
+            """#
+        let result = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", script, url], timeout: 30)
+        XCTAssertEqual(result.status, 0, result.error)
+        XCTAssertEqual(result.output.split(separator: "\n").map(String.init), ["401 Bearer", "401 Bearer", "200 True"])
+    }
+
     func testABadAddressIsRefusedBeforeAnythingStarts() throws {
         try initStore()
         let result = try agent(["hub", "--directory", directory.url.path, "--metrics", "nowhere"])
