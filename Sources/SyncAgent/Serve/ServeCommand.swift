@@ -22,7 +22,9 @@ struct ServeCommand: AsyncParsableCommand {
             the object `watch --json` prints plus "objects" (each inserted and updated object as \
             `fetch --json` prints it). It resumes after the Last-Event-ID header, else after ?after=TOKEN, \
             else at the ledger's head: across reconnects exactly the ledger's transactions, in order. \
-            History purged after that token is an "expired" event, then the stream ends. A client that \
+            Its first event is that position alone ("id:" with no "data:"). A start whose history is \
+            purged is a 410 whose JSON names after, purged_through, oldest_token and head_token; history \
+            purged while it streams is an "expired" event with the same fields, then the stream ends. A client that \
             stops reading is disconnected once --backlog events wait for it.
             GET /v1/objects/ENTITY?predicate=FORMAT&sort=KEY[:desc]&limit=N — a JSON array of the \
             matching objects; a bad format is a 400 with "error" and "position".
