@@ -47,16 +47,7 @@
             // A position whose history is purged is answered at once, not with a stream that
             // ends after one event: `EventSource` takes a 200 that ends as a reason to reconnect
             // with the same position, for ever; any other status makes it stop.
-            let history = try stack.writerCoordinator.historySummary()
-            if start < history.purgedThrough {
-                let data: [String: Any] = [
-                    "error":
-                        "the history after token \(start) was purged (through \(history.purgedThrough)): reconcile with /v1/objects, then follow from head_token",
-                    "after": start, "purged_through": history.purgedThrough, "oldest_token": history.oldestToken ?? NSNull(),
-                    "head_token": history.headToken,
-                ]
-                return ServeResponses.json(Data(try Self.json(data).utf8), status: .gone)
-            }
+            if let gone = try Self.gone(after: start, stack: stack) { return gone }
             var headers = HTTPFields()
             headers[.contentType] = "text/event-stream; charset=utf-8"
             headers[.cacheControl] = "no-cache"
@@ -136,11 +127,7 @@
                             }
                         case .historyExpired(let expiry):
                             // Unreadable now: the stream ends (below), and the client reconnects.
-                            let oldest = try stack.writerCoordinator.historySummary().oldestToken
-                            let data: [String: Any] = [
-                                "after": expiry.position, "purged_through": expiry.purgedThrough, "oldest_token": oldest ?? NSNull(),
-                                "head_token": expiry.head,
-                            ]
+                            let data = try Self.expiry(after: expiry.position, purgedThrough: expiry.purgedThrough, head: expiry.head, stack: stack)
                             // try?: numbers and null always encode.
                             continuation.yield(ByteBuffer(string: "event: expired\ndata: \((try? json(data)) ?? "{}")\n\n"))
                             return
@@ -189,6 +176,33 @@
                 }
                 return (buffers, nil)
             }
+        }
+
+        /// The 410 for a start at `start` whose history is purged (`nil` when it is readable), by
+        /// the store's own check, as the stream would meet it: a read of no transactions.
+        private static func gone(after start: Int64, stack: DataStack) throws -> Response? {
+            switch Result(catching: { () throws(AmbarError) in try stack.writerCoordinator.history(after: start, limit: 0) }) {
+            case .success:
+                return nil
+            case .failure(.historyExpired(let after, let purgedThrough)):
+                var data = try expiry(after: after, purgedThrough: purgedThrough, head: nil, stack: stack)
+                data["error"] =
+                    "the history after token \(after) was purged (through \(purgedThrough)): reconcile with /v1/objects, then follow from head_token"
+                return ServeResponses.json(Data(try json(data).utf8), status: .gone)
+            case .failure(let error):
+                throw error
+            }
+        }
+
+        /// What a client is told of history purged after its position `after` (the 410's JSON and
+        /// `event: expired`'s data): `after`, `purged_through`, `oldest_token` and `head_token`
+        /// (`head`, else the ledger's head now).
+        private static func expiry(after: Int64, purgedThrough: Int64, head: Int64?, stack: DataStack) throws -> [String: Any] {
+            let history = try stack.writerCoordinator.historySummary()
+            return [
+                "after": after, "purged_through": purgedThrough, "oldest_token": history.oldestToken ?? NSNull(),
+                "head_token": head ?? history.headToken,
+            ]
         }
 
         static func json(_ object: [String: Any]) throws -> String {
