@@ -73,6 +73,20 @@
             }
         }
 
+        /// Refusals are logged once per interval for each address, the next line counting those
+        /// not logged; the addresses kept stay within the capacity, a scan from more included.
+        func testRefusalsAreLoggedOncePerIntervalPerAddressWithinABoundedTable() {
+            let log = RefusalLog(interval: .seconds(60), capacity: 2)
+            let start = ContinuousClock.now
+            XCTAssertEqual(log.shouldLog("10.0.0.1", now: start), 0)
+            XCTAssertNil(log.shouldLog("10.0.0.1", now: start + .seconds(1)))
+            XCTAssertNil(log.shouldLog("10.0.0.1", now: start + .seconds(59)))
+            XCTAssertEqual(log.shouldLog("10.0.0.1", now: start + .seconds(61)), 2, "the two refusals not logged are counted")
+            XCTAssertEqual(log.shouldLog("10.0.0.2", now: start + .seconds(62)), 0, "another address has its own line")
+            for i in 3...50 { XCTAssertEqual(log.shouldLog("10.0.0.\(i)", now: start + .seconds(63)), 0) }
+            XCTAssertEqual(log.count, 2, "a scan from 50 addresses keeps at most the capacity")
+        }
+
         func testWithATokenEveryRouteButTheStatusPageWantsIt() async throws {
             try await application(token: "s3cret").test(.router) { client in
                 try await client.execute(uri: "/v1/objects/Item", method: .get) { response in

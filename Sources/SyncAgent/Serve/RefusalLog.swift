@@ -10,8 +10,12 @@
         /// For each address: when its refusal was last logged, and how many since went unlogged.
         private let entries = Mutex<[String: (logged: ContinuousClock.Instant, unlogged: Int)]>([:])
         private let interval: Duration
-        /// Addresses kept before those not refused for an interval are dropped.
+        /// The most addresses kept: past it, those not refused for an interval are dropped, then
+        /// (a scan from more addresses than that within one interval) the one logged longest ago.
         private let capacity: Int
+
+        /// How many addresses are kept.
+        var count: Int { entries.withLock { $0.count } }
 
         init(interval: Duration = .seconds(60), capacity: Int = 4_096) {
             self.interval = interval
@@ -27,7 +31,13 @@
                     return nil
                 }
                 let unlogged = entries[address]?.unlogged ?? 0
-                if entries.count >= capacity { entries = entries.filter { now - $0.value.logged < interval } }
+                if entries[address] == nil && entries.count >= capacity {
+                    let stale = entries.filter { now - $0.value.logged >= interval }.map(\.key)
+                    for key in stale { entries[key] = nil }
+                    if entries.count >= capacity, let oldest = entries.min(by: { $0.value.logged < $1.value.logged })?.key {
+                        entries[oldest] = nil
+                    }
+                }
                 entries[address] = (now, 0)
                 return unlogged
             }

@@ -327,6 +327,13 @@ final class ServeCommandTests: AgentTestCase {
                 conn.request("GET", "/v1/status", headers={"Authorization": header} if header else {})
                 r = conn.getresponse()
                 print(r.status, r.getheader("WWW-Authenticate"))
+            # With a token the Host is not checked: a server behind a name answers by the token.
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            conn.putrequest("GET", "/v1/status", skip_host=True)
+            conn.putheader("Host", "ambar.example.com")
+            conn.putheader("Authorization", "Bearer s3cret-token")
+            conn.endheaders()
+            print(conn.getresponse().status, "by name")
             statuses = set()
             for i in range(50):
                 conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
@@ -336,7 +343,7 @@ final class ServeCommandTests: AgentTestCase {
             """#
         let result = try python(script, [String(port)])
         XCTAssertEqual(result.status, 0, result.error)
-        XCTAssertEqual(result.output.split(separator: "\n").map(String.init), ["401 Bearer", "401 Bearer", "200 None", "[401]"])
+        XCTAssertEqual(result.output.split(separator: "\n").map(String.init), ["401 Bearer", "401 Bearer", "200 None", "200 by name", "[401]"])
         let text = try String(contentsOf: log, encoding: .utf8)
         // 52 refusals from one address within a minute: logged once, not 52 times.
         XCTAssertEqual(text.components(separatedBy: "refused a request without a valid bearer token").count - 1, 1, text)
