@@ -17,7 +17,9 @@ enum SQLiteFunctions {
             let value = text(args[2]), let pattern = text(args[3])
         else { return 0 }
         let flags = Int.fromDatabaseValue(args[1]) ?? 0
-        return TextSemantics.matches(op, value, pattern, TextOptions(rawValue: flags)) ? 1 : 0
+        // A runaway MATCHES throws: GRDB makes its description the statement's error message,
+        // and SQLiteValues.wrap gives it back as the invalid predicate it is.
+        return try TextSemantics.matches(op, value, pattern, TextOptions(rawValue: flags)) ? 1 : 0
     }
 
     static let decimalCompare = DatabaseFunction("ambar_deccmp", argumentCount: 2, pure: true) { args in

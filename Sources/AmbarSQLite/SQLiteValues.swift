@@ -176,6 +176,14 @@ enum SQLiteValues {
                 "the predicate is too large for the store during \(operation) (SQLite: \(message)); write a long OR chain over one property as `property IN {…}`, or split the fetch"
             )
         }
+        if let db = error as? DatabaseError, db.resultCode == .SQLITE_ERROR, let message = db.message,
+            let marker = message.range(of: RegularExpressions.runawayMarker)
+        {
+            // SQLite passes on the reason SQLiteFunctions' MATCHES threw, as text.
+            var reason = String(message[marker.lowerBound...])
+            if reason.hasSuffix(".") { reason.removeLast() }
+            return .invalidPredicate(reason)
+        }
         if let db = error as? DatabaseError {
             return .storage(operation: operation, code: db.extendedResultCode.rawValue, message: db.message ?? "\(db)", cause: ErrorCause(db))
         }

@@ -111,7 +111,11 @@ package enum TextSemantics {
     }
 
     /// Whether `value` satisfies the text operation with `pattern`.
-    package static func matches(_ op: TextOperator, _ value: String, _ pattern: String, _ options: TextOptions) -> Bool {
+    ///
+    /// - Throws: ``AmbarError/invalidPredicate(_:)`` when a `MATCHES` pattern runs away on this
+    ///   value (see ``RegularExpressions/wholeMatch(_:in:caseInsensitive:)``). `LIKE` and the other
+    ///   operators cannot: their cost is at most the product of the two lengths.
+    package static func matches(_ op: TextOperator, _ value: String, _ pattern: String, _ options: TextOptions) throws(AmbarError) -> Bool {
         let v = Array(fold(value, options).unicodeScalars)
         switch op {
         case .like:
@@ -123,7 +127,7 @@ package enum TextSemantics {
             let p = Array(fold(pattern, options).unicodeScalars)
             return v.count >= p.count && Array(v[(v.count - p.count)...]) == p
         case .matches:
-            return RegularExpressions.wholeMatch(
+            return try RegularExpressions.wholeMatch(
                 pattern, in: fold(value, options.subtracting(.caseInsensitive)), caseInsensitive: options.contains(.caseInsensitive))
         case .contains:
             let p = Array(fold(pattern, options).unicodeScalars)

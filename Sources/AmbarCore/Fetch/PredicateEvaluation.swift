@@ -57,7 +57,7 @@ package enum PredicateEvaluation {
                 throw .invalidPredicate("'\(key)' is not text; \(op.rawValue) needs a string attribute")
             }
             guard case .text(let text) = StoredScalar(current) else { return false }
-            return TextSemantics.matches(op, text, pattern, options)
+            return try TextSemantics.matches(op, text, pattern, options)
         case .relationship(let key, let target):
             let (holder, rel) = try resolveRelationship(key, on: object, toMany: false)
             guard let holder else { return target == nil }

@@ -2,7 +2,7 @@ import Foundation
 
 /// Compiled ICU regular expressions for `MATCHES`, cached by pattern: SQL evaluates a predicate
 /// once per row, so each pattern is compiled once, not once per row.
-enum RegularExpressions {
+package enum RegularExpressions {
     private struct Key: Hashable {
         let pattern: String
         let caseInsensitive: Bool
@@ -36,11 +36,44 @@ enum RegularExpressions {
         return nil
     }
 
+    /// How long one value may take to match. A pattern with nested repetition (`(a+)+b`)
+    /// backtracks exponentially in the length of a value that almost matches: about a second per
+    /// value of 28 characters, doubling with each one more. ICU reports its progress while it
+    /// matches, and the match is abandoned once this much time has passed.
+    package static let timeLimitMilliseconds = 100
+    private static var timeLimit: Duration { .milliseconds(timeLimitMilliseconds) }
+
+    /// The start of the reason a match that ran out of time gives (``timeLimitMilliseconds``): SQLite passes
+    /// the reason through as its message, and the store knows it by this.
+    package static let runawayMarker = "MATCHES gave up on a value"
+
     /// Whether `pattern` matches the whole of `value` (`MATCHES`); false when it does not compile.
-    static func wholeMatch(_ pattern: String, in value: String, caseInsensitive: Bool) -> Bool {
+    ///
+    /// - Throws: ``AmbarError/invalidPredicate(_:)`` when one value takes longer than
+    ///   ``timeLimitMilliseconds``: the pattern backtracks without bound, and the query is refused rather than
+    ///   left to hold its thread for hours.
+    static func wholeMatch(_ pattern: String, in value: String, caseInsensitive: Bool) throws(AmbarError) -> Bool {
         guard case .success(let expression) = cached(pattern, caseInsensitive: caseInsensitive).outcome else { return false }
         let range = NSRange(value.startIndex..<value.endIndex, in: value)
-        return expression.firstMatch(in: value, options: [.anchored], range: range) != nil
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeLimit)
+        var matched = false
+        var gaveUp = false
+        expression.enumerateMatches(in: value, options: [.anchored, .reportProgress], range: range) { result, _, stop in
+            if result != nil {
+                matched = true
+                stop.pointee = true
+            } else if clock.now >= deadline {
+                gaveUp = true
+                stop.pointee = true
+            }
+        }
+        if gaveUp, !matched {
+            throw .invalidPredicate(
+                "\(runawayMarker) of \(value.count) characters after \(timeLimitMilliseconds) ms: '\(pattern)' backtracks without bound (nested repetition such as (a+)+); write it without a repetition inside a repetition"
+            )
+        }
+        return matched
     }
 
     private static func cached(_ pattern: String, caseInsensitive: Bool) -> Compiled {

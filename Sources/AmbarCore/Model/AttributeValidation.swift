@@ -64,8 +64,15 @@ public struct AttributeValidation: Sendable, Hashable, Codable {
                 return "it is \(Self.describe(value)), above the model's maximum \(Self.describe(maximum))"
             }
         }
-        if let pattern = regularExpression, case .string(let s) = value, !RegularExpressions.wholeMatch(pattern, in: s, caseInsensitive: false) {
-            return "\"\(s)\" does not match the model's regular expression \(pattern)"
+        if let pattern = regularExpression, case .string(let s) = value {
+            do throws(AmbarError) {
+                if try !RegularExpressions.wholeMatch(pattern, in: s, caseInsensitive: false) {
+                    return "\"\(s)\" does not match the model's regular expression \(pattern)"
+                }
+            } catch {
+                // Not saved as if it matched: the value could not be checked in time.
+                return "it could not be checked against the model's regular expression \(pattern): \(error.description)"
+            }
         }
         return nil
     }

@@ -282,7 +282,7 @@ final class PostgreSQLStore: PersistentStore {
             case .scalar(let scalar): result.append(PostgreSQLValues.serverValue(scalar))
             case .decimal(let text): result.append(.numeric(text))
             case .integers(let keys): result.append(.integerArray(keys))
-            case .clientSet(let test): result.append(.textArray(try values(test.table, test.column).filter(test.test)))
+            case .clientSet(let test): result.append(.textArray(try values(test.table, test.column).filter { try test.test($0) }))
             case .clientRanks(let ranking):
                 let folded = try values(ranking.table, ranking.column).map { ($0, TextSemantics.fold($0, ranking.options)) }
                     .sorted { TextSemantics.compareBytes($0.1, $1.1) < 0 }
@@ -304,6 +304,23 @@ final class PostgreSQLStore: PersistentStore {
         let rowSpec = try spec(for: try model.resolved.layout(query.entity))
         let compiled = try select({ rowSpec.selectList($0) }, query)
         return try run("fetch", compiled).compactMap { readRow($0, compiled.spec) }
+    }
+
+    func fetchRowsAtHistoryHead(_ queries: [StoreQuery]) throws(AmbarError) -> (rows: [[StoreRow]], token: Int64) {
+        var compiled: [CompiledQuery] = []
+        for query in queries {
+            let rowSpec = try spec(for: try model.resolved.layout(query.entity))
+            compiled.append(try select({ rowSpec.selectList($0) }, query))
+        }
+        // One REPEATABLE READ snapshot (taken at its first statement) for the rows and the head
+        // row, which every committing transaction updates.
+        return try pool.withConnection("fetch at the ledger head") { connection in
+            try Self.transaction(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
+                let head = try connection.query("SELECT token FROM ambar_ledger_head WHERE id = 1", []).rows.first.flatMap { PostgreSQLValues.integer($0[0]) }
+                let rows = try compiled.map { query in try run(query, on: connection).compactMap { readRow($0, query.spec) } }
+                return (rows, head ?? 0)
+            }
+        }
     }
 
     func fetchIDs(_ query: StoreQuery) throws(AmbarError) -> [ManagedObjectID] {

@@ -34,7 +34,8 @@ package struct ClientTest: Sendable {
     /// The table and column whose distinct values are tested.
     package let table: String
     package let column: String
-    package let test: @Sendable (String) -> Bool
+    /// Whether a value passes; throws when it cannot be decided (a runaway `MATCHES`).
+    package let test: @Sendable (String) throws(AmbarError) -> Bool
 }
 
 /// An order on the values of one text column, decided in Swift (folded text).

@@ -183,7 +183,7 @@ package struct SQLQueryBuilder {
 
     /// `column` is one of the distinct values that pass `test` (never NULL; a NULL value gives
     /// `nullResult`).
-    private mutating func clientDecided(_ reference: ColumnReference, nullResult: Bool, _ test: @escaping @Sendable (String) -> Bool) -> String {
+    private mutating func clientDecided(_ reference: ColumnReference, nullResult: Bool, _ test: @escaping @Sendable (String) throws(AmbarError) -> Bool) -> String {
         let set = placeholder(.clientSet(ClientTest(table: reference.table, column: reference.column, test: test)))
         return nullResult
             ? "(\(reference.sql) IS NULL OR \(reference.sql) = ANY(\(set)))"
@@ -270,7 +270,7 @@ package struct SQLQueryBuilder {
                 throw .invalidPredicate("'\(key)' is not text; \(op.rawValue) needs a string attribute")
             }
             if dialect == .postgres {
-                return clientDecided(reference, nullResult: false) { TextSemantics.matches(op, $0, pattern, options) }
+                return clientDecided(reference, nullResult: false) { value throws(AmbarError) in try TextSemantics.matches(op, value, pattern, options) }
             }
             let p = bind(.string(pattern))
             return "ambar_text('\(op.rawValue)', \(options.rawValue), \(column), \(p))"

@@ -185,7 +185,7 @@ final class ServeCommandTests: AgentTestCase {
         let position = directory.url.appendingPathComponent("position")
         func runClient(until tokens: [Int]) throws -> [Int] {
             let output = directory.url.appendingPathComponent("client-\(UUID().uuidString.prefix(4)).out")
-            FileManager.default.createFile(atPath: output.path, contents: nil)
+            XCTAssertTrue(FileManager.default.createFile(atPath: output.path, contents: nil), "cannot create \(output.path)")
             let client = try startAgent(
                 ["python"], executable: URL(fileURLWithPath: "/bin/sh"),
                 arguments: ["-c", "cd '\(directory.url.path)' && exec python3 -u client.py"], output: try FileHandle(forWritingTo: output))
