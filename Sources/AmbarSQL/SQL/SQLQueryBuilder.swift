@@ -183,7 +183,9 @@ package struct SQLQueryBuilder {
 
     /// `column` is one of the distinct values that pass `test` (never NULL; a NULL value gives
     /// `nullResult`).
-    private mutating func clientDecided(_ reference: ColumnReference, nullResult: Bool, _ test: @escaping @Sendable (String) throws(AmbarError) -> Bool) -> String {
+    private mutating func clientDecided(_ reference: ColumnReference, nullResult: Bool, _ test: @escaping @Sendable (String) throws(AmbarError) -> Bool)
+        -> String
+    {
         let set = placeholder(.clientSet(ClientTest(table: reference.table, column: reference.column, test: test)))
         return nullResult
             ? "(\(reference.sql) IS NULL OR \(reference.sql) = ANY(\(set)))"
