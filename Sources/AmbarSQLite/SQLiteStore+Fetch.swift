@@ -101,6 +101,28 @@ extension SQLiteStore {
         }
     }
 
+    package func fetchRowsAtHistoryHead(_ queries: [StoreQuery]) throws(AmbarError) -> (rows: [[StoreRow]], token: Int64) {
+        var statements: [(sql: String, arguments: [DatabaseValue], spec: RowSpec)] = []
+        for query in queries {
+            let rowSpec = try spec(for: try model.resolved.layout(query.entity))
+            statements.append(try select({ rowSpec.selectList($0) }, query))
+        }
+        return try read("fetch at the ledger head") { db in
+            var all: [[StoreRow]] = []
+            for (sql, arguments, spec) in statements {
+                let statement = try db.cachedStatement(sql: sql)
+                statement.setUncheckedArguments(StatementArguments(arguments))
+                let cursor = try Row.fetchCursor(statement)
+                var rows: [StoreRow] = []
+                while try cursor.next() != nil {
+                    if let row = readRow(statement.sqliteStatement, spec) { rows.append(row) }
+                }
+                all.append(rows)
+            }
+            return (all, try SQLiteSchema.ledgerHead(db))
+        }
+    }
+
     package func fetchIDs(_ query: StoreQuery) throws(AmbarError) -> [ManagedObjectID] {
         let (sql, arguments, _) = try select({ "\($0).Z_PK, \($0).Z_ENT" }, query)
         return try readOneStatement("fetch IDs") { db in try readIDs(db, sql, StatementArguments(arguments)) }

@@ -73,6 +73,42 @@ extension ManagedObjectContext {
         return try persistentStoreCoordinator.store.fetchValues(request.storeQuery, properties: properties, distinct: distinct)
     }
 
+    /// The objects each request selects, read from the store alone in one read with the token of
+    /// the ledger's head: the values are exactly those after every transaction up to that token,
+    /// and following the ledger after it misses nothing and repeats nothing. Only each request's
+    /// entity and predicate apply (no sort, limit or batches). Unsaved changes are not included,
+    /// and objects this context already holds with values keep them: call it on a fresh context
+    /// (`DataStack.temporaryContext()`).
+    ///
+    /// - Throws: ``AmbarError/wrongQueue(context:operation:)``, ``AmbarError/unknownEntity(_:)``,
+    ///   ``AmbarError/invalidPredicate(_:)``, ``AmbarError/storage(operation:code:message:cause:)``.
+    package func fetchAtHistoryHead(_ requests: [FetchRequest<ManagedObject>]) throws(AmbarError) -> (objects: [[ManagedObject]], token: Int64) {
+        try checkQueue("fetchAtHistoryHead")
+        try persistentStoreCoordinator.checkUsable()
+        let queries = requests.map { request -> StoreQuery in
+            var query = request.storeQuery
+            query.sortDescriptors = []
+            query.limit = nil
+            query.offset = 0
+            return query
+        }
+        let (rows, token) = try persistentStoreCoordinator.store.fetchRowsAtHistoryHead(queries)
+        let objects = rows.map { rows -> [ManagedObject] in
+            var objects: [ManagedObject] = []
+            objects.reserveCapacity(rows.count)
+            for row in rows {
+                guard let object = registeredOrFault(for: row.id) else { continue }
+                if !object.hasData {
+                    object.load(values: row.values, toOne: row.toOne, version: row.version)
+                    object.setFetched(asFault: false)
+                }
+                objects.append(object)
+            }
+            return objects
+        }
+        return (objects, token)
+    }
+
     // MARK: - Implementation
 
     /// The rows of a fetch by object ID made while a merge with prefetched rows is announced,

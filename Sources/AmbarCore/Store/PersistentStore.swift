@@ -53,6 +53,9 @@ package protocol PersistentStore: AnyObject, Sendable {
     /// Copies the whole store, consistent as of one moment, to a new file at `url`.
     func backup(to url: URL) throws(AmbarError)
 
+    /// The rows each query selects and the token of the ledger's head, in one read transaction:
+    /// the rows reflect exactly the transactions up to that token.
+    func fetchRowsAtHistoryHead(_ queries: [StoreQuery]) throws(AmbarError) -> (rows: [[StoreRow]], token: Int64)
     /// The token of the last committed transaction (0 when none).
     func currentHistoryToken() throws(AmbarError) -> Int64
     /// The transactions after `token`, in order; throws ``AmbarError/historyExpired(after:purgedThrough:)``

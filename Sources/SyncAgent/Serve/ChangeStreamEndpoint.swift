@@ -24,6 +24,9 @@
     ///   is one `event: expired` with the same fields, then the stream ends.
     /// - A transaction whose event cannot be encoded is one `event: error` without an id (`token`,
     ///   `error`), then the stream ends: the client's position stays before it.
+    /// - With `?entity=E[&where=FORMAT]` (``ChangeFilter``) it follows a query instead:
+    ///   `upsert` and `remove` events (``FilteredChangeEvents``), and with `&snapshot=true` (no
+    ///   position to resume from) every matching object first.
     /// - A comment line every 15 s keeps proxies from closing an idle stream.
     /// - At most `backlog` events wait for a client that stopped reading; past that it is
     ///   disconnected (and resumes with `Last-Event-ID`).
@@ -34,20 +37,58 @@
         static let maximumObjectsPerEvent = 10_000
         static let lastEventID = HTTPField.Name("Last-Event-ID")!
 
+        /// A transaction that could not be sent: its token and why (the stream ends before it).
+        struct Failure: Error {
+            let token: Int64
+            let reason: String
+        }
+
         func response(_ request: Request, context: ServeContext) throws -> Response {
-            let start: Int64
-            if let text = request.headers[Self.lastEventID] ?? QueryParameters(request.uri.query)["after"] {
-                guard let token = Int64(text.trimmingCharacters(in: .whitespaces)), token >= 0 else {
+            let query = QueryParameters(request.uri.query)
+            let model = try stack.model
+            let filter: ChangeFilter?
+            do {
+                filter = try ChangeFilter.parse(query, model: model)
+            } catch {
+                return ServeResponses.error(.badRequest, error.message, position: error.position)
+            }
+            let wantsSnapshot: Bool
+            switch query["snapshot"] {
+            case nil, "false": wantsSnapshot = false
+            case "true": wantsSnapshot = true
+            case let text?: return ServeResponses.error(.badRequest, "snapshot takes true or false, not \(text)")
+            }
+            if wantsSnapshot, filter == nil {
+                return ServeResponses.error(
+                    .badRequest, "snapshot=true needs entity=: an unfiltered stream sends transactions, not objects to hold (read those with /v1/objects)")
+            }
+            // EventSource sends Last-Event-ID only when it holds a position; an empty one is none.
+            let resumeAt = [request.headers[Self.lastEventID], query["after"]].compactMap { $0?.trimmingCharacters(in: .whitespaces) }.first { !$0.isEmpty }
+            var start: Int64
+            var opening: [ByteBuffer]
+            if let text = resumeAt {
+                guard let token = Int64(text), token >= 0 else {
                     return ServeResponses.error(.badRequest, "Last-Event-ID and ?after= take a ledger token (a whole number, 0 or more), not \(text)")
                 }
                 start = token
+                opening = [ByteBuffer(string: "id: \(start)\n\n")]
+            } else if let filter, wantsSnapshot {
+                do {
+                    (opening, start) = try FilteredChangeEvents(filter: filter, model: model).snapshot(reader: try stack.temporaryContext())
+                } catch let error as AmbarError where FetchCommand.isAboutTheRequest(error) {
+                    return ServeResponses.error(.badRequest, "\(error)")
+                }
             } else {
                 start = try stack.writerCoordinator.currentHistoryToken()
+                opening = [ByteBuffer(string: "id: \(start)\n\n")]
             }
             // A position whose history is purged is answered at once, not with a stream that
             // ends after one event: `EventSource` takes a 200 that ends as a reason to reconnect
             // with the same position, for ever; any other status makes it stop.
             if let gone = try Self.gone(after: start, stack: stack) { return gone }
+            opening[0] = ByteBuffer(string: "retry: 2000\n" + String(buffer: opening[0]))
+            let (from, openingEvents) = (start, opening)
+            let filtered = filter.map { FilteredChangeEvents(filter: $0, model: model) }
             var headers = HTTPFields()
             headers[.contentType] = "text/event-stream; charset=utf-8"
             headers[.cacheControl] = "no-cache"
@@ -59,7 +100,10 @@
                 // it, whether the stream ends or the client goes (a write throws).
                 try await withThrowingDiscardingTaskGroup { group in
                     group.addTask {
-                        await Self.produce(after: start, sync: sync, stack: stack, into: continuation, backlog: backlog, channel: channel, logger: logger)
+                        await Self.produce(
+                            after: from, opening: openingEvents, filtered: filtered, sync: sync, stack: stack, into: continuation, backlog: backlog,
+                            channel: channel,
+                            logger: logger)
                     }
                     group.addTask {
                         while true {
@@ -82,14 +126,15 @@
         /// Reads the ledger after `start` and queues each transaction's event until graceful shutdown,
         /// an expiry, an error, or a client too far behind (then its connection is closed).
         private static func produce(
-            after start: Int64, sync: SharedStoreSync, stack: DataStack, into continuation: AsyncStream<ByteBuffer>.Continuation, backlog: Int,
+            after start: Int64, opening: [ByteBuffer], filtered: FilteredChangeEvents?, sync: SharedStoreSync, stack: DataStack,
+            into continuation: AsyncStream<ByteBuffer>.Continuation, backlog: Int,
             channel: any Channel, logger: Logger
         ) async {
             defer { continuation.finish() }
-            // The position first, as an event with no data (an `EventSource` records its id and
-            // fires nothing): a client dropped before the first transaction resumes from here,
-            // not from a newer head.
-            continuation.yield(ByteBuffer(string: "retry: 2000\nid: \(start)\n\n"))
+            // The position first (with a snapshot, after it), as an event with no data (an
+            // `EventSource` records its id and fires nothing): a client dropped before the first
+            // transaction resumes from here, not from a newer head.
+            for buffer in opening { continuation.yield(buffer) }
             let reader: ManagedObjectContext
             do {
                 reader = try stack.temporaryContext()
@@ -102,7 +147,7 @@
                     for try await event in sync.changes(after: start) {
                         switch event {
                         case .transactions(let page):
-                            let (buffers, failure) = events(page, reader: reader)
+                            let (buffers, failure) = filtered?.events(page, reader: reader) ?? events(page, reader: reader)
                             for buffer in buffers {
                                 if case .dropped = continuation.yield(buffer) {
                                     logger.notice(
@@ -116,10 +161,10 @@
                                 // Not sent as if it were the transaction: said, without an id, and
                                 // the stream ends; the client's position stays before it.
                                 logger.error(
-                                    "a transaction of the change stream could not be encoded; the stream ends before it",
+                                    "a transaction of the change stream could not be sent; the stream ends before it",
                                     metadata: ["token": "\(failure.token)", "error": "\(failure.reason)"])
                                 let data: [String: Any] = [
-                                    "token": failure.token, "error": "transaction \(failure.token) could not be encoded: \(failure.reason)",
+                                    "token": failure.token, "error": "transaction \(failure.token) could not be sent: \(failure.reason)",
                                 ]
                                 // try?: strings and a number always encode.
                                 continuation.yield(ByteBuffer(string: "event: error\ndata: \((try? json(data)) ?? #"{"error":"encoding"}"#)\n\n"))
@@ -145,9 +190,7 @@
         /// The events of `page`, with the objects read in `reader` (reset first: current values).
         /// Stops at a transaction that cannot be encoded: the events before it, and its token and
         /// why.
-        private static func events(_ page: [HistoryTransaction], reader: ManagedObjectContext) -> (
-            [ByteBuffer], failure: (token: Int64, reason: String)?
-        ) {
+        private static func events(_ page: [HistoryTransaction], reader: ManagedObjectContext) -> ([ByteBuffer], Failure?) {
             reader.performAndWait {
                 do throws(AmbarError) { try reader.reset() } catch {}  // a temporary context holds nothing to lose
                 let now = Date()
@@ -171,7 +214,7 @@
                     do {
                         buffers.append(ByteBuffer(string: "id: \(transaction.token)\ndata: \(try json(data))\n\n"))
                     } catch {
-                        return (buffers, (transaction.token, "\(error)"))
+                        return (buffers, Failure(token: transaction.token, reason: "\(error)"))
                     }
                 }
                 return (buffers, nil)

@@ -21,6 +21,9 @@ struct QueryParameters {
     /// The first value of `name`.
     subscript(_ name: String) -> String? { values.first { $0.0 == name }?.1 }
 
+    /// Every name and value, in the query's order.
+    var pairs: [(name: String, value: String)] { values.map { (name: $0.0, value: $0.1) } }
+
     /// Every value of `name`, in order.
     func all(_ name: String) -> [String] { values.filter { $0.0 == name }.map(\.1) }
 }

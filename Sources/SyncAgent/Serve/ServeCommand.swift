@@ -26,6 +26,14 @@ struct ServeCommand: AsyncParsableCommand {
             purged is a 410 whose JSON names after, purged_through, oldest_token and head_token; history \
             purged while it streams is an "expired" event with the same fields, then the stream ends. A client that \
             stops reading is disconnected once --backlog events wait for it.
+            GET /v1/changes?entity=E&where=FORMAT[&entity=F&where=FORMAT…][&snapshot=true] — a filtered \
+            stream: "upsert" events ({"objects", "token"}: touched objects that match now) and "remove" \
+            events ({"ids", "token"}: touched objects that do not match now, or were deleted); only a \
+            transaction's last event carries "id:", and one that touches nothing followed sends "id:" \
+            alone. Applied in order, they hold what `fetch --predicate` returns. A where reads only the \
+            object's own values (400 otherwise). snapshot=true, without a position to resume from, \
+            starts with a "reset" event and every matching object, read with the ledger head it \
+            then follows from.
             GET /v1/objects/ENTITY?predicate=FORMAT&sort=KEY[:desc]&limit=N — a JSON array of the \
             matching objects; a bad format is a 400 with "error" and "position".
             GET /v1/status — the object `status --json` prints.

@@ -1,0 +1,132 @@
+// Built with the package trait HTTP (a default trait).
+#if HTTP
+    import AmbarCore
+    import Foundation
+    import NIOCore
+
+    /// The Server-Sent Events of a filtered change stream (``ChangeFilter``), which a client
+    /// applies in order to hold exactly what `fetch` returns for the filter:
+    ///
+    /// - `event: upsert`, `data: {"objects": [...], "token": T}`: objects the transaction `T`
+    ///   touched (inserted or updated) that match now, as `fetch --json` prints them (their values
+    ///   when the event was read: at least as new as `T`). The client stores each by its `id`.
+    /// - `event: remove`, `data: {"ids": [...], "token": T}`: the URIs of objects `T` touched
+    ///   that do not match now, or that it deleted. The client drops each it holds.
+    /// - `event: reset`, `data: {"token": T}` (a snapshot stream only, first): drop everything
+    ///   held; the `upsert`s that follow are every matching object as of token `T`.
+    ///
+    /// A transaction's objects may take several events (each of at most about
+    /// ``maximumEventBytes``); only its last event carries `id: T`, so that a client dropped in
+    /// the middle resumes before the transaction, not after half of it. A transaction that touches
+    /// nothing the filter follows sends `id: T` alone (an event with no data, which `EventSource`
+    /// records without firing): the client's position still moves.
+    struct FilteredChangeEvents {
+        /// The size past which a transaction's objects go on in another event.
+        static let maximumEventBytes = 256 * 1024
+
+        let filter: ChangeFilter
+        let model: ManagedObjectModel
+
+        /// The events of `page`, reading the touched objects in `reader` (reset first: current
+        /// values). Runs on the reader's queue. Stops at a transaction whose objects cannot be
+        /// read or whose filter cannot be decided (a runaway `MATCHES`): the events before it,
+        /// and its failure.
+        func events(_ page: [HistoryTransaction], reader: ManagedObjectContext) -> ([ByteBuffer], ChangeStreamEndpoint.Failure?) {
+            reader.performAndWait {
+                do throws(AmbarError) { try reader.reset() } catch {}  // a temporary context holds nothing to lose
+                var buffers: [ByteBuffer] = []
+                var identified = Int64.min
+                for transaction in page {
+                    var upserts: [String] = []
+                    var removes: [String] = []
+                    for id in transaction.deleted.sorted(by: { $0.uriString < $1.uriString }) where filter.clause(for: id.entityName, in: model) != nil {
+                        removes.append(Self.quoted(id.uriString))
+                    }
+                    let touched = transaction.inserted.union(transaction.updated).subtracting(transaction.deleted)
+                    for id in touched.sorted(by: { $0.uriString < $1.uriString }) {
+                        guard let clause = filter.clause(for: id.entityName, in: model) else { continue }
+                        let fields: [String: Any]?
+                        switch Result(catching: { () throws(AmbarError) -> [String: Any]? in
+                            let object = try reader.existingObject(with: id)
+                            if let predicate = clause.predicate, try !predicate.evaluate(with: object) { return nil }
+                            return try ObjectJSON.fields(object)
+                        }) {
+                        case .success(let matching): fields = matching
+                        case .failure(.objectNotFound): fields = nil  // deleted since
+                        case .failure(let error):
+                            return (buffers, ChangeStreamEndpoint.Failure(token: transaction.token, reason: "\(error.description) (object \(id.uriString))"))
+                        }
+                        guard let fields else {
+                            removes.append(Self.quoted(id.uriString))
+                            continue
+                        }
+                        do {
+                            upserts.append(try ChangeStreamEndpoint.json(fields))
+                        } catch {
+                            return (buffers, ChangeStreamEndpoint.Failure(token: transaction.token, reason: "\(error) (object \(id.uriString))"))
+                        }
+                    }
+                    let events =
+                        Self.chunked("upsert", "objects", upserts, token: transaction.token) + Self.chunked("remove", "ids", removes, token: transaction.token)
+                    for (index, event) in events.enumerated() {
+                        let last = index == events.count - 1
+                        buffers.append(ByteBuffer(string: (last ? "id: \(transaction.token)\n" : "") + event))
+                    }
+                    if !events.isEmpty { identified = transaction.token }
+                }
+                // The position of transactions that touched nothing followed, once for the page.
+                if let last = page.last?.token, last != identified { buffers.append(ByteBuffer(string: "id: \(last)\n\n")) }
+                return (buffers, nil)
+            }
+        }
+
+        /// The start of a snapshot stream: `event: reset`, every object the filter matches as
+        /// `upsert`s, then `id: T` alone — all read in one read of the store with the ledger's
+        /// head `T`, from which the stream goes on. The reset carries an empty `id:`: a client
+        /// dropped before the snapshot's end holds no position, and starts it again.
+        func snapshot(reader: ManagedObjectContext) throws -> (buffers: [ByteBuffer], token: Int64) {
+            try reader.performAndWait {
+                let requests = filter.clauses.map { FetchRequest<ManagedObject>(entityName: $0.entity, predicate: $0.predicate) }
+                let (objects, token) = try reader.fetchAtHistoryHead(requests)
+                var items: [String] = []
+                for object in objects.joined() { items.append(try ChangeStreamEndpoint.json(try ObjectJSON.fields(object))) }
+                var buffers = [ByteBuffer(string: "id:\nevent: reset\ndata: {\"token\":\(token)}\n\n")]
+                buffers += Self.chunked("upsert", "objects", items, token: token).map { ByteBuffer(string: $0) }
+                buffers.append(ByteBuffer(string: "id: \(token)\n\n"))
+                return (buffers, token)
+            }
+        }
+
+        /// `event: NAME` lines with `data: {"KEY": [items], "token": T}`, each of at most about
+        /// ``maximumEventBytes`` (one item more than that is an event of its own); none for no
+        /// items. Each item is JSON text already.
+        static func chunked(_ name: String, _ key: String, _ items: [String], token: Int64) -> [String] {
+            var events: [String] = []
+            var chunk: [String] = []
+            var size = 0
+            func flush() {
+                guard !chunk.isEmpty else { return }
+                events.append("event: \(name)\ndata: {\"\(key)\":[\(chunk.joined(separator: ","))],\"token\":\(token)}\n\n")
+                chunk.removeAll(keepingCapacity: true)
+                size = 0
+            }
+            for item in items {
+                if size + item.utf8.count > maximumEventBytes { flush() }
+                chunk.append(item)
+                size += item.utf8.count + 1
+            }
+            flush()
+            return events
+        }
+
+        /// A string as JSON text.
+        static func quoted(_ text: String) -> String {
+            // try?: a one-element array of a string always encodes. Its brackets are dropped.
+            let data = try? JSONSerialization.data(withJSONObject: [text], options: [.withoutEscapingSlashes])
+            let array =
+                data.map { String(decoding: $0, as: UTF8.self) }
+                ?? "[\"\"]"
+            return String(array.dropFirst().dropLast())
+        }
+    }
+#endif
