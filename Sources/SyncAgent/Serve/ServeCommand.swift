@@ -34,8 +34,10 @@ struct ServeCommand: AsyncParsableCommand {
             object's own values (400 otherwise). snapshot=true, without a position to resume from, \
             starts with a "reset" event and every matching object, read with the ledger head it \
             then follows from.
-            GET /v1/objects/ENTITY?predicate=FORMAT&sort=KEY[:desc]&limit=N — a JSON array of the \
-            matching objects; a bad format is a 400 with "error" and "position".
+            GET /v1/objects/ENTITY?predicate=FORMAT&sort=KEY[:desc]&limit=N — a page of the matching \
+            objects as a JSON array: limit of them (default 1000, at most 10000), ties broken by primary \
+            key; while more remain, a Link rel="next" header gives the next page (an opaque cursor for \
+            this query). A bad format is a 400 with "error" and "position".
             GET /v1/status — the object `status --json` prints.
             GET /v1/latency — commit → merged latency in this process over the last 10 minutes (at most 20,000 merges): \
             {"window_seconds", "points": [{"at" (Unix seconds), "token", "latency_ms"}]}.
