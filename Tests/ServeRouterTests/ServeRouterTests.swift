@@ -73,6 +73,52 @@
             }
         }
 
+        /// However many ask at once, the status is made once, and then served from the cache
+        /// until it is older than its maximum age; a failure is not cached.
+        func testTheStatusIsMadeOnceForEveryoneWhoAsksAtOnce() async throws {
+            let made = Locked(0)
+            let gate = AsyncStream<Void>.makeStream()
+            let cache = StatusCache(maximumAge: .seconds(3600)) {
+                let count = made.withLock { count in
+                    count += 1
+                    return count
+                }
+                if count == 1 { for await _ in gate.stream { break } }  // the first waits until released
+                return Data("report \(count)".utf8)
+            }
+            let reports = try await withThrowingTaskGroup(of: Data.self) { group in
+                for _ in 0..<20 { group.addTask { try await cache.report() } }
+                // Every caller is waiting once the first has started making it; then it is let go.
+                while made.withLock({ $0 }) == 0 { await Task.yield() }
+                gate.continuation.yield()
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            XCTAssertEqual(Set(reports), [Data("report 1".utf8)], "twenty callers, one report")
+            XCTAssertEqual(made.withLock { $0 }, 1)
+            let again = try await cache.report()
+            XCTAssertEqual(again, Data("report 1".utf8), "served from the cache")
+
+            let failing = Locked(0)
+            let stale = StatusCache(maximumAge: .zero) {
+                let count = failing.withLock { count in
+                    count += 1
+                    return count
+                }
+                if count == 1 { throw AmbarError.invalidPredicate("first") }
+                return Data("report \(count)".utf8)
+            }
+            do {
+                _ = try await stale.report()
+                XCTFail("the first report fails")
+            } catch {
+                XCTAssertEqual(error as? AmbarError, .invalidPredicate("first"))
+            }
+            let second = try await stale.report()
+            XCTAssertEqual(second, Data("report 2".utf8), "a failure is made again")
+            let third = try await stale.report()
+            XCTAssertEqual(third, Data("report 3".utf8), "an answer older than the maximum age is made again")
+        }
+
         /// Refusals are logged once per interval for each address, the next line counting those
         /// not logged; the addresses kept stay within the capacity, a scan from more included.
         func testRefusalsAreLoggedOncePerIntervalPerAddressWithinABoundedTable() {

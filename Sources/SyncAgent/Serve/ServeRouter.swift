@@ -1,6 +1,7 @@
 // Built with the package trait HTTP (a default trait).
 #if HTTP
     import AmbarDataStack
+    import Foundation
     import Hummingbird
     import SharedStoreIPC
 
@@ -26,9 +27,8 @@
             router.get("/v1/objects/:entity") { request, context in try objects.response(request, context: context) }
             router.get("/") { _, _ in StatusPage.response() }
             router.get("/v1/latency") { _, _ in ServeResponses.json(try latency.json()) }
-            router.get("/v1/status") { _, _ in
-                ServeResponses.json(try await StatusCommand.report(stack: stack, directory: directory, socketPath: socketPath).jsonLine())
-            }
+            let status = StatusCache { try await StatusCommand.report(stack: stack, directory: directory, socketPath: socketPath).jsonLine() }
+            router.get("/v1/status") { _, _ in ServeResponses.json(try await status.report()) }
             return router
         }
     }
