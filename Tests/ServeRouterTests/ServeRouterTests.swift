@@ -18,6 +18,7 @@
     final class ServeRouterTests: XCTestCase {
         private var directory: TemporaryDirectory!
         private var stack: DataStack!
+        private var reads: StoreReadPool?
         private var sync: SharedStoreSync!
 
         override func setUp() async throws {
@@ -36,6 +37,8 @@
         }
 
         override func tearDown() async throws {
+            try await reads?.shutdown()
+            reads = nil
             await sync?.stop()
             sync = nil
             stack = nil
@@ -45,8 +48,10 @@
         /// The application over serve's router, with `token` required when given.
         private func application(token: String?) throws -> some ApplicationProtocol {
             let options = try DirectoryOptions.parse(["--directory", directory.url.path])
+            let reads = StoreReadPool(threads: 2)
+            self.reads = reads
             let router = ServeRouter.make(
-                stack: stack, sync: sync, token: token, backlog: 10, directory: options,
+                stack: stack, sync: sync, reads: reads, token: token, backlog: 10, directory: options,
                 socketPath: SharingConfiguration.defaultSocketPath(in: directory.url, environment: [:]))
             return Application(router: router)
         }

@@ -33,6 +33,7 @@
     struct ChangeStreamEndpoint: Sendable {
         let sync: SharedStoreSync
         let stack: DataStack
+        let reads: StoreReadPool
         let backlog: Int
         static let maximumObjectsPerEvent = 10_000
         static let lastEventID = HTTPField.Name("Last-Event-ID")!
@@ -43,7 +44,7 @@
             let reason: String
         }
 
-        func response(_ request: Request, context: ServeContext) throws -> Response {
+        func response(_ request: Request, context: ServeContext) async throws -> Response {
             let query = QueryParameters(request.uri.query)
             let model = try stack.model
             let filter: ChangeFilter?
@@ -73,19 +74,24 @@
                 start = token
                 opening = [ByteBuffer(string: "id: \(start)\n\n")]
             } else if let filter, wantsSnapshot {
+                let stack = self.stack
                 do {
-                    (opening, start) = try FilteredChangeEvents(filter: filter, model: model).snapshot(reader: try stack.temporaryContext())
+                    (opening, start) = try await reads.read {
+                        try FilteredChangeEvents(filter: filter, model: model).snapshot(reader: try stack.temporaryContext())
+                    }
                 } catch let error as AmbarError where FetchCommand.isAboutTheRequest(error) {
                     return ServeResponses.error(.badRequest, "\(error)")
                 }
             } else {
-                start = try stack.writerCoordinator.currentHistoryToken()
+                let coordinator = try stack.writerCoordinator
+                start = try await reads.read { try coordinator.currentHistoryToken() }
                 opening = [ByteBuffer(string: "id: \(start)\n\n")]
             }
             // A position whose history is purged is answered at once, not with a stream that
             // ends after one event: `EventSource` takes a 200 that ends as a reason to reconnect
             // with the same position, for ever; any other status makes it stop.
-            if let gone = try Self.gone(after: start, stack: stack) { return gone }
+            let (stack, checked) = (self.stack, start)
+            if let gone = try await reads.read({ try Self.gone(after: checked, stack: stack) }) { return gone }
             opening[0] = ByteBuffer(string: "retry: 2000\n" + String(buffer: opening[0]))
             let (from, openingEvents) = (start, opening)
             let filtered = filter.map { FilteredChangeEvents(filter: $0, model: model) }
@@ -93,7 +99,7 @@
             headers[.contentType] = "text/event-stream; charset=utf-8"
             headers[.cacheControl] = "no-cache"
             headers[HTTPField.Name("X-Accel-Buffering")!] = "no"
-            let (sync, stack, backlog, channel, logger) = (self.sync, self.stack, self.backlog, context.channel, context.logger)
+            let (sync, reads, backlog, channel, logger) = (self.sync, self.reads, self.backlog, context.channel, context.logger)
             let body = ResponseBody { writer in
                 let (events, continuation) = AsyncStream<ByteBuffer>.makeStream(bufferingPolicy: .bufferingOldest(backlog))
                 // The producer and the keep-alive are child tasks of the response: they end with
@@ -101,7 +107,8 @@
                 try await withThrowingDiscardingTaskGroup { group in
                     group.addTask {
                         await Self.produce(
-                            after: from, opening: openingEvents, filtered: filtered, sync: sync, stack: stack, into: continuation, backlog: backlog,
+                            after: from, opening: openingEvents, filtered: filtered, sync: sync, reads: reads, stack: stack, into: continuation,
+                            backlog: backlog,
                             channel: channel,
                             logger: logger)
                     }
@@ -126,7 +133,7 @@
         /// Reads the ledger after `start` and queues each transaction's event until graceful shutdown,
         /// an expiry, an error, or a client too far behind (then its connection is closed).
         private static func produce(
-            after start: Int64, opening: [ByteBuffer], filtered: FilteredChangeEvents?, sync: SharedStoreSync, stack: DataStack,
+            after start: Int64, opening: [ByteBuffer], filtered: FilteredChangeEvents?, sync: SharedStoreSync, reads: StoreReadPool, stack: DataStack,
             into continuation: AsyncStream<ByteBuffer>.Continuation, backlog: Int,
             channel: any Channel, logger: Logger
         ) async {
@@ -147,7 +154,8 @@
                     for try await event in sync.changes(after: start) {
                         switch event {
                         case .transactions(let page):
-                            let (buffers, failure) = filtered?.events(page, reader: reader) ?? events(page, reader: reader)
+                            // On the read pool: the objects' reads, the filter, the JSON.
+                            let (buffers, failure) = try await reads.read { filtered?.events(page, reader: reader) ?? events(page, reader: reader) }
                             for buffer in buffers {
                                 if case .dropped = continuation.yield(buffer) {
                                     logger.notice(

@@ -20,7 +20,7 @@
     /// the middle resumes before the transaction, not after half of it. A transaction that touches
     /// nothing the filter follows sends `id: T` alone (an event with no data, which `EventSource`
     /// records without firing): the client's position still moves.
-    struct FilteredChangeEvents {
+    struct FilteredChangeEvents: Sendable {
         /// The size past which a transaction's objects go on in another event.
         static let maximumEventBytes = 256 * 1024
 

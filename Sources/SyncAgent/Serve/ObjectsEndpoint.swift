@@ -20,13 +20,14 @@
     /// made for another query, or not made by this server, a 400.
     struct ObjectsEndpoint: Sendable {
         let stack: DataStack
+        let reads: StoreReadPool
         /// The page size when a request gives no `limit`.
         static let defaultLimit = 1_000
         /// The largest `limit` a request may give.
         static let maximumLimit = 10_000
         static let linkHeader = HTTPField.Name("Link")!
 
-        func response(_ request: Request, context: ServeContext) throws -> Response {
+        func response(_ request: Request, context: ServeContext) async throws -> Response {
             let uri = request.uri
             guard let entity = context.parameters.get("entity") else { return ServeResponses.error(.badRequest, "name an entity: /v1/objects/ENTITY") }
             let model = try stack.model
@@ -72,16 +73,25 @@
             // One more than the page: whether there is a next page, without a count.
             fetch.fetchLimit = limit + 1
             fetch.fetchOffset = offset
-            let context = try stack.temporaryContext()
-            let request = fetch
-            let outcome: Result<[[String: Any]], AmbarError> = context.performAndWait {
-                Result { () throws(AmbarError) in try context.fetch(request).map { object throws(AmbarError) in try ObjectJSON.fields(object) } }
+            let (request, stack, pageSize) = (fetch, self.stack, limit)
+            // On the read pool: the fetch, and each object's JSON (which may fire faults).
+            let page = try await reads.read { () throws -> Result<(json: Data, more: Bool), AmbarError> in
+                let context = try stack.temporaryContext()
+                let outcome: Result<[[String: Any]], AmbarError> = context.performAndWait {
+                    Result { () throws(AmbarError) in try context.fetch(request).map { object throws(AmbarError) in try ObjectJSON.fields(object) } }
+                }
+                switch outcome {
+                case .success(let objects):
+                    let json = try JSONSerialization.data(withJSONObject: Array(objects.prefix(pageSize)), options: [.sortedKeys, .withoutEscapingSlashes])
+                    return .success((json, objects.count > pageSize))
+                case .failure(let error):
+                    return .failure(error)
+                }
             }
-            switch outcome {
-            case .success(let objects):
-                var response = ServeResponses.json(
-                    try JSONSerialization.data(withJSONObject: Array(objects.prefix(limit)), options: [.sortedKeys, .withoutEscapingSlashes]))
-                if objects.count > limit {
+            switch page {
+            case .success(let page):
+                var response = ServeResponses.json(page.json)
+                if page.more {
                     let next = ObjectsCursor(offset: offset + limit, fingerprint: fingerprint)
                     response.headers[Self.linkHeader] = "<\(Self.link(uri, cursor: next))>; rel=\"next\""
                 }

@@ -80,6 +80,11 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(
         name: .long,
+        help: "The threads that read the store, evaluate predicates and encode objects for requests and streams (a pool of their own; more reads wait).")
+    var readThreads = StoreReadPool.defaultThreads
+
+    @Option(
+        name: .long,
         help: "Without --token-file, also answer requests whose Host is NAME (besides localhost and loopback addresses); repeatable.")
     var allowedHost: [String] = []
 
@@ -96,6 +101,7 @@ struct ServeCommand: AsyncParsableCommand {
                 "--listen \(address) is reachable from other machines: give --token-file FILE (a bearer token), or listen on loopback or a Unix socket")
         }
         guard backlog >= 1 else { throw ValidationError("--backlog must be at least 1") }
+        guard (1...256).contains(readThreads) else { throw ValidationError("--read-threads takes 1 to 256, not \(readThreads)") }
         guard (tlsCertificate == nil) == (tlsKey == nil) else {
             throw ValidationError("--tls-certificate and --tls-key go together: give both to serve HTTPS, or neither")
         }
@@ -129,8 +135,9 @@ struct ServeCommand: AsyncParsableCommand {
 
             // Without a token, only requests sent to this machine by name, from no other page.
             let localGuard = token == nil ? LocalRequestGuard(allowedHosts: allowedHost, allowedOrigins: allowedOrigin) : nil
+            let reads = StoreReadPool(threads: readThreads)
             let router = ServeRouter.make(
-                stack: stack, sync: sync, token: token, localGuard: localGuard, backlog: backlog, directory: directory,
+                stack: stack, sync: sync, reads: reads, token: token, localGuard: localGuard, backlog: backlog, directory: directory,
                 socketPath: socket.path(in: directory.url))
 
             let listening = AsyncStream<Void>.makeStream()
@@ -178,7 +185,7 @@ struct ServeCommand: AsyncParsableCommand {
             let deadline = ShutdownDeadline(logger: logger)
             defer { withExtendedLifetime(deadline) {} }
             let beside = try metrics.map { [try $0.service(logger: logger)] } ?? []
-            let group = ServiceGroup(services: [sync, server, systemd] + beside, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+            let group = ServiceGroup(services: [reads, sync, server, systemd] + beside, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
             try await group.run()
         #else
             throw HTTPSupport.notBuiltIn("serve")

@@ -13,7 +13,8 @@
         /// `localGuard` (a listener that takes no token), requests must be sent to a loopback
         /// name and come from no other origin.
         static func make(
-            stack: DataStack, sync: SharedStoreSync, token: String?, localGuard: LocalRequestGuard? = nil, backlog: Int, directory: DirectoryOptions,
+            stack: DataStack, sync: SharedStoreSync, reads: StoreReadPool, token: String?, localGuard: LocalRequestGuard? = nil, backlog: Int,
+            directory: DirectoryOptions,
             socketPath: String
         ) -> Router<ServeContext> {
             let router = Router(context: ServeContext.self)
@@ -21,10 +22,10 @@
             // The status page holds no data: it is served without the token and asks for it.
             if let token { router.add(middleware: BearerTokenMiddleware(token: token, openPaths: ["/"])) }
             let latency = MergeLatencyLog(sync: sync)
-            let changes = ChangeStreamEndpoint(sync: sync, stack: stack, backlog: backlog)
-            let objects = ObjectsEndpoint(stack: stack)
-            router.get("/v1/changes") { request, context in try changes.response(request, context: context) }
-            router.get("/v1/objects/:entity") { request, context in try objects.response(request, context: context) }
+            let changes = ChangeStreamEndpoint(sync: sync, stack: stack, reads: reads, backlog: backlog)
+            let objects = ObjectsEndpoint(stack: stack, reads: reads)
+            router.get("/v1/changes") { request, context in try await changes.response(request, context: context) }
+            router.get("/v1/objects/:entity") { request, context in try await objects.response(request, context: context) }
             router.get("/") { _, _ in StatusPage.response() }
             router.get("/v1/latency") { _, _ in ServeResponses.json(try latency.json()) }
             let status = StatusCache { try await StatusCommand.report(stack: stack, directory: directory, socketPath: socketPath).jsonLine() }
