@@ -51,6 +51,7 @@ let package = Package(
         // is not needed).
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         // Metrics: the libraries report through swift-metrics (nothing without a backend); the
         // agent exposes them in Prometheus's text format.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
@@ -204,6 +205,7 @@ let package = Package(
                 .product(name: "HummingbirdTLS", package: "hummingbird", condition: .when(traits: ["TLS"])),
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["TLS"])),
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["HTTP"])),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras", condition: .when(traits: ["HTTP"])),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),

@@ -79,7 +79,8 @@
         }
 
         /// However many ask at once, the status is made once, and then served from the cache
-        /// until it is older than its maximum age; a failure is not cached.
+        /// until it is older than its maximum age or the ledger's head moves; a failure is not
+        /// cached.
         func testTheStatusIsMadeOnceForEveryoneWhoAsksAtOnce() async throws {
             let made = Locked(0)
             let gate = AsyncStream<Void>.makeStream()
@@ -92,16 +93,18 @@
                 return Data("report \(count)".utf8)
             }
             let reports = try await withThrowingTaskGroup(of: Data.self) { group in
-                for _ in 0..<20 { group.addTask { try await cache.report() } }
+                for _ in 0..<20 { group.addTask { try await cache.report(head: 1) } }
                 // Every caller is waiting once the first has started making it; then it is let go.
                 while made.withLock({ $0 }) == 0 { await Task.yield() }
                 gate.continuation.yield()
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             XCTAssertEqual(Set(reports), [Data("report 1".utf8)], "twenty callers, one report")
-            XCTAssertEqual(made.withLock { $0 }, 1)
-            let again = try await cache.report()
+            XCTAssertEqual(made.withLock { $0 }, 1, "made once for twenty")
+            let again = try await cache.report(head: 1)
             XCTAssertEqual(again, Data("report 1".utf8), "served from the cache")
+            let committed = try await cache.report(head: 2)
+            XCTAssertEqual(committed, Data("report 2".utf8), "a commit makes it again")
 
             let failing = Locked(0)
             let stale = StatusCache(maximumAge: .zero) {
@@ -113,14 +116,14 @@
                 return Data("report \(count)".utf8)
             }
             do {
-                _ = try await stale.report()
+                _ = try await stale.report(head: 1)
                 XCTFail("the first report fails")
             } catch {
                 XCTAssertEqual(error as? AmbarError, .invalidPredicate("first"))
             }
-            let second = try await stale.report()
+            let second = try await stale.report(head: 1)
             XCTAssertEqual(second, Data("report 2".utf8), "a failure is made again")
-            let third = try await stale.report()
+            let third = try await stale.report(head: 1)
             XCTAssertEqual(third, Data("report 3".utf8), "an answer older than the maximum age is made again")
         }
 

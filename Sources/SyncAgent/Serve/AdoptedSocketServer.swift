@@ -23,24 +23,27 @@
         /// TLS settings when it serves HTTPS.
         let tls: ServeTLS.Settings?
         let serverName: String
+        /// The HTTP/1.1 configuration: the connection guard and the limits on a request's head.
+        let http1: HTTP1Channel.Configuration
         let logger: Logger
         /// Called with the server channel once it accepts connections.
         let onServerRunning: @Sendable (any Channel) async -> Void
 
         func run() async throws {
             let (responder, serverName, logger) = (self.responder, self.serverName, self.logger)
-            let http = HTTP1Channel { request, writer, channel in
-                let context = ServeContext(source: .init(channel: channel, logger: logger))
-                var response: Response
-                do {
-                    response = try await responder.respond(to: request, context: context)
-                } catch {
-                    logger.debug("a request failed", metadata: ["error": "\(error)"])
-                    response = Response(status: .internalServerError)
-                }
-                response.headers[.server] = serverName
-                try await writer.write(response: response.head, body: response.body)
-            }
+            let http = HTTP1Channel(
+                responder: { request, writer, channel in
+                    let context = ServeContext(source: .init(channel: channel, logger: logger))
+                    var response: Response
+                    do {
+                        response = try await responder.respond(to: request, context: context)
+                    } catch {
+                        logger.debug("a request failed", metadata: ["error": "\(error)"])
+                        response = Response(status: .internalServerError)
+                    }
+                    response.headers[.server] = serverName
+                    try await writer.write(response: response.head, body: response.body)
+                }, configuration: http1)
             #if TLS
                 if let tls {
                     try await serve(TLSChannel(http, tlsConfiguration: tls))

@@ -102,6 +102,9 @@
             let (sync, reads, backlog, channel, logger) = (self.sync, self.reads, self.backlog, context.channel, context.logger)
             let body = ResponseBody { writer in
                 let (events, continuation) = AsyncStream<ByteBuffer>.makeStream(bufferingPolicy: .bufferingOldest(backlog))
+                // A connection closed under the stream (the client hung up: ConnectionGuard closes
+                // it) ends the stream now, not at the next write.
+                channel.closeFuture.whenComplete { _ in continuation.finish() }
                 // The producer and the keep-alive are child tasks of the response: they end with
                 // it, whether the stream ends or the client goes (a write throws).
                 try await withThrowingDiscardingTaskGroup { group in

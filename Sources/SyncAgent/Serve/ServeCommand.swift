@@ -38,7 +38,7 @@ struct ServeCommand: AsyncParsableCommand {
             objects as a JSON array: limit of them (default 1000, at most 10000), ties broken by primary \
             key; while more remain, a Link rel="next" header gives the next page (an opaque cursor for \
             this query). A bad format is a 400 with "error" and "position".
-            GET /v1/status — the object `status --json` prints (made at most once a second, however many ask).
+            GET /v1/status — the object `status --json` prints (made again after each commit, otherwise at most once a second however many ask).
             GET /v1/latency — commit → merged latency in this process over the last 10 minutes (at most 20,000 merges): \
             {"window_seconds", "points": [{"at" (Unix seconds), "token", "latency_ms"}]}.
             GET / — a live status page for a browser (the ledger, the hub and its peers, consumers and their \
@@ -83,6 +83,14 @@ struct ServeCommand: AsyncParsableCommand {
         help: "The threads that read the store, evaluate predicates and encode objects for requests and streams (a pool of their own; more reads wait).")
     var readThreads = StoreReadPool.defaultThreads
 
+    @Option(name: .long, help: "How many connections may be open at once; one more is closed as it opens, before any request is read.")
+    var maxConnections = 1_024
+
+    @Option(
+        name: .long,
+        help: "Seconds a connection may take to send a request's line and headers, from opening or from the end of the last response; then it is closed.")
+    var headerTimeout = 10
+
     @Option(
         name: .long,
         help: "Without --token-file, also answer requests whose Host is NAME (besides localhost and loopback addresses); repeatable.")
@@ -101,6 +109,8 @@ struct ServeCommand: AsyncParsableCommand {
                 "--listen \(address) is reachable from other machines: give --token-file FILE (a bearer token), or listen on loopback or a Unix socket")
         }
         guard backlog >= 1 else { throw ValidationError("--backlog must be at least 1") }
+        guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
+        guard headerTimeout >= 1 else { throw ValidationError("--header-timeout must be at least 1 second") }
         guard (1...256).contains(readThreads) else { throw ValidationError("--read-threads takes 1 to 256, not \(readThreads)") }
         guard (tlsCertificate == nil) == (tlsKey == nil) else {
             throw ValidationError("--tls-certificate and --tls-key go together: give both to serve HTTPS, or neither")
@@ -140,6 +150,9 @@ struct ServeCommand: AsyncParsableCommand {
                 stack: stack, sync: sync, reads: reads, token: token, localGuard: localGuard, backlog: backlog, directory: directory,
                 socketPath: socket.path(in: directory.url))
 
+            let http1 = ConnectionGuard.http1(
+                limits: .init(maximumConnections: maxConnections, headerTimeout: .seconds(Int64(headerTimeout))), count: ConnectionGuard.Count(),
+                logger: logger)
             let listening = AsyncStream<Void>.makeStream()
             let server: any Service
             if let adopted = try SocketActivation.listeningStreamSocket(named: "http") {
@@ -152,7 +165,7 @@ struct ServeCommand: AsyncParsableCommand {
                 }
                 if listen != nil { logger.notice("socket-activated: serving the passed socket, not --listen", metadata: ["socket": "\(bound)"]) }
                 server = AdoptedSocketServer(
-                    descriptor: adopted, responder: router.buildResponder(), tls: tls, serverName: "ambar-sync-agent", logger: logger,
+                    descriptor: adopted, responder: router.buildResponder(), tls: tls, serverName: "ambar-sync-agent", http1: http1, logger: logger,
                     onServerRunning: { _ in
                         FileHandle.standardError.write(Data("sync-agent serve: listening on \(bound)\(scheme) (socket-activated)\n".utf8))
                         listening.continuation.yield()
@@ -167,7 +180,7 @@ struct ServeCommand: AsyncParsableCommand {
                     bind = .hostname(host, port: port)
                 }
                 server = Application(
-                    router: router, server: try ServeTLS.server(tls),
+                    router: router, server: try ServeTLS.server(tls, http1: http1),
                     configuration: .init(address: bind, serverName: "ambar-sync-agent"),
                     onServerRunning: { channel in
                         let actual =

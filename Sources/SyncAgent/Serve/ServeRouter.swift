@@ -29,7 +29,11 @@
             router.get("/") { _, _ in StatusPage.response() }
             router.get("/v1/latency") { _, _ in ServeResponses.json(try latency.json()) }
             let status = StatusCache { try await StatusCommand.report(stack: stack, directory: directory, socketPath: socketPath).jsonLine() }
-            router.get("/v1/status") { _, _ in ServeResponses.json(try await status.report()) }
+            router.get("/v1/status") { _, _ in
+                // The ledger's head, one small read: a report made before the last commit is not served.
+                let coordinator = try stack.writerCoordinator
+                return ServeResponses.json(try await status.report(head: try await reads.read { try coordinator.currentHistoryToken() }))
+            }
             return router
         }
     }

@@ -54,12 +54,13 @@
             #endif
         }
 
-        /// Hummingbird's server: HTTP/1.1, inside TLS when `settings` are given.
-        static func server(_ settings: Settings?) throws -> HTTPServerBuilder {
+        /// Hummingbird's server: HTTP/1.1 with `http1`'s configuration, inside TLS when
+        /// `settings` are given.
+        static func server(_ settings: Settings?, http1: HTTP1Channel.Configuration) throws -> HTTPServerBuilder {
             #if TLS
-                if let settings { return try .tls(.http1(), tlsConfiguration: settings) }
+                if let settings { return try .tls(.http1(configuration: http1), tlsConfiguration: settings) }
             #endif
-            return .http1()
+            return .http1(configuration: http1)
         }
     }
 #endif

@@ -266,7 +266,7 @@ final class ServeCommandTests: AgentTestCase {
         let script = #"""
             import http.client, json, sys, urllib.parse
             port = int(sys.argv[1])
-            predicate = " OR ".join("value == %d" % i for i in range(1, 1501))
+            predicate = " OR ".join("value == %d" % i for i in range(1, 5001))
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
             conn.request("GET", "/v1/objects/Item?" + urllib.parse.urlencode({"predicate": predicate}))
             r = conn.getresponse()
