@@ -51,7 +51,7 @@
             let reads = StoreReadPool(threads: 2)
             self.reads = reads
             let router = ServeRouter.make(
-                stack: stack, sync: sync, reads: reads, token: token, backlog: 10, directory: options,
+                stack: stack, sync: sync, reads: reads, streams: StreamSlots(maximum: 10), token: token, backlog: 10, directory: options,
                 socketPath: SharingConfiguration.defaultSocketPath(in: directory.url, environment: [:]))
             return Application(router: router)
         }

@@ -28,12 +28,15 @@
     ///   `upsert` and `remove` events (``FilteredChangeEvents``), and with `&snapshot=true` (no
     ///   position to resume from) every matching object first.
     /// - A comment line every 15 s keeps proxies from closing an idle stream.
+    /// - At most `--max-streams` streams are open at once (``StreamSlots``); one more is a 503
+    ///   with `Retry-After`.
     /// - At most `backlog` events wait for a client that stopped reading; past that it is
     ///   disconnected (and resumes with `Last-Event-ID`).
     struct ChangeStreamEndpoint: Sendable {
         let sync: SharedStoreSync
         let stack: DataStack
         let reads: StoreReadPool
+        let slots: StreamSlots
         let backlog: Int
         static let maximumObjectsPerEvent = 10_000
         static let lastEventID = HTTPField.Name("Last-Event-ID")!
@@ -92,6 +95,12 @@
             // with the same position, for ever; any other status makes it stop.
             let (stack, checked) = (self.stack, start)
             if let gone = try await reads.read({ try Self.gone(after: checked, stack: stack) }) { return gone }
+            guard let slot = slots.take() else {
+                var busy = ServeResponses.error(
+                    .serviceUnavailable, "\(slots.maximum) change streams are open, as many as --max-streams allows: try again in a few seconds")
+                busy.headers[HTTPField.Name("Retry-After")!] = "5"
+                return busy
+            }
             opening[0] = ByteBuffer(string: "retry: 2000\n" + String(buffer: opening[0]))
             let (from, openingEvents) = (start, opening)
             let filtered = filter.map { FilteredChangeEvents(filter: $0, model: model) }
@@ -101,6 +110,7 @@
             headers[HTTPField.Name("X-Accel-Buffering")!] = "no"
             let (sync, reads, backlog, channel, logger) = (self.sync, self.reads, self.backlog, context.channel, context.logger)
             let body = ResponseBody { writer in
+                defer { slot.release() }
                 let (events, continuation) = AsyncStream<ByteBuffer>.makeStream(bufferingPolicy: .bufferingOldest(backlog))
                 // A connection closed under the stream (the client hung up: ConnectionGuard closes
                 // it) ends the stream now, not at the next write.

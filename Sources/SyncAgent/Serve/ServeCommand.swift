@@ -83,6 +83,9 @@ struct ServeCommand: AsyncParsableCommand {
         help: "The threads that read the store, evaluate predicates and encode objects for requests and streams (a pool of their own; more reads wait).")
     var readThreads = StoreReadPool.defaultThreads
 
+    @Option(name: .long, help: "How many change streams may be open at once; one more is answered 503 with Retry-After.")
+    var maxStreams = StreamSlots.defaultMaximum
+
     @Option(name: .long, help: "How many connections may be open at once; one more is closed as it opens, before any request is read.")
     var maxConnections = 1_024
 
@@ -109,6 +112,7 @@ struct ServeCommand: AsyncParsableCommand {
                 "--listen \(address) is reachable from other machines: give --token-file FILE (a bearer token), or listen on loopback or a Unix socket")
         }
         guard backlog >= 1 else { throw ValidationError("--backlog must be at least 1") }
+        guard maxStreams >= 1 else { throw ValidationError("--max-streams must be at least 1") }
         guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
         guard headerTimeout >= 1 else { throw ValidationError("--header-timeout must be at least 1 second") }
         guard (1...256).contains(readThreads) else { throw ValidationError("--read-threads takes 1 to 256, not \(readThreads)") }
@@ -147,7 +151,8 @@ struct ServeCommand: AsyncParsableCommand {
             let localGuard = token == nil ? LocalRequestGuard(allowedHosts: allowedHost, allowedOrigins: allowedOrigin) : nil
             let reads = StoreReadPool(threads: readThreads)
             let router = ServeRouter.make(
-                stack: stack, sync: sync, reads: reads, token: token, localGuard: localGuard, backlog: backlog, directory: directory,
+                stack: stack, sync: sync, reads: reads, streams: StreamSlots(maximum: maxStreams), token: token, localGuard: localGuard, backlog: backlog,
+                directory: directory,
                 socketPath: socket.path(in: directory.url))
 
             let http1 = ConnectionGuard.http1(

@@ -90,4 +90,40 @@ final class ConnectionLimitsTests: AgentTestCase {
             """#, [String(port)])
         XCTAssertEqual(lines, ["third closed", "stream 200", "after the hang-up answered"])
     }
+
+    func testStreamsPastTheCapAreAskedToComeBackLater() throws {
+        try initStore()
+        let (serve, port, _) = try startServe(["--listen", "127.0.0.1:0", "--max-streams", "1"])
+        defer { kill(serve.processIdentifier, SIGTERM) }
+        // One stream open (its position read); a second is a 503 with Retry-After; once the
+        // first hangs up, a stream is taken again.
+        let lines = try python(
+            #"""
+            import http.client, json, socket, sys, time
+            port = int(sys.argv[1])
+            def open_stream():
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                conn.request("GET", "/v1/changes")
+                return conn, conn.getresponse()
+            first, r = open_stream()
+            while not r.readline().startswith(b"id: "):
+                pass
+            print("first", r.status)
+            second, r = open_stream()
+            print("second", r.status, r.getheader("Retry-After"), "max-streams" in json.loads(r.read())["error"])
+            second.close()
+            first.sock.shutdown(socket.SHUT_RDWR)
+            first.close()
+            deadline = time.time() + 10
+            while True:
+                third, r = open_stream()
+                if r.status == 200 or time.time() > deadline:
+                    print("after the first hung up", r.status)
+                    break
+                r.read()
+                third.close()
+                time.sleep(0.1)
+            """#, [String(port)])
+        XCTAssertEqual(lines, ["first 200", "second 503 5 True", "after the first hung up 200"])
+    }
 }
