@@ -33,7 +33,13 @@
         /// and its failure.
         func events(_ page: [HistoryTransaction], reader: ManagedObjectContext) -> ([ByteBuffer], ChangeStreamEndpoint.Failure?) {
             reader.performAndWait {
-                do throws(AmbarError) { try reader.reset() } catch {}  // a temporary context holds nothing to lose
+                // Current values, not those of the last page. A reset that fails is said, not
+                // skipped: the stream would send stale objects.
+                do throws(AmbarError) {
+                    try reader.reset()
+                } catch {
+                    return ([], ChangeStreamEndpoint.Failure(token: page.first?.token ?? 0, reason: "the reader could not be reset: \(error.description)"))
+                }
                 var buffers: [ByteBuffer] = []
                 var identified = Int64.min
                 for transaction in page {
