@@ -327,6 +327,7 @@ let package = Package(
             name: "ServeRouterTests",
             dependencies: [
                 "SyncAgent", "AmbarStack", "SharedStoreIPC", "AmbarTestSupport",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["TestKits"])),
             ]
         ),

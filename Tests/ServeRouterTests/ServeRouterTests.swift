@@ -4,6 +4,7 @@
     import AmbarStack
     import AmbarTestSupport
     import Foundation
+    import Logging
     import HTTPTypes
     import Hummingbird
     import HummingbirdTesting
@@ -51,7 +52,8 @@
             let reads = StoreReadPool(threads: 2)
             self.reads = reads
             let router = ServeRouter.make(
-                stack: stack, sync: sync, reads: reads, streams: StreamSlots(maximum: 10), token: token, backlog: 10, directory: options,
+                stack: stack, sync: sync, reads: reads, streams: StreamSlots(maximum: 10),
+                broadcast: ChangeBroadcast(sync: sync, stack: stack, reads: reads, logger: Logger(label: "test")), token: token, directory: options,
                 socketPath: SharingConfiguration.defaultSocketPath(in: directory.url, environment: [:]))
             return Application(router: router)
         }

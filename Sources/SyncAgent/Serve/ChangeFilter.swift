@@ -21,6 +21,9 @@
         }
 
         let clauses: [Clause]
+        /// The query's `entity` and `where` parameters as given, in order: streams with the same
+        /// key follow the same filter, and are sent the same events, made once.
+        let key: String
 
         /// Why a query's filter cannot be followed, with the position in the `where` format it
         /// concerns when there is one.
@@ -77,7 +80,8 @@
                 }
                 parsed.append(Clause(entity: clause.entity, predicate: predicate))
             }
-            return ChangeFilter(clauses: parsed)
+            let key = clauses.map { $0.entity + "\u{1F}" + ($0.format ?? "") }.joined(separator: "\u{1E}")
+            return ChangeFilter(clauses: parsed, key: key)
         }
 
         /// The clause whose entity `entityName` is or inherits from (the first named), nil when

@@ -30,14 +30,18 @@
     /// - A comment line every 15 s keeps proxies from closing an idle stream.
     /// - At most `--max-streams` streams are open at once (``StreamSlots``); one more is a 503
     ///   with `Retry-After`.
-    /// - At most `backlog` events wait for a client that stopped reading; past that it is
-    ///   disconnected (and resumes with `Last-Event-ID`).
+    /// - Streams at the head are sent what one shared reader reads (``ChangeBroadcast``); a
+    ///   stream behind it, and one whose client reads more slowly than transactions commit (past
+    ///   its queue's bytes, `--stream-queue`), reads the ledger on its own until it catches up. A
+    ///   slow client is never disconnected for being slow.
     struct ChangeStreamEndpoint: Sendable {
         let sync: SharedStoreSync
         let stack: DataStack
         let reads: StoreReadPool
         let slots: StreamSlots
-        let backlog: Int
+        let broadcast: ChangeBroadcast
+        /// The bounds of the streams' queues (`--stream-queue`, `--stream-queue-total`).
+        let memory: StreamMemory
         static let maximumObjectsPerEvent = 10_000
         static let lastEventID = HTTPField.Name("Last-Event-ID")!
 
@@ -45,6 +49,14 @@
         struct Failure: Error {
             let token: Int64
             let reason: String
+
+            /// Not sent as if it were the transaction: said, without an id (the client's position
+            /// stays before it), as `event: error` with `token` and `error`.
+            var event: ByteBuffer {
+                let data: [String: Any] = ["token": token, "error": "transaction \(token) could not be sent: \(reason)"]
+                // try?: strings and a number always encode.
+                return ByteBuffer(string: "event: error\ndata: \((try? ChangeStreamEndpoint.json(data)) ?? #"{"error":"encoding"}"#)\n\n")
+            }
         }
 
         func response(_ request: Request, context: ServeContext) async throws -> Response {
@@ -103,143 +115,20 @@
             }
             opening[0] = ByteBuffer(string: "retry: 2000\n" + String(buffer: opening[0]))
             let (from, openingEvents) = (start, opening)
-            let filtered = filter.map { FilteredChangeEvents(filter: $0, model: model) }
+            let audience = filter.map { StreamAudience.filtered(FilteredChangeEvents(filter: $0, model: model)) } ?? .everything
             var headers = HTTPFields()
             headers[.contentType] = "text/event-stream; charset=utf-8"
             headers[.cacheControl] = "no-cache"
             headers[HTTPField.Name("X-Accel-Buffering")!] = "no"
-            let (sync, reads, backlog, channel, logger) = (self.sync, self.reads, self.backlog, context.channel, context.logger)
+            let stream = Stream(
+                sync: sync, stack: stack, reads: reads, broadcast: broadcast, audience: audience,
+                queue: StreamQueue(memory: memory), channel: context.channel, logger: context.logger)
             let body = ResponseBody { writer in
                 defer { slot.release() }
-                let (events, continuation) = AsyncStream<ByteBuffer>.makeStream(bufferingPolicy: .bufferingOldest(backlog))
-                // A connection closed under the stream (the client hung up: ConnectionGuard closes
-                // it) ends the stream now, not at the next write.
-                channel.closeFuture.whenComplete { _ in continuation.finish() }
-                // The producer and the keep-alive are child tasks of the response: they end with
-                // it, whether the stream ends or the client goes (a write throws).
-                try await withThrowingDiscardingTaskGroup { group in
-                    group.addTask {
-                        await Self.produce(
-                            after: from, opening: openingEvents, filtered: filtered, sync: sync, reads: reads, stack: stack, into: continuation,
-                            backlog: backlog,
-                            channel: channel,
-                            logger: logger)
-                    }
-                    group.addTask {
-                        while true {
-                            do {
-                                try await Task.sleep(for: .seconds(15))
-                            } catch {
-                                return  // cancelled: the response ended
-                            }
-                            continuation.yield(ByteBuffer(string: ": keep-alive\n\n"))
-                        }
-                    }
-                    for await buffer in events { try await writer.write(buffer) }
-                    group.cancelAll()
-                }
+                try await stream.run(from: from, opening: openingEvents, writer: &writer)
                 try await writer.finish(nil)
             }
             return Response(status: .ok, headers: headers, body: body)
-        }
-
-        /// Reads the ledger after `start` and queues each transaction's event until graceful shutdown,
-        /// an expiry, an error, or a client too far behind (then its connection is closed).
-        private static func produce(
-            after start: Int64, opening: [ByteBuffer], filtered: FilteredChangeEvents?, sync: SharedStoreSync, reads: StoreReadPool, stack: DataStack,
-            into continuation: AsyncStream<ByteBuffer>.Continuation, backlog: Int,
-            channel: any Channel, logger: Logger
-        ) async {
-            defer { continuation.finish() }
-            // The position first (with a snapshot, after it), as an event with no data (an
-            // `EventSource` records its id and fires nothing): a client dropped before the first
-            // transaction resumes from here, not from a newer head.
-            for buffer in opening { continuation.yield(buffer) }
-            let reader: ManagedObjectContext
-            do {
-                reader = try stack.temporaryContext()
-            } catch {
-                logger.error("cannot read objects for the change stream", metadata: ["error": "\(error)"])
-                return
-            }
-            await withGracefulShutdownHandler {
-                do {
-                    for try await event in sync.changes(after: start) {
-                        switch event {
-                        case .transactions(let page):
-                            // On the read pool: the objects' reads, the filter, the JSON.
-                            let (buffers, failure) = try await reads.read { filtered?.events(page, reader: reader) ?? events(page, reader: reader) }
-                            for buffer in buffers {
-                                if case .dropped = continuation.yield(buffer) {
-                                    logger.notice(
-                                        "a change-stream client stopped reading; disconnected (it resumes with Last-Event-ID)",
-                                        metadata: ["client": "\(channel.remoteAddress.map { "\($0)" } ?? "unix socket")", "backlog-events": "\(backlog)"])
-                                    channel.close(promise: nil)
-                                    return
-                                }
-                            }
-                            if let failure {
-                                // Not sent as if it were the transaction: said, without an id, and
-                                // the stream ends; the client's position stays before it.
-                                logger.error(
-                                    "a transaction of the change stream could not be sent; the stream ends before it",
-                                    metadata: ["token": "\(failure.token)", "error": "\(failure.reason)"])
-                                let data: [String: Any] = [
-                                    "token": failure.token, "error": "transaction \(failure.token) could not be sent: \(failure.reason)",
-                                ]
-                                // try?: strings and a number always encode.
-                                continuation.yield(ByteBuffer(string: "event: error\ndata: \((try? json(data)) ?? #"{"error":"encoding"}"#)\n\n"))
-                                return
-                            }
-                        case .historyExpired(let expiry):
-                            // Unreadable now: the stream ends (below), and the client reconnects.
-                            let data = try Self.expiry(after: expiry.position, purgedThrough: expiry.purgedThrough, head: expiry.head, stack: stack)
-                            // try?: numbers and null always encode.
-                            continuation.yield(ByteBuffer(string: "event: expired\ndata: \((try? json(data)) ?? "{}")\n\n"))
-                            return
-                        }
-                    }
-                } catch {
-                    logger.error("the change stream failed; the client reconnects with Last-Event-ID", metadata: ["error": "\(error)"])
-                    channel.close(promise: nil)
-                }
-            } onGracefulShutdown: {
-                continuation.finish()
-            }
-        }
-
-        /// The events of `page`, with the objects read in `reader` (reset first: current values).
-        /// Stops at a transaction that cannot be encoded: the events before it, and its token and
-        /// why.
-        private static func events(_ page: [HistoryTransaction], reader: ManagedObjectContext) -> ([ByteBuffer], Failure?) {
-            reader.performAndWait {
-                do throws(AmbarError) { try reader.reset() } catch {}  // a temporary context holds nothing to lose
-                let now = Date()
-                var buffers: [ByteBuffer] = []
-                for transaction in page {
-                    var data = TransactionLine.json(transaction, now: now)
-                    let ids = (transaction.inserted.union(transaction.updated)).sorted { $0.uriString < $1.uriString }
-                    var objects: [[String: Any]] = []
-                    for id in ids.prefix(maximumObjectsPerEvent) {
-                        do throws(AmbarError) {
-                            objects.append(try ObjectJSON.fields(try reader.existingObject(with: id)))
-                        } catch .objectNotFound {
-                            continue  // deleted since
-                        } catch {
-                            // Said in the event, not printed half: the client sees which object and why.
-                            objects.append(["id": id.uriString, "error": error.description])
-                        }
-                    }
-                    data["objects"] = objects
-                    if ids.count > maximumObjectsPerEvent { data["objects_truncated"] = true }
-                    do {
-                        buffers.append(ByteBuffer(string: "id: \(transaction.token)\ndata: \(try json(data))\n\n"))
-                    } catch {
-                        return (buffers, Failure(token: transaction.token, reason: "\(error)"))
-                    }
-                }
-                return (buffers, nil)
-            }
         }
 
         /// The 410 for a start at `start` whose history is purged (`nil` when it is readable), by
@@ -261,7 +150,7 @@
         /// What a client is told of history purged after its position `after` (the 410's JSON and
         /// `event: expired`'s data): `after`, `purged_through`, `oldest_token` and `head_token`
         /// (`head`, else the ledger's head now).
-        private static func expiry(after: Int64, purgedThrough: Int64, head: Int64?, stack: DataStack) throws -> [String: Any] {
+        static func expiry(after: Int64, purgedThrough: Int64, head: Int64?, stack: DataStack) throws -> [String: Any] {
             let history = try stack.writerCoordinator.historySummary()
             return [
                 "after": after, "purged_through": purgedThrough, "oldest_token": history.oldestToken ?? NSNull(),

@@ -27,63 +27,50 @@
         let filter: ChangeFilter
         let model: ManagedObjectModel
 
-        /// The events of `page`, reading the touched objects in `reader` (reset first: current
-        /// values). Runs on the reader's queue. Stops at a transaction whose objects cannot be
-        /// read or whose filter cannot be decided (a runaway `MATCHES`): the events before it,
-        /// and its failure.
-        func events(_ page: [HistoryTransaction], reader: ManagedObjectContext) -> ([ByteBuffer], ChangeStreamEndpoint.Failure?) {
-            reader.performAndWait {
-                // Current values, not those of the last page. A reset that fails is said, not
-                // skipped: the stream would send stale objects.
-                do throws(AmbarError) {
-                    try reader.reset()
-                } catch {
-                    return ([], ChangeStreamEndpoint.Failure(token: page.first?.token ?? 0, reason: "the reader could not be reset: \(error.description)"))
+        /// The events of `page`, with the touched objects of `objects` (on its reader's queue).
+        /// Stops at a transaction whose objects cannot be read or whose filter cannot be decided
+        /// (a runaway `MATCHES`).
+        func events(_ page: [HistoryTransaction], objects: TouchedObjects) -> PageEvents {
+            var events = PageEvents()
+            for transaction in page {
+                var upserts: [String] = []
+                var removes: [String] = []
+                for id in transaction.deleted.sorted(by: { $0.uriString < $1.uriString }) where filter.clause(for: id.entityName, in: model) != nil {
+                    removes.append(Self.quoted(id.uriString))
                 }
-                var buffers: [ByteBuffer] = []
-                var identified = Int64.min
-                for transaction in page {
-                    var upserts: [String] = []
-                    var removes: [String] = []
-                    for id in transaction.deleted.sorted(by: { $0.uriString < $1.uriString }) where filter.clause(for: id.entityName, in: model) != nil {
-                        removes.append(Self.quoted(id.uriString))
-                    }
-                    let touched = transaction.inserted.union(transaction.updated).subtracting(transaction.deleted)
-                    for id in touched.sorted(by: { $0.uriString < $1.uriString }) {
-                        guard let clause = filter.clause(for: id.entityName, in: model) else { continue }
-                        let fields: [String: Any]?
-                        switch Result(catching: { () throws(AmbarError) -> [String: Any]? in
-                            let object = try reader.existingObject(with: id)
-                            if let predicate = clause.predicate, try !predicate.evaluate(with: object) { return nil }
-                            return try ObjectJSON.fields(object)
-                        }) {
-                        case .success(let matching): fields = matching
-                        case .failure(.objectNotFound): fields = nil  // deleted since
-                        case .failure(let error):
-                            return (buffers, ChangeStreamEndpoint.Failure(token: transaction.token, reason: "\(error.description) (object \(id.uriString))"))
-                        }
-                        guard let fields else {
-                            removes.append(Self.quoted(id.uriString))
+                let touched = transaction.inserted.union(transaction.updated).subtracting(transaction.deleted)
+                for id in touched.sorted(by: { $0.uriString < $1.uriString }) {
+                    guard let clause = filter.clause(for: id.entityName, in: model) else { continue }
+                    let failure: String
+                    switch objects.read(id) {
+                    case .found(let object, let json):
+                        do throws(AmbarError) {
+                            if let predicate = clause.predicate, try !predicate.evaluate(with: object) {
+                                removes.append(Self.quoted(id.uriString))
+                            } else {
+                                upserts.append(json)
+                            }
                             continue
-                        }
-                        do {
-                            upserts.append(try ChangeStreamEndpoint.json(fields))
                         } catch {
-                            return (buffers, ChangeStreamEndpoint.Failure(token: transaction.token, reason: "\(error) (object \(id.uriString))"))
+                            failure = error.description
                         }
+                    case .missing:
+                        removes.append(Self.quoted(id.uriString))  // deleted since
+                        continue
+                    case .unreadable(let error): failure = error.description
+                    case .unencodable(let reason): failure = reason
                     }
-                    let events =
-                        Self.chunked("upsert", "objects", upserts, token: transaction.token) + Self.chunked("remove", "ids", removes, token: transaction.token)
-                    for (index, event) in events.enumerated() {
-                        let last = index == events.count - 1
-                        buffers.append(ByteBuffer(string: (last ? "id: \(transaction.token)\n" : "") + event))
-                    }
-                    if !events.isEmpty { identified = transaction.token }
+                    events.failure = ChangeStreamEndpoint.Failure(token: transaction.token, reason: "\(failure) (object \(id.uriString))")
+                    return events
                 }
-                // The position of transactions that touched nothing followed, once for the page.
-                if let last = page.last?.token, last != identified { buffers.append(ByteBuffer(string: "id: \(last)\n\n")) }
-                return (buffers, nil)
+                let texts =
+                    Self.chunked("upsert", "objects", upserts, token: transaction.token) + Self.chunked("remove", "ids", removes, token: transaction.token)
+                let buffers = texts.enumerated().map { index, event in
+                    ByteBuffer(string: (index == texts.count - 1 ? "id: \(transaction.token)\n" : "") + event)
+                }
+                events.transactions.append(.init(token: transaction.token, buffers: buffers))
             }
+            return events
         }
 
         /// The start of a snapshot stream: `event: reset`, every object the filter matches as

@@ -24,8 +24,12 @@ struct ServeCommand: AsyncParsableCommand {
             else at the ledger's head: across reconnects exactly the ledger's transactions, in order. \
             Its first event is that position alone ("id:" with no "data:"). A start whose history is \
             purged is a 410 whose JSON names after, purged_through, oldest_token and head_token; history \
-            purged while it streams is an "expired" event with the same fields, then the stream ends. A client that \
-            stops reading is disconnected once --backlog events wait for it.
+            purged while it streams is an "expired" event with the same fields, then the stream ends. One \
+            reader follows the ledger for every stream: each transaction's objects are read and \
+            encoded once, each distinct filter evaluated once. A client that reads more slowly than \
+            transactions commit is not disconnected: past --stream-queue bytes waiting for it (or \
+            --stream-queue-total for all streams) its queue is dropped, and its stream reads the ledger \
+            on its own from where it is until it has caught up.
             GET /v1/changes?entity=E&where=FORMAT[&entity=F&where=FORMAT…][&snapshot=true] — a filtered \
             stream: "upsert" events ({"objects", "token"}: touched objects that match now) and "remove" \
             events ({"ids", "token"}: touched objects that do not match now, or were deleted); only a \
@@ -75,8 +79,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "A PEM file with the certificate's private key (with --tls-certificate; LoadCredential= in a unit).")
     var tlsKey: String?
 
-    @Option(name: .long, help: "How many events may wait for a change-stream client that stopped reading before it is disconnected.")
-    var backlog = 1_000
+    @Option(
+        name: .long,
+        help:
+            "Bytes of events that may wait for one change-stream client; past them its queue is dropped and its stream reads the ledger on its own until it catches up."
+    )
+    var streamQueue = StreamMemory.defaultPerStream
+
+    @Option(name: .long, help: "Bytes of events that may wait for all change-stream clients together (past them, as --stream-queue).")
+    var streamQueueTotal = StreamMemory.defaultLimit
 
     @Option(
         name: .long,
@@ -111,7 +122,8 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError(
                 "--listen \(address) is reachable from other machines: give --token-file FILE (a bearer token), or listen on loopback or a Unix socket")
         }
-        guard backlog >= 1 else { throw ValidationError("--backlog must be at least 1") }
+        guard streamQueue >= 64 * 1024 else { throw ValidationError("--stream-queue must be at least 65536 bytes") }
+        guard streamQueueTotal >= streamQueue else { throw ValidationError("--stream-queue-total must be at least --stream-queue") }
         guard maxStreams >= 1 else { throw ValidationError("--max-streams must be at least 1") }
         guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
         guard headerTimeout >= 1 else { throw ValidationError("--header-timeout must be at least 1 second") }
@@ -150,8 +162,10 @@ struct ServeCommand: AsyncParsableCommand {
             // Without a token, only requests sent to this machine by name, from no other page.
             let localGuard = token == nil ? LocalRequestGuard(allowedHosts: allowedHost, allowedOrigins: allowedOrigin) : nil
             let reads = StoreReadPool(threads: readThreads)
+            let broadcast = ChangeBroadcast(sync: sync, stack: stack, reads: reads, logger: logger)
             let router = ServeRouter.make(
-                stack: stack, sync: sync, reads: reads, streams: StreamSlots(maximum: maxStreams), token: token, localGuard: localGuard, backlog: backlog,
+                stack: stack, sync: sync, reads: reads, streams: StreamSlots(maximum: maxStreams), broadcast: broadcast,
+                memory: StreamMemory(perStream: streamQueue, limit: streamQueueTotal), token: token, localGuard: localGuard,
                 directory: directory,
                 socketPath: socket.path(in: directory.url))
 
@@ -203,7 +217,8 @@ struct ServeCommand: AsyncParsableCommand {
             let deadline = ShutdownDeadline(logger: logger)
             defer { withExtendedLifetime(deadline) {} }
             let beside = try metrics.map { [try $0.service(logger: logger)] } ?? []
-            let group = ServiceGroup(services: [reads, sync, server, systemd] + beside, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+            let group = ServiceGroup(
+                services: [reads, sync, broadcast, server, systemd] + beside, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
             try await group.run()
         #else
             throw HTTPSupport.notBuiltIn("serve")

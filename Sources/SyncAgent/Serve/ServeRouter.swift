@@ -13,8 +13,8 @@
         /// `localGuard` (a listener that takes no token), requests must be sent to a loopback
         /// name and come from no other origin.
         static func make(
-            stack: DataStack, sync: SharedStoreSync, reads: StoreReadPool, streams: StreamSlots, token: String?, localGuard: LocalRequestGuard? = nil,
-            backlog: Int,
+            stack: DataStack, sync: SharedStoreSync, reads: StoreReadPool, streams: StreamSlots, broadcast: ChangeBroadcast,
+            memory: StreamMemory = StreamMemory(), token: String?, localGuard: LocalRequestGuard? = nil,
             directory: DirectoryOptions,
             socketPath: String
         ) -> Router<ServeContext> {
@@ -23,7 +23,7 @@
             // The status page holds no data: it is served without the token and asks for it.
             if let token { router.add(middleware: BearerTokenMiddleware(token: token, openPaths: ["/"])) }
             let latency = MergeLatencyLog(sync: sync)
-            let changes = ChangeStreamEndpoint(sync: sync, stack: stack, reads: reads, slots: streams, backlog: backlog)
+            let changes = ChangeStreamEndpoint(sync: sync, stack: stack, reads: reads, slots: streams, broadcast: broadcast, memory: memory)
             let objects = ObjectsEndpoint(stack: stack, reads: reads)
             router.get("/v1/changes") { request, context in try await changes.response(request, context: context) }
             router.get("/v1/objects/:entity") { request, context in try await objects.response(request, context: context) }

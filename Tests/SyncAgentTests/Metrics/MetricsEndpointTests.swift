@@ -10,65 +10,6 @@ import XCTest
 final class MetricsEndpointTests: AgentTestCase {
     private var inbox: URL { directory.url.appendingPathComponent("inbox/metered") }
 
-    /// Reads `/metrics` at an http URL or `unix:PATH` with prometheus_client's text parser: every
-    /// sample as (name, labels, value).
-    private static let scraper = """
-        import http.client, json, socket, sys, urllib.request
-        from prometheus_client.parser import text_string_to_metric_families
-        where = sys.argv[1]
-        if where.startswith("unix:"):
-            class UnixConnection(http.client.HTTPConnection):
-                def connect(self):
-                    self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                    self.sock.settimeout(5)
-                    self.sock.connect(where[len("unix:"):])
-            connection = UnixConnection("localhost")
-            connection.request("GET", "/metrics")
-            response = connection.getresponse()
-            assert response.status == 200, response.status
-            text = response.read().decode()
-        else:
-            text = urllib.request.urlopen(where, timeout=5).read().decode()
-        print(json.dumps([[s.name, s.labels, s.value] for f in text_string_to_metric_families(text) for s in f.samples]))
-        """
-
-    private struct Sample {
-        let name: String
-        let labels: [String: String]
-        let value: Double
-    }
-
-    private func scrape(_ url: String) throws -> [Sample] {
-        let result = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", Self.scraper, url], timeout: 20)
-        guard result.status == 0 else {
-            XCTFail("the Prometheus parser could not read \(url) (scripts/install-deps --tests installs python3-prometheus-client): \(result.error)")
-            return []
-        }
-        let rows = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [[Any]])
-        return rows.compactMap { row in
-            guard row.count == 3, let name = row[0] as? String, let labels = row[1] as? [String: String], let value = row[2] as? Double else { return nil }
-            return Sample(name: name, labels: labels, value: value)
-        }
-    }
-
-    /// The value of the sample `name` with (at least) `labels`, or nil when there is none.
-    private func value(_ samples: [Sample], _ name: String, _ labels: [String: String] = [:]) -> Double? {
-        samples.first { sample in sample.name == name && labels.allSatisfy { key, value in sample.labels[key] == value } }?.value
-    }
-
-    /// Waits for the "metrics at http://HOST:PORT/metrics" (or "unix:PATH") line in `log`.
-    private func endpoint(in log: URL) throws -> String {
-        var found: String?
-        XCTAssertTrue(
-            eventually(timeout: 30) {
-                let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-                guard let range = text.range(of: #"metrics at \S+\n"#, options: .regularExpression) else { return false }
-                found = String(text[range].dropFirst("metrics at ".count).dropLast())
-                return true
-            }, "the endpoint's address is printed")
-        return try XCTUnwrap(found)
-    }
-
     private func drop(_ name: String, _ lines: [String]) throws {
         try FileManager.default.createDirectory(at: inbox, withIntermediateDirectories: true)
         let temporary = inbox.appendingPathComponent(".\(name).part")
@@ -81,15 +22,15 @@ final class MetricsEndpointTests: AgentTestCase {
         let dir = directory.url.path
         let logs = ["hub", "run", "watch"].map { directory.url.appendingPathComponent("\($0).log") }
         _ = try startAgent(["hub", "--directory", dir, "--metrics", "127.0.0.1:0"], log: logs[0])
-        let hub = try endpoint(in: logs[0])
+        let hub = try metricsEndpoint(in: logs[0])
         _ = try startAgent(
             ["run", "--name", "metered", "--entity", "Item", "--key", "uid", "--directory", dir, "--poll-interval", "50", "--metrics", "127.0.0.1:0"],
             log: logs[1])
-        let run = try endpoint(in: logs[1])
+        let run = try metricsEndpoint(in: logs[1])
         // The watcher's on a Unix socket.
         let metricsSocket = directory.url.appendingPathComponent("metrics/watch.sock").path
         _ = try startAgent(["watch", "--directory", dir, "--metrics", "unix:" + metricsSocket], log: logs[2])
-        XCTAssertEqual(try endpoint(in: logs[2]), "unix:" + metricsSocket)
+        XCTAssertEqual(try metricsEndpoint(in: logs[2]), "unix:" + metricsSocket)
         let watcher = "unix:" + metricsSocket
 
         // Before any work: the hub serves both processes; nothing is saved or imported.
@@ -163,7 +104,7 @@ final class MetricsEndpointTests: AgentTestCase {
         _ = try startAgent(["hub", "--directory", dir])
         let log = directory.url.appendingPathComponent("watch.log")
         _ = try startAgent(["watch", "--directory", dir, "--metrics", "127.0.0.1:0"], log: log)
-        let watcher = try endpoint(in: log)
+        let watcher = try metricsEndpoint(in: log)
         XCTAssertTrue(try eventually(timeout: 30) { value(try scrape(watcher), "ambar_ledger_head_token") == 0 }, "the watcher serves its metrics")
 
         let file = directory.url.appendingPathComponent("two.ndjson")
@@ -185,7 +126,7 @@ final class MetricsEndpointTests: AgentTestCase {
         let dir = directory.url.path
         let log = directory.url.appendingPathComponent("hub.log")
         _ = try startAgent(["hub", "--directory", dir, "--history-retention", "1", "--metrics", "127.0.0.1:0"], log: log)
-        let hub = try endpoint(in: log)
+        let hub = try metricsEndpoint(in: log)
         XCTAssertTrue(try eventually(timeout: 30) { value(try scrape(hub), "ambar_hub_peers") != nil }, "the hub serves")
         for batch in 0..<3 {
             let file = directory.url.appendingPathComponent("batch-\(batch).ndjson")
@@ -242,7 +183,7 @@ final class MetricsEndpointTests: AgentTestCase {
         XCTAssertEqual(created.status, 0, created.error)
         let log = directory.url.appendingPathComponent("hub.log")
         _ = try startAgent(["hub", "--directory", directory.url.path, "--store", url, "--metrics", "127.0.0.1:0"], log: log)
-        let hub = try endpoint(in: log)
+        let hub = try metricsEndpoint(in: log)
         XCTAssertTrue(try eventually(timeout: 30) { value(try scrape(hub), "ambar_server_doorbell_listening") == 1 }, "the hub listens")
         let samples = try scrape(hub)
         XCTAssertGreaterThanOrEqual(value(samples, "ambar_server_listeners") ?? 0, 1)
@@ -262,7 +203,7 @@ final class MetricsEndpointTests: AgentTestCase {
         try "scrape-s3cret\n".write(to: tokenFile, atomically: true, encoding: .utf8)
         let log = directory.url.appendingPathComponent("hub.log")
         _ = try startAgent(["hub", "--directory", directory.url.path, "--metrics", "127.0.0.1:0", "--metrics-token-file", tokenFile.path], log: log)
-        let url = try endpoint(in: log)
+        let url = try metricsEndpoint(in: log)
         let script = #"""
             import sys, urllib.request, urllib.error
             for header in [None, "Bearer wrong", "Bearer scrape-s3cret"]:

@@ -5,8 +5,8 @@ import XCTest
 
 /// `sync-agent serve`: the change stream read by a client in another language (Python's standard
 /// library), disconnected and resumed by Last-Event-ID many times while another process writes;
-/// objects and status over HTTP; the bearer token off loopback; a client that stops reading is
-/// disconnected past the backlog.
+/// objects and status over HTTP; the bearer token off loopback. (A client that stops reading:
+/// `SharedChangeReaderTests`.)
 final class ServeCommandTests: AgentTestCase {
     private func python(_ script: String, _ arguments: [String], timeout: TimeInterval = 120) throws -> (status: Int32, output: String, error: String) {
         try Self.python(script, arguments, in: directory.url, timeout: timeout)
@@ -483,37 +483,6 @@ final class ServeCommandTests: AgentTestCase {
         XCTAssertNotNil(next { $0.contains("STOPPING=1") }, "\(received)")
         XCTAssertEqual(serve.waitForExit(timeout: 30).flatMap(SpawnedProcess.exitCode), 0)
         XCTAssertTrue(FileManager.default.fileExists(atPath: socketPath), "the socket belongs to the service manager: never unlinked")
-    }
-
-    func testAClientThatStopsReadingIsDisconnectedPastTheBacklog() throws {
-        try initStore()
-        let (serve, port, log) = try startServe(["--listen", "127.0.0.1:0", "--backlog", "4"])
-        defer { kill(serve.processIdentifier, SIGTERM) }
-        // A client that sends its request and never reads.
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var size: Int32 = 4096
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        XCTAssertEqual(connected, 0)
-        let request = "GET /v1/changes HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
-        XCTAssertEqual(request.withCString { send(fd, $0, strlen($0), 0) }, request.utf8.count)
-
-        // Transactions with many objects each, far more than the socket buffers hold.
-        let file = directory.url.appendingPathComponent("big.ndjson")
-        let padding = String(repeating: "x", count: 400)
-        try (1...40_000).map { #"{"uid":"k\#($0)-\#(padding)","value":\#($0)}"# }.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
-        XCTAssertEqual(try agent(["import", "--directory", directory.url.path, "--entity", "Item", "--key", "uid", file.path], timeout: 300).status, 0)
-        XCTAssertTrue(
-            eventually(timeout: 60) { ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("stopped reading; disconnected") },
-            "the server disconnected the client: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
-        XCTAssertTrue(serve.isRunning, "and keeps serving")
     }
 }
 
