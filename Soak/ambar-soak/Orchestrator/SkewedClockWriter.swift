@@ -62,8 +62,10 @@ final class SkewedClockWriter {
                     imports += 1
                 } else if ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("database is locked") {
                     refusedWhileLocked += 1  // the inbox driver's other client held the write lock past the busy timeout
-                } else {
-                    problems.append("a sync-agent import with its clock \(Self.skew) failed; see logs/skewed-\(round).log")
+                } else if let status {
+                    // What it said, in the report itself: CI keeps the report, not the run's directory.
+                    let ended = SpawnedProcess.exitCode(status).map { "exit \($0)" } ?? "signal \(status & 0x7f)"
+                    problems.append("a sync-agent import with its clock \(Self.skew) failed (\(ended)): \(Self.tail(of: log)); see logs/skewed-\(round).log")
                 }
             } else {
                 let process = try SpawnedProcess("/usr/bin/faketime", ["-f", Self.skew, agentPath, "watch", "--directory", root.path, "--no-hub"], log: log)
@@ -72,6 +74,12 @@ final class SkewedClockWriter {
         } catch {
             problems.append("could not run a writer with its clock \(Self.skew): \(error)")
         }
+    }
+
+    /// The last lines of `log` (at most three), on one line.
+    static func tail(of log: URL) -> String {
+        let lines = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").suffix(3)
+        return lines.isEmpty ? "it printed nothing" : lines.joined(separator: " | ")
     }
 
     /// Ends the watcher still running (at the end of the soak).
