@@ -54,7 +54,7 @@
             return await withCheckedContinuation { continuation in
                 DispatchQueue.global().async {
                     for collector in collectors { collector() }
-                    continuation.resume(returning: registry.emitToBuffer())
+                    continuation.resume(returning: MetricsHelp.annotate(registry.emitToBuffer()))
                 }
             }
         }

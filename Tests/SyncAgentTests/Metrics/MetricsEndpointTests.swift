@@ -194,6 +194,76 @@ final class MetricsEndpointTests: AgentTestCase {
 
     /// Off loopback `--metrics` wants a token, as `serve` does; with one, a scrape without it
     /// (or with another) gets 401 and one with it the metrics.
+    /// Every family `serve` serves (the libraries' and its own) has a `# HELP` line with the
+    /// meaning `docs/metrics.md` gives it, and Prometheus's own `promtool check metrics` passes
+    /// the text (it exited 3 on the first family without one).
+    func testEveryFamilyHasTheHelpTheDocumentationGivesAndPromtoolPassesIt() throws {
+        let promtool = Repository.url(".build/tools/prometheus/usr/bin/promtool")
+        guard FileManager.default.isExecutableFile(atPath: promtool.path) else {
+            return XCTFail("no promtool at \(promtool.path): scripts/install-deps --tests unpacks it from Debian's prometheus package")
+        }
+        try initStore()
+        let (serve, port, log) = try startServe(["--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0"])
+        defer { kill(serve.processIdentifier, SIGTERM) }
+        let metrics = try metricsEndpoint(in: log)
+        // A stream that reads one transaction: serve's stream metrics are there too.
+        let follow = """
+            import http.client, sys
+            conn = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=60)
+            conn.request("GET", "/v1/changes")
+            response = conn.getresponse()
+            positioned = False
+            while True:
+                line = response.readline().decode()
+                if line.startswith("id: ") and not positioned:
+                    positioned = True
+                    print("positioned", flush=True)
+                elif line.startswith("data: "):
+                    break
+            """
+        let script = directory.url.appendingPathComponent("follow.py")
+        try follow.write(to: script, atomically: true, encoding: .utf8)
+        let reader = try startAgent(
+            ["python"], executable: URL(fileURLWithPath: "/usr/bin/python3"), arguments: ["-u", script.path, String(port)], output: Pipe())
+        let output = try XCTUnwrap(reader.standardOutput as? Pipe)
+        XCTAssertEqual(String(decoding: output.fileHandleForReading.availableData, as: UTF8.self), "positioned\n")
+        let file = directory.url.appendingPathComponent("one.ndjson")
+        try #"{"uid":"one","value":1}"#.write(to: file, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try agent(["import", "--directory", directory.url.path, "--entity", "Item", "--key", "uid", file.path]).status, 0)
+        XCTAssertTrue(eventually(timeout: 30) { !reader.isRunning }, "the stream sent the transaction")
+
+        let text = try ProcessRunner.run(
+            URL(fileURLWithPath: "/usr/bin/python3"),
+            ["-c", "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())", metrics],
+            timeout: 20
+        ).output
+        // The meanings the documentation gives, as plain text.
+        let documentation = try String(contentsOf: Repository.url("docs/metrics.md"), encoding: .utf8)
+        var meanings: [String: String] = [:]
+        for line in documentation.split(separator: "\n") where line.hasPrefix("| `ambar_") {
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 6 else { continue }
+            meanings[cells[1].replacingOccurrences(of: "`", with: "")] = cells[4...].dropLast().joined(separator: "|").replacingOccurrences(of: "`", with: "")
+        }
+        let lines = text.split(separator: "\n").map(String.init)
+        var families = 0
+        for (index, line) in lines.enumerated() where line.hasPrefix("# TYPE ") {
+            let name = String(line.dropFirst(7).prefix { $0 != " " })
+            families += 1
+            XCTAssertNotNil(meanings[name], "docs/metrics.md lists \(name)")
+            XCTAssertEqual(index > 0 ? lines[index - 1] : "", "# HELP \(name) \(meanings[name] ?? "?")", "\(name)'s help is the documentation's meaning")
+        }
+        for name in ["ambar_serve_stream_pages_total", "ambar_serve_stream_queued_bytes", "ambar_merges_total", "ambar_ledger_head_token"] {
+            XCTAssertTrue(text.contains("# TYPE \(name) "), "serve serves \(name)")
+        }
+        XCTAssertGreaterThan(families, 5)
+
+        let exposition = directory.url.appendingPathComponent("metrics.txt")
+        try text.write(to: exposition, atomically: true, encoding: .utf8)
+        let check = try ProcessRunner.run(URL(fileURLWithPath: "/bin/sh"), ["-c", "'\(promtool.path)' check metrics < '\(exposition.path)'"], timeout: 60)
+        XCTAssertEqual(check.status, 0, "promtool check metrics: \(check.output)\(check.error)")
+    }
+
     func testOffLoopbackTheMetricsWantAToken() throws {
         try initStore()
         let refused = try agent(["hub", "--directory", directory.url.path, "--metrics", "0.0.0.0:0"])
