@@ -32,6 +32,9 @@
         private let stack: DataStack
         private let reads: StoreReadPool
         private let logger: Logger
+        /// The transactions streams could not send lately (a stream that would meet one again is
+        /// refused at once).
+        nonisolated let failures = StreamFailures()
         private var followers: [ObjectIdentifier: Follower] = [:]
         /// The last transaction broadcast; nil until the broadcast has read the ledger's head.
         private var position: Int64?
@@ -69,6 +72,8 @@
             let coordinator = try stack.writerCoordinator
             do {
                 try await cancelWhenGracefulShutdown { try await self.follow(reader: reader, coordinator: coordinator) }
+            } catch  where Task.isShuttingDownGracefully || Task.isCancelled {
+                // A read cut short by the shutdown: not a failure of the store.
             } catch {
                 endAll()
                 throw error
@@ -130,8 +135,12 @@
                 made.merge(try await reads.read { StreamAudience.events(page, for: audiences, reader: reader) }) { first, _ in first }
                 ChangeStreamMetrics.encodings.increment(by: audiences.count)
             }
-            ChangeStreamMetrics.sharedPages.increment()
+            if !made.isEmpty { ChangeStreamMetrics.sharedPages.increment() }
             for (id, follower) in followers {
+                guard !follower.queue.hasEnded else {
+                    followers[id] = nil  // its client went
+                    continue
+                }
                 guard let events = made[follower.audience.key] else { continue }
                 let entries = events.entries(after: follower.after)
                 guard follower.queue.push(entries) else {
@@ -142,7 +151,8 @@
                         metadata: ["queue-bytes": "\(follower.queue.limit)"])
                     continue
                 }
-                if events.failure != nil {
+                if let failure = events.failure {
+                    failures.record(failure, audience: follower.audience.key)
                     follower.queue.end()  // after its event: error, the stream ends
                     followers[id] = nil
                 }

@@ -37,8 +37,26 @@
                 let queue = self.queue
                 channel.closeFuture.whenComplete { _ in queue.end() }
                 defer { queue.end() }
-                try await writer.write(contentsOf: opening)
                 var position = start
+                do {
+                    try await writer.write(contentsOf: opening)
+                    try await follow(from: &position, writer: &writer)
+                } catch {
+                    await broadcast.leave(queue)
+                    if !(error is ChannelError || error is IOError || error is CancellationError) {
+                        // Not the client going: the store could not be read. The connection is
+                        // closed; the client reconnects with Last-Event-ID.
+                        logger.error("the change stream failed; the client reconnects with Last-Event-ID", metadata: ["error": "\(error)"])
+                    }
+                    throw error
+                }
+                await broadcast.leave(queue)
+            }
+
+            /// Follows the ledger with a keep-alive beside it, until the stream ends or graceful
+            /// shutdown.
+            private func follow(from position: inout Int64, writer: inout any ResponseBodyWriter) async throws {
+                let queue = self.queue
                 try await withThrowingDiscardingTaskGroup { group in
                     group.addTask {
                         while true {
@@ -51,18 +69,17 @@
                         }
                     }
                     try await withGracefulShutdownHandler {
-                        try await follow(from: &position, writer: &writer)
+                        try await alternate(from: &position, writer: &writer)
                     } onGracefulShutdown: {
                         queue.end()
                     }
                     group.cancelAll()
                 }
-                await broadcast.leave(queue)
             }
 
             /// Alternates between reading the ledger on its own (while behind the shared reader)
             /// and writing what the shared reader queues, until the stream ends.
-            private func follow(from position: inout Int64, writer: inout any ResponseBodyWriter) async throws {
+            private func alternate(from position: inout Int64, writer: inout any ResponseBodyWriter) async throws {
                 while !queue.hasEnded {
                     guard try await catchUp(from: &position, writer: &writer) else { return }
                     // Following the shared reader, until it lets the stream go or it ends.
@@ -98,6 +115,7 @@
                         try await writer.write(contentsOf: entries.map(\.buffer))
                         if let last = entries.last(where: { $0.position != nil })?.position { position = last }
                         if let failure = events.failure {
+                            broadcast.failures.record(failure, audience: audience.key)
                             logger.error(
                                 "a transaction of the change stream could not be sent; the stream ends before it",
                                 metadata: ["token": "\(failure.token)", "error": "\(failure.reason)"])

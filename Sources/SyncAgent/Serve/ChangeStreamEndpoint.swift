@@ -23,7 +23,9 @@
     ///   `purged_through`, `oldest_token` and `head_token`; history purged while the stream runs
     ///   is one `event: expired` with the same fields, then the stream ends.
     /// - A transaction whose event cannot be encoded is one `event: error` without an id (`token`,
-    ///   `error`), then the stream ends: the client's position stays before it.
+    ///   `error`), then the stream ends: the client's position stays before it. For a minute after
+    ///   (``StreamFailures``), a stream of the same audience that would meet it again is answered
+    ///   `422` with the same fields, so that an `EventSource` stops rather than reconnects.
     /// - With `?entity=E[&where=FORMAT]` (``ChangeFilter``) it follows a query instead:
     ///   `upsert` and `remove` events (``FilteredChangeEvents``), and with `&snapshot=true` (no
     ///   position to resume from) every matching object first.
@@ -107,6 +109,17 @@
             // with the same position, for ever; any other status makes it stop.
             let (stack, checked) = (self.stack, start)
             if let gone = try await reads.read({ try Self.gone(after: checked, stack: stack) }) { return gone }
+            let audience = filter.map { StreamAudience.filtered(FilteredChangeEvents(filter: $0, model: model)) } ?? .everything
+            // A transaction this audience's streams could not send a moment ago would end this one
+            // the same way: refused now, so that an EventSource stops instead of reconnecting.
+            if let failure = broadcast.failures.failure(audience: audience.key, after: start) {
+                let data: [String: Any] = [
+                    "token": failure.token,
+                    "error":
+                        "transaction \(failure.token) could not be sent on this stream \(Int(Date().timeIntervalSince(failure.at))) s ago: \(failure.reason); it is tried again \(Int(StreamFailures.retention)) s after it failed",
+                ]
+                return ServeResponses.json(Data(try Self.json(data).utf8), status: .unprocessableContent)
+            }
             guard let slot = slots.take() else {
                 var busy = ServeResponses.error(
                     .serviceUnavailable, "\(slots.maximum) change streams are open, as many as --max-streams allows: try again in a few seconds")
@@ -115,7 +128,6 @@
             }
             opening[0] = ByteBuffer(string: "retry: 2000\n" + String(buffer: opening[0]))
             let (from, openingEvents) = (start, opening)
-            let audience = filter.map { StreamAudience.filtered(FilteredChangeEvents(filter: $0, model: model)) } ?? .everything
             var headers = HTTPFields()
             headers[.contentType] = "text/event-stream; charset=utf-8"
             headers[.cacheControl] = "no-cache"

@@ -205,4 +205,76 @@ final class FilteredChangeStreamTests: AgentTestCase {
             XCTAssertTrue(lines.dropFirst().joined().contains(fragment), "\(query): \(lines)")
         }
     }
+
+    /// A filter that cannot be decided for an object (a `MATCHES` that runs away) ends the
+    /// stream with `event: error`, its position before the transaction; a stream that would meet
+    /// it again is refused at once with a 422 naming it (an `EventSource` stops), where a 200
+    /// ending at the same place made it reconnect every 2 s for ever.
+    func testAFilterThatCannotBeDecidedEndsTheStreamAndTheSameStreamAgainIsA422() throws {
+        try initStore()
+        let (serve, port, _) = try startServe(["--listen", "127.0.0.1:0"])
+        defer { kill(serve.processIdentifier, SIGTERM) }
+        let writer = try Peer("writer", directory: directory, store: store)
+        defer { writer.kill() }
+        // Follows the stream to its end and prints its events ("EVENT ID DATA"), then opens it
+        // again from the last id and prints the status and body.
+        let client = #"""
+            import http.client, sys, urllib.parse
+            port, target = int(sys.argv[1]), sys.argv[2]
+            path = "/v1/changes?" + urllib.parse.urlencode([("entity", "Item"), ("where", 'uid MATCHES "(a+)+b"')])
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            conn.request("GET", path)
+            r = conn.getresponse()
+            assert r.status == 200, r.status
+            event, token, data, last = "message", None, "", None
+            while True:
+                line = r.readline().decode("utf-8")
+                if not line:
+                    break
+                line = line.rstrip("\n")
+                if line.startswith("event: "):
+                    event = line[7:]
+                elif line.startswith("id:"):
+                    token = line[3:].strip()
+                elif line.startswith("data: "):
+                    data = line[6:]
+                elif line == "" and (token is not None or data):
+                    print(event, token, data, flush=True)
+                    if token is not None and token != "":
+                        last = token
+                        if int(token) >= 0:
+                            open(target, "w").write(token)
+                    event, token, data = "message", None, ""
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            conn.request("GET", path, headers={"Last-Event-ID": last})
+            r = conn.getresponse()
+            print("again", r.status, r.read().decode("utf-8"))
+            """#
+        let script = directory.url.appendingPathComponent("undecidable.py")
+        try client.write(to: script, atomically: true, encoding: .utf8)
+        let started = directory.url.appendingPathComponent("started")
+        let run = try Thread.detached {
+            try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/python3"), [script.path, String(port), started.path], timeout: 120)
+        }
+        XCTAssertTrue(eventually(timeout: 30) { FileManager.default.fileExists(atPath: started.path) }, "the stream began")
+        try writer.post("insert ordinary 1")
+        XCTAssertTrue(try writer.receive(timeout: 30).hasPrefix("ok "))
+        // 40 a's and no b: without the bound, MATCHES would backtrack for days.
+        try writer.post("insert \(String(repeating: "a", count: 40)) 2")
+        let failing = try writer.receive(timeout: 30)
+        XCTAssertTrue(failing.hasPrefix("ok "), failing)
+        let token = String(failing.dropFirst(3))
+        let result = try run.value()
+        XCTAssertEqual(result.status, 0, result.error)
+        let lines = result.output.split(separator: "\n").map(String.init)
+        let error = try XCTUnwrap(lines.first { $0.hasPrefix("error ") }, result.output)
+        XCTAssertTrue(error.contains("MATCHES gave up") && error.contains("\"token\":\(token)"), error)
+        let events = lines.filter { !$0.hasPrefix("again ") }
+        XCTAssertTrue(events.contains { $0.hasPrefix("remove \((Int(token) ?? 0) - 1) ") }, "the transaction before it was sent: \(result.output)")
+        XCTAssertFalse(
+            events.contains { $0.split(separator: " ").dropFirst().first == Substring(token) }, "the failing transaction's id was not sent: \(result.output)")
+        let again = try XCTUnwrap(lines.last, result.output)
+        XCTAssertTrue(again.hasPrefix("again 422 "), again)
+        XCTAssertTrue(again.contains("\"token\":\(token)") && again.contains("MATCHES gave up"), again)
+    }
 }
