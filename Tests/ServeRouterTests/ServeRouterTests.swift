@@ -86,7 +86,7 @@
         func testTheStatusIsMadeOnceForEveryoneWhoAsksAtOnce() async throws {
             let made = Locked(0)
             let gate = AsyncStream<Void>.makeStream()
-            let cache = StatusCache(maximumAge: .seconds(3600)) {
+            let cache = SingleFlightCache(maximumAge: .seconds(3600)) {
                 let count = made.withLock { count in
                     count += 1
                     return count
@@ -95,7 +95,7 @@
                 return Data("report \(count)".utf8)
             }
             let reports = try await withThrowingTaskGroup(of: Data.self) { group in
-                for _ in 0..<20 { group.addTask { try await cache.report(head: 1) } }
+                for _ in 0..<20 { group.addTask { try await cache.value(for: 1) } }
                 // Every caller is waiting once the first has started making it; then it is let go.
                 while made.withLock({ $0 }) == 0 { await Task.yield() }
                 gate.continuation.yield()
@@ -103,13 +103,13 @@
             }
             XCTAssertEqual(Set(reports), [Data("report 1".utf8)], "twenty callers, one report")
             XCTAssertEqual(made.withLock { $0 }, 1, "made once for twenty")
-            let again = try await cache.report(head: 1)
+            let again = try await cache.value(for: 1)
             XCTAssertEqual(again, Data("report 1".utf8), "served from the cache")
-            let committed = try await cache.report(head: 2)
+            let committed = try await cache.value(for: 2)
             XCTAssertEqual(committed, Data("report 2".utf8), "a commit makes it again")
 
             let failing = Locked(0)
-            let stale = StatusCache(maximumAge: .zero) {
+            let stale = SingleFlightCache(maximumAge: .zero) {
                 let count = failing.withLock { count in
                     count += 1
                     return count
@@ -118,14 +118,14 @@
                 return Data("report \(count)".utf8)
             }
             do {
-                _ = try await stale.report(head: 1)
+                _ = try await stale.value(for: 1)
                 XCTFail("the first report fails")
             } catch {
                 XCTAssertEqual(error as? AmbarError, .invalidPredicate("first"))
             }
-            let second = try await stale.report(head: 1)
+            let second = try await stale.value(for: 1)
             XCTAssertEqual(second, Data("report 2".utf8), "a failure is made again")
-            let third = try await stale.report(head: 1)
+            let third = try await stale.value(for: 1)
             XCTAssertEqual(third, Data("report 3".utf8), "an answer older than the maximum age is made again")
         }
 

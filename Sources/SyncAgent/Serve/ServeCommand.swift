@@ -42,7 +42,7 @@ struct ServeCommand: AsyncParsableCommand {
             objects as a JSON array: limit of them (default 1000, at most 10000), ties broken by primary \
             key; while more remain, a Link rel="next" header gives the next page (an opaque cursor for \
             this query). A bad format is a 400 with "error" and "position".
-            GET /v1/status — the object `status --json` prints (made again after each commit, otherwise at most once a second however many ask).
+            GET /v1/status — the object `status --json` prints (made again after each commit, otherwise at most once a second however many ask; the hub's peers asked at most every 2 s).
             GET /v1/latency — commit → merged latency in this process over the last 10 minutes (at most 20,000 merges): \
             {"window_seconds", "points": [{"at" (Unix seconds), "token", "latency_ms"}]}.
             GET / — a live status page for a browser (the ledger, the hub and its peers, consumers and their \

@@ -1,5 +1,6 @@
 // Built with the package trait HTTP (a default trait).
 #if HTTP
+    import AmbarCore
     import AmbarDataStack
     import Foundation
     import Hummingbird
@@ -29,11 +30,22 @@
             router.get("/v1/objects/:entity") { request, context in try await objects.response(request, context: context) }
             router.get("/") { _, _ in StatusPage.response() }
             router.get("/v1/latency") { _, _ in ServeResponses.json(try latency.json()) }
-            let status = StatusCache { try await StatusCommand.report(stack: stack, directory: directory, socketPath: socketPath).jsonLine() }
+            // The store's part read on the read pool; the hub asked over a connection of its own at
+            // most every 2 s, however many ask.
+            let target = Locked<StatusCommand.HubTarget?>(nil)
+            let hub = SingleFlightCache(maximumAge: .seconds(2)) { () async throws -> StatusCommand.HubAnswer in
+                guard let asked = target.withLock({ $0 }) else { return StatusCommand.HubAnswer() }
+                return try await StatusCommand.askHub(asked, socketPath: socketPath)
+            }
+            let status = SingleFlightCache {
+                let store = try await reads.read { try StatusCommand.storeReport(stack: stack, directory: directory, socketPath: socketPath) }
+                target.withLock { $0 = store.hub }
+                return try store.with(hub: try await hub.value(for: 0)).jsonLine()
+            }
             router.get("/v1/status") { _, _ in
                 // The ledger's head, one small read: a report made before the last commit is not served.
                 let coordinator = try stack.writerCoordinator
-                return ServeResponses.json(try await status.report(head: try await reads.read { try coordinator.currentHistoryToken() }))
+                return ServeResponses.json(try await status.value(for: try await reads.read { try coordinator.currentHistoryToken() }))
             }
             return router
         }

@@ -1,30 +1,32 @@
 // Built with the package trait HTTP (a default trait).
 #if HTTP
-    import Foundation
 
-    /// `/v1/status`, made at most once per `maximumAge` for one ledger head, however many clients
-    /// ask (the status page asks up to four times a second, each open tab): making it counts every
-    /// entity's objects and asks the hub for its peers over a connection of its own, which a
-    /// request must not cost. A commit makes it again at once (the page asks after each one, and
-    /// must see it); callers that arrive while it is being made for the same head wait for that one.
-    actor StatusCache {
-        /// How old an answer for the same ledger head may be (one second in `serve`).
+    /// A value made at most once per `maximumAge` for one key, however many ask; callers that
+    /// arrive while it is being made for the same key wait for that one, and a new key makes it
+    /// again at once. A failure is not kept.
+    ///
+    /// `serve` keeps `/v1/status` in one, keyed by the ledger's head (the status page asks up to
+    /// four times a second, each open tab, and after each commit must see it): making it counts
+    /// every entity's objects, which a request must not cost. The hub's answer to a `peers`
+    /// request, which takes a connection of its own, is kept in another for a few seconds.
+    actor SingleFlightCache<Value: Sendable> {
+        /// How old a value for the same key may be.
         let maximumAge: Duration
 
-        private let make: @Sendable () async throws -> Data
-        private var cached: (head: Int64, made: ContinuousClock.Instant, report: Data)?
-        private var making: (head: Int64, serial: Int, task: Task<Data, any Error>)?
+        private let make: @Sendable () async throws -> Value
+        private var cached: (head: Int64, made: ContinuousClock.Instant, report: Value)?
+        private var making: (head: Int64, serial: Int, task: Task<Value, any Error>)?
         private var serial = 0
 
         /// A cache of what `make` returns.
-        init(maximumAge: Duration = .seconds(1), _ make: @escaping @Sendable () async throws -> Data) {
+        init(maximumAge: Duration = .seconds(1), _ make: @escaping @Sendable () async throws -> Value) {
             self.maximumAge = maximumAge
             self.make = make
         }
 
-        /// The report at ledger head `head`: the cached one if it was made at that head less than
+        /// The value for `head` (the key): the cached one if it was made for that key less than
         /// `maximumAge` ago, else made now.
-        func report(head: Int64) async throws -> Data {
+        func value(for head: Int64) async throws -> Value {
             let clock = ContinuousClock()
             if let cached, cached.head == head, cached.made.duration(to: clock.now) < maximumAge { return cached.report }
             if let making, making.head == head { return try await making.task.value }
