@@ -16,7 +16,7 @@ struct Plan {
     var smoke = false
     var repetitions = 5
     var output: URL?
-    var only: Set<Int> = Set(1...9).union([10, 11])
+    var only: Set<Int> = Set(1...9).union([10, 11, 12])
     /// A PostgreSQL server for workloads 10 and 11 (`--postgres URL`); they are skipped without one.
     var postgres: URL?
 
@@ -33,6 +33,9 @@ struct Plan {
     var viewerSeconds: Double { smoke ? 1 : 10 }
     var viewerSearchSeconds: Double { smoke ? 0.5 : 3 }
     var viewerMaximumPace: Int { smoke ? 40_000 : 640_000 }
+    var streamCounts: [Int] { smoke ? [1, 10] : [1, 100, 1_000] }
+    var streamSeconds: Double { smoke ? 1 : 5 }
+    var nonReaders: Int { smoke ? 2 : 50 }
 
     /// How to call the benchmark, printed by `--help` and after a bad argument.
     static let usage = """
@@ -40,7 +43,7 @@ struct Plan {
           --smoke          a few seconds, small sizes
           --repetitions N  repetitions per bulk workload (the median is reported; default 5)
           --output DIR     also write latest.json, latest.md and cross-process-latency.svg to DIR
-          --only 1,6       run only these workloads (1…11)
+          --only 1,6       run only these workloads (1…12)
           --postgres URL   run workloads 10 and 11 against this PostgreSQL server
         """
 
@@ -94,6 +97,10 @@ func runSuite(_ plan: Plan) async throws {
         } else {
             progress("workloads 10 and 11 (PostgreSQL) skipped: no --postgres URL (scripts/run-benchmarks starts a private server)")
         }
+    }
+
+    if plan.only.contains(12) {
+        try await ChangeStreamFanOut(streamCounts: plan.streamCounts, rate: 500, seconds: plan.streamSeconds, nonReaders: plan.nonReaders).run(into: &report)
     }
 
     print(report.table())

@@ -13,14 +13,14 @@ final class BenchmarkSmokeTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.error)
         for title in [
             "1. Import", "2. Fetch", "3. Update", "4. Small saves", "5. Smart merge", "6. Cross-process", "7. Hub throughput", "8. Memory",
-            "9. Viewers keeping up",
+            "9. Viewers keeping up", "12. Change streams fanned out",
         ] {
             XCTAssertTrue(result.output.contains(title), "the table lists \(title)")
         }
 
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: output.appendingPathComponent("latest.json"))) as? [String: Any]
         let results = try XCTUnwrap(json?["results"] as? [[String: Any]])
-        XCTAssertEqual(results.compactMap { $0["number"] as? Int }, Array(1...9))
+        XCTAssertEqual(results.compactMap { $0["number"] as? Int }, Array(1...9) + [12], "10 and 11 need --postgres")
         for workload in results {
             let figures = try XCTUnwrap(workload["figures"] as? [[String: Any]])
             XCTAssertFalse(figures.isEmpty)
@@ -32,6 +32,10 @@ final class BenchmarkSmokeTests: XCTestCase {
                     // the target) kept up, which on a loaded machine is a true answer (a debug
                     // build beside three busy processes reaches 1,250 records/s, old code and new).
                     XCTAssertGreaterThanOrEqual(value, 0, approach)
+                } else if approach.hasPrefix("serve's memory per idle stream") {
+                    // A difference of two RSS readings: at the smoke run's 10 streams it is within
+                    // the heap's own movement, and may be 0 or below.
+                    XCTAssertTrue(value.isFinite, approach)
                 } else {
                     XCTAssertTrue(value > 0, "\(approach) measured something: \(value)")
                 }
