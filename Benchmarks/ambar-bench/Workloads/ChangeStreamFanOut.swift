@@ -59,8 +59,9 @@ struct ChangeStreamFanOut {
         let serve = try SyncAgentProcess(
             agent,
             [
-                "serve", "--directory", scratch.url.path, "--listen", "127.0.0.1:0", "--max-streams", String(largest + nonReaders + 10),
-                "--max-connections", String(largest + nonReaders + 20),
+                // Room for the streams of one row while those of the row before are still being closed.
+                "serve", "--directory", scratch.url.path, "--listen", "127.0.0.1:0", "--max-streams", String(3 * (largest + nonReaders)),
+                "--max-connections", String(3 * (largest + nonReaders) + 16),
             ])
         defer { serve.stop() }
         let port = try serve.port()

@@ -212,25 +212,29 @@ final class MetricsEndpointTests: AgentTestCase {
             conn = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=60)
             conn.request("GET", "/v1/changes")
             response = conn.getresponse()
+            assert response.status == 200, response.status
             positioned = False
             while True:
                 line = response.readline().decode()
+                assert line, "the stream ended"
                 if line.startswith("id: ") and not positioned:
                     positioned = True
-                    print("positioned", flush=True)
+                    open(sys.argv[2], "w").close()
                 elif line.startswith("data: "):
                     break
             """
         let script = directory.url.appendingPathComponent("follow.py")
         try follow.write(to: script, atomically: true, encoding: .utf8)
+        let positioned = directory.url.appendingPathComponent("positioned")
         let reader = try startAgent(
-            ["python"], executable: URL(fileURLWithPath: "/usr/bin/python3"), arguments: ["-u", script.path, String(port)], output: Pipe())
-        let output = try XCTUnwrap(reader.standardOutput as? Pipe)
-        XCTAssertEqual(String(decoding: output.fileHandleForReading.availableData, as: UTF8.self), "positioned\n")
+            ["python"], executable: URL(fileURLWithPath: "/usr/bin/python3"), arguments: ["-u", script.path, String(port), positioned.path])
+        XCTAssertTrue(eventually(timeout: 60) { FileManager.default.fileExists(atPath: positioned.path) || !reader.isRunning }, "the stream began")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: positioned.path), "the stream began with its position")
         let file = directory.url.appendingPathComponent("one.ndjson")
         try #"{"uid":"one","value":1}"#.write(to: file, atomically: true, encoding: .utf8)
         XCTAssertEqual(try agent(["import", "--directory", directory.url.path, "--entity", "Item", "--key", "uid", file.path]).status, 0)
-        XCTAssertTrue(eventually(timeout: 30) { !reader.isRunning }, "the stream sent the transaction")
+        XCTAssertTrue(eventually(timeout: 60) { !reader.isRunning }, "the stream sent the transaction")
+        if reader.isRunning { reader.terminate() } else { XCTAssertEqual(reader.terminationStatus, 0, "the stream's client") }
 
         let text = try ProcessRunner.run(
             URL(fileURLWithPath: "/usr/bin/python3"),

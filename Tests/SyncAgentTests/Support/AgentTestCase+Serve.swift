@@ -14,8 +14,9 @@ extension AgentTestCase {
                 // The whole line, up to its newline: a read can see a write half done, and the
                 // port's digits or the scheme after them may not be there yet.
                 // The address is 127.0.0.1:PORT unless --listen names another (::1 is [::1]:PORT).
-                if let range = text.range(of: #"listening on \S+:\d+[^\n]*\n"#, options: .regularExpression) {
-                    let address = text[range].dropFirst("listening on ".count).prefix { !$0.isWhitespace }
+                // serve's own line: Hummingbird logs "listening on" for the --metrics server too.
+                if let range = text.range(of: #"sync-agent serve: listening on \S+:\d+[^\n]*\n"#, options: .regularExpression) {
+                    let address = text[range].dropFirst("sync-agent serve: listening on ".count).prefix { !$0.isWhitespace }
                     port = Int(address.split(separator: ":").last ?? "")
                 }
                 return port != nil || !process.isRunning
