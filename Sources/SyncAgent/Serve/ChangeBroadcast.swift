@@ -61,9 +61,6 @@
             followers[ObjectIdentifier(queue)] = nil
         }
 
-        /// How many streams follow the broadcast now (not those reading on their own).
-        var followerCount: Int { followers.count }
-
         /// Follows the ledger until graceful shutdown, then ends every follower's queue.
         ///
         /// - Throws: the store's errors (serve then stops: its streams could not go on).

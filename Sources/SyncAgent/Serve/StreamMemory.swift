@@ -47,8 +47,5 @@
                     return used
                 })
         }
-
-        /// The bytes counted now.
-        var current: Int { used.withLockedValue { $0 } }
     }
 #endif
