@@ -7,7 +7,7 @@
 //   ambar-bench --postgres URL        also workloads 10 and 11 on that PostgreSQL server
 //
 // The same binary plays the child processes (receiver, raw-receiver, hub-receiver,
-// memory-ambar, memory-raw); those roles are internal.
+// memory-ambar, memory-raw, fanout-raw); those roles are internal.
 import Foundation
 import Logging
 
@@ -146,6 +146,8 @@ case "pg-receiver" where arguments.count == 3:
     try CrossProcessRoles.postgresReceiver(directory: URL(fileURLWithPath: arguments[1]), store: URL(string: arguments[2])!)
 case "pg-raw-receiver" where arguments.count == 2:
     try CrossProcessRoles.rawPostgresReceiver(store: URL(string: arguments[1])!)
+case "fanout-raw" where arguments.count == 1:
+    try RawFanOut.serve()
 case "memory-ambar" where arguments.count == 4:
     try Memory.ambarChild(objects: Int(arguments[1]) ?? 0, batchSize: Int(arguments[2]) ?? 5_000, file: URL(fileURLWithPath: arguments[3]))
 case "memory-raw" where arguments.count == 3:

@@ -29,6 +29,11 @@ final class ChildProcess {
         }
     }
 
+    /// Sends a line and does not wait for an answer.
+    func tell(_ line: String) {
+        try? input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
+    }
+
     /// Sends a command and returns the answer line.
     func ask(_ command: String) -> String {
         try? input.fileHandleForWriting.write(contentsOf: Data((command + "\n").utf8))

@@ -71,8 +71,8 @@ private final class SSEHandler: ChannelInboundHandler {
     private let recorder: ArrivalRecorder
     private let path: String
     private let port: Int
-    /// The start of the line being read (only its first bytes matter).
-    private var line: [UInt8] = []
+    /// The start of a line that the last body part ended in (only its first bytes matter).
+    private var pending: [UInt8] = []
 
     init(recorder: ArrivalRecorder, path: String, port: Int) {
         self.recorder = recorder
@@ -92,18 +92,49 @@ private final class SSEHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .body(let buffer) = unwrapInboundIn(data) else { return }
         let arrived = now()
-        for byte in buffer.readableBytesView {
-            if byte == UInt8(ascii: "\n") {
-                // "id: TOKEN"
-                if line.count > 4, line[0] == UInt8(ascii: "i"), line[1] == UInt8(ascii: "d"), line[2] == UInt8(ascii: ":"), line[3] == UInt8(ascii: " "),
-                    let token = Int64(String(decoding: line[4...], as: UTF8.self))
-                {
-                    recorder.record(token, at: arrived)
+        let recorder = self.recorder
+        // Only each line's start is read: memchr skips the (long) data lines, so that at a
+        // thousand streams this client costs little beside serve.
+        pending = buffer.withUnsafeReadableBytes { bytes -> [UInt8] in
+            guard let base = bytes.baseAddress else { return pending }
+            var offset = 0
+            var pending = self.pending
+            while offset < bytes.count {
+                let newline = memchr(base + offset, Int32(UInt8(ascii: "\n")), bytes.count - offset).map { base.distance(to: UnsafeRawPointer($0)) }
+                let lineEnd = newline ?? bytes.count
+                let start = UnsafeRawBufferPointer(rebasing: bytes[offset..<min(lineEnd, offset + Self.prefix)])
+                guard newline != nil else {
+                    pending += start.prefix(Self.prefix - pending.count)
+                    break
                 }
-                line.removeAll(keepingCapacity: true)
-            } else if line.count < 32 {
-                line.append(byte)
+                let token: Int64?
+                if pending.isEmpty {
+                    token = Self.token(start)
+                } else {
+                    pending += start.prefix(Self.prefix - pending.count)
+                    token = pending.withUnsafeBytes { Self.token($0) }
+                    pending.removeAll(keepingCapacity: true)
+                }
+                if let token { recorder.record(token, at: arrived) }
+                offset = lineEnd + 1
             }
+            return pending
         }
+    }
+
+    /// How much of a line's start is read.
+    private static let prefix = 32
+
+    /// The token of an `id: TOKEN` line (given its first bytes, without its newline), else nil.
+    private static func token(_ line: UnsafeRawBufferPointer) -> Int64? {
+        guard line.count > 4, line[0] == UInt8(ascii: "i"), line[1] == UInt8(ascii: "d"), line[2] == UInt8(ascii: ":"), line[3] == UInt8(ascii: " ") else {
+            return nil
+        }
+        var value: Int64 = 0
+        for digit in line[4...] {
+            guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int64(digit - UInt8(ascii: "0"))
+        }
+        return value
     }
 }

@@ -13,10 +13,11 @@ import SharedStoreIPC
 /// latency of a transaction for a client is from just after its save returned in this process to
 /// the arrival of its `id:` line there (CLOCK_MONOTONIC in one process).
 ///
-/// Reported: p50 and p99 at each stream count; serve's resident memory per idle stream (its RSS
-/// with `idleStreams` streams open and nothing written, less its RSS before, over the streams);
-/// and the largest stream count again with `nonReaders` more clients that send their request and
-/// never read.
+/// Reported: p50 and p99 at each stream count, each as a ratio to the same clients following
+/// ``RawFanOut`` (a bare NIO fan-out told each token, in a child process) at that count in this
+/// run; serve's resident memory per idle stream (its RSS with `idleStreams` streams open and
+/// nothing written, less its RSS before, over the streams); and the largest stream count again
+/// with `nonReaders` more clients that send their request and never read.
 struct ChangeStreamFanOut {
     let streamCounts: [Int]
     let rate: Int
@@ -100,10 +101,25 @@ struct ChangeStreamFanOut {
         var runs: [Run] = []
         for count in streamCounts {
             progress("change streams: \(count) streams, \(rate) transactions/s for \(seconds) s")
-            runs.append(try await measure(streams: count, nonReaders: 0, port: port, group: group, writer: writer, sequence: &sequence))
+            runs.append(try await measure(streams: count, nonReaders: 0, port: port, group: group, source: .serve(writer), sequence: &sequence))
         }
         progress("change streams: \(largest) streams and \(nonReaders) clients that never read")
-        let stalled = try await measure(streams: largest, nonReaders: nonReaders, port: port, group: group, writer: writer, sequence: &sequence)
+        let stalled = try await measure(
+            streams: largest, nonReaders: nonReaders, port: port, group: group, source: .serve(writer), sequence: &sequence)
+
+        // The baseline: the same clients on a bare NIO fan-out, at each count.
+        let raw = try ChildProcess(role: "fanout-raw", [])
+        let announced = raw.line()
+        guard announced.hasPrefix("port "), let rawPort = Int(announced.dropFirst(5)) else {
+            throw BenchError("the raw fan-out did not start: \(announced)")
+        }
+        var rawRuns: [Int: Run] = [:]
+        var rawSequence: Int64 = 0
+        for count in streamCounts {
+            progress("change streams, raw NIO fan-out: \(count) streams, \(rate) transactions/s for \(seconds) s")
+            rawRuns[count] = try await measure(streams: count, nonReaders: 0, port: rawPort, group: group, source: .raw(raw), sequence: &rawSequence)
+        }
+        raw.tell("quit")
 
         let atLargest = runs.last { $0.streams == largest }
         let met =
@@ -111,13 +127,25 @@ struct ChangeStreamFanOut {
             && stalled.p50 <= 5 && stalled.p99 <= 50 && stalled.missing == 0
         var figures: [Figure] = []
         for run in runs {
-            figures.append(Figure(approach: "commit→event p50, \(run.streams) stream(s)", value: run.p50, unit: "ms"))
-            figures.append(Figure(approach: "commit→event p99, \(run.streams) stream(s)", value: run.p99, unit: "ms"))
+            let baseline = rawRuns[run.streams]
+            figures.append(
+                Figure(
+                    approach: "commit→event p50, \(run.streams) stream(s)", value: run.p50, unit: "ms", ratio: baseline.map { run.p50 / $0.p50 },
+                    ratioAgainst: "raw NIO fan-out p50"))
+            figures.append(
+                Figure(
+                    approach: "commit→event p99, \(run.streams) stream(s)", value: run.p99, unit: "ms", ratio: baseline.map { run.p99 / $0.p99 },
+                    ratioAgainst: "raw NIO fan-out p99"))
+        }
+        for count in streamCounts {
+            guard let run = rawRuns[count] else { continue }
+            figures.append(Figure(approach: "raw NIO fan-out p50, \(count) stream(s)", value: run.p50, unit: "ms"))
+            figures.append(Figure(approach: "raw NIO fan-out p99, \(count) stream(s)", value: run.p99, unit: "ms"))
         }
         figures.append(Figure(approach: "commit→event p50, \(largest) streams + \(nonReaders) never reading", value: stalled.p50, unit: "ms"))
         figures.append(Figure(approach: "commit→event p99, \(largest) streams + \(nonReaders) never reading", value: stalled.p99, unit: "ms"))
         figures.append(Figure(approach: "serve's memory per idle stream (RSS)", value: perStream, unit: "KB"))
-        let missing = (runs + [stalled]).map(\.missing).reduce(0, +)
+        let missing = (runs + [stalled] + rawRuns.values).map(\.missing).reduce(0, +)
         let achieved = (runs + [stalled]).map(\.achievedRate).min() ?? 0
         report.results.append(
             WorkloadResult(
@@ -125,36 +153,48 @@ struct ChangeStreamFanOut {
                 figures: figures,
                 target: "at \(largest) streams: p50 ≤ 5 ms, p99 ≤ 50 ms; ≤ 64 KB per idle stream; clients that never read change neither", met: met,
                 note:
-                    "sync-agent serve on loopback, this process writing one object per transaction at \(rate) transactions/s (the slowest run achieved \(Int(achieved))) for \(seconds) s per row; its NIO HTTP clients (one event-loop thread) follow /v1/changes, half unfiltered and half filtered on \(filters) distinct filters (celsius >= 0, 10, …, 90), each recording when each transaction's id: arrives; latency from just after the save returned to that arrival, every client's transactions pooled. Transactions a reading client had not received 5 s after the last write: \(missing). Idle-stream memory: serve's RSS with \(largest) streams open and nothing written, less its RSS before, per stream. Non-reading clients send their request and never read a byte (their queues pass --stream-queue and their streams go on on their own, blocked on the socket). Published anchors: Electric 6 ms write → client, Supabase Realtime 6 ms median"
+                    "sync-agent serve on loopback, this process writing one object per transaction at \(rate) transactions/s (the slowest run achieved \(Int(achieved))) for \(seconds) s per row; its NIO HTTP clients (one event-loop thread) follow /v1/changes, half unfiltered and half filtered on \(filters) distinct filters (celsius >= 0, 10, …, 90), each recording when each transaction's id: arrives; latency from just after the save returned to that arrival, every client's transactions pooled. Transactions a reading client had not received 5 s after the last write: \(missing). Idle-stream memory: serve's RSS with \(largest) streams open and nothing written, less its RSS before, per stream. Non-reading clients send their request and never read a byte (their queues pass --stream-queue and their streams go on on their own, blocked on the socket). Baseline: the same clients following a bare NIO HTTP fan-out in a child process (one event loop per core), told each token on a pipe the moment this process would have committed it, writing one event of the shape serve sends for a one-object insert to every stream: no bell, ledger, encoding, filter or queue. Published anchors: Electric 6 ms write → client, Supabase Realtime 6 ms median"
             ))
     }
 
     /// Opens `streams` reading clients (and `nonReaders` that never read), writes at `rate` for
     /// `seconds`, and collects every reading client's latencies.
+    /// What the clients follow: serve, which streams what `writer` commits, or the raw fan-out
+    /// child, told each token.
+    private enum Source {
+        case serve(ManagedObjectContext)
+        case raw(ChildProcess)
+    }
+
     private func measure(
-        streams: Int, nonReaders: Int, port: Int, group: any EventLoopGroup, writer: ManagedObjectContext, sequence: inout Int64
+        streams: Int, nonReaders: Int, port: Int, group: any EventLoopGroup, source: Source, sequence: inout Int64
     ) async throws -> Run {
         let stalled = try await SSEClient.open(count: nonReaders, filters: filters, port: port, group: group, reading: false)
         let clients = try await SSEClient.open(count: streams, filters: filters, port: port, group: group, reading: true)
         let transactions = max(2, Int(Double(rate) * seconds))
-        let interval = Int64(1e9 / Double(rate))
         var start = sequence
-        let (commits, elapsed) = try writer.performAndWait { () throws -> ([Int64: Int64], Double) in
-            var commits: [Int64: Int64] = [:]
-            let coordinator = writer.persistentStoreCoordinator
-            let began = now()
-            for index in 0..<transactions {
-                let due = began + Int64(index) * interval
-                while now() < due { usleep(UInt32(max(1, (due - now()) / 1000))) }
-                let reading = try writer.insertObject(entityName: "Reading")
-                start += 1
-                try reading.setValue(.integer(start), forKey: "seq")
-                try reading.setValue(.integer(Int64.random(in: 0..<100)), forKey: "celsius")
-                try writer.save()
-                try writer.reset()
-                commits[try coordinator.currentHistoryToken()] = now()
+        let commits: [Int64: Int64]
+        let elapsed: Double
+        switch source {
+        case .serve(let writer):
+            (commits, elapsed) = try writer.performAndWait {
+                let coordinator = writer.persistentStoreCoordinator
+                return try pace(transactions) {
+                    let reading = try writer.insertObject(entityName: "Reading")
+                    start += 1
+                    try reading.setValue(.integer(start), forKey: "seq")
+                    try reading.setValue(.integer(Int64.random(in: 0..<100)), forKey: "celsius")
+                    try writer.save()
+                    try writer.reset()
+                    return try coordinator.currentHistoryToken()
+                }
             }
-            return (commits, Double(now() - began) / 1e9)
+        case .raw(let child):
+            (commits, elapsed) = pace(transactions) {
+                start += 1
+                child.tell(String(start))
+                return start
+            }
         }
         sequence = start
         let last = commits.keys.max() ?? 0
@@ -172,5 +212,19 @@ struct ChangeStreamFanOut {
         try await SSEClient.close(clients + stalled)
         return Run(
             streams: streams, nonReaders: nonReaders, latencies: latencies.sorted(), missing: missing, achievedRate: Double(transactions) / elapsed)
+    }
+
+    /// Runs `transaction` `transactions` times at `rate` per second; returns when each returned
+    /// (by the token it returned, CLOCK_MONOTONIC ns) and the seconds it all took.
+    private func pace(_ transactions: Int, _ transaction: () throws -> Int64) rethrows -> (commits: [Int64: Int64], elapsed: Double) {
+        let interval = Int64(1e9 / Double(rate))
+        var commits: [Int64: Int64] = [:]
+        let began = now()
+        for index in 0..<transactions {
+            let due = began + Int64(index) * interval
+            while now() < due { usleep(UInt32(max(1, (due - now()) / 1000))) }
+            commits[try transaction()] = now()
+        }
+        return (commits, Double(now() - began) / 1e9)
     }
 }

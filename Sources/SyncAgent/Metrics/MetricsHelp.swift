@@ -50,7 +50,7 @@
                 "the events the shared reader made: one per page and audience followed (the unfiltered streams, each distinct filter), however many streams share them",
             "ambar_serve_streams_detached_total":
                 "change streams the shared reader let go for being behind by more than their queue holds (--stream-queue, --stream-queue-total): each then reads the ledger on its own until it catches up",
-            "ambar_serve_stream_queued_bytes": "bytes waiting in the change streams' queues",
+            "ambar_serve_stream_queued_bytes": "bytes waiting in the change streams' queues (events waiting for several streams counted once)",
         ]
 
         /// `exposition` (Prometheus's text format) with a `# HELP` line before each family's

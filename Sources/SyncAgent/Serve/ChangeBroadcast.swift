@@ -21,11 +21,19 @@
     /// does the same from the last position it wrote: a slow client is never cut off, and never
     /// holds more than its bound.
     actor ChangeBroadcast: Service {
-        private struct Follower {
+        /// A class, not a struct: the broadcast visits every follower for every page, and a
+        /// reference costs one retain where a copy of the fields costs one each.
+        private final class Follower {
             let queue: StreamQueue
             let audience: StreamAudience
             /// The stream's position when it joined: only transactions after it are its.
             let after: Int64
+
+            init(queue: StreamQueue, audience: StreamAudience, after: Int64) {
+                self.queue = queue
+                self.audience = audience
+                self.after = after
+            }
         }
 
         private let sync: SharedStoreSync
@@ -133,13 +141,28 @@
                 ChangeStreamMetrics.encodings.increment(by: audiences.count)
             }
             if !made.isEmpty { ChangeStreamMetrics.sharedPages.increment() }
+            // The entries of the whole page, once per audience: every follower that joined before
+            // the page takes them as they are (the same buffers, counted once).
+            let first = page[0].token
+            var whole: [String: StreamQueue.Entries] = [:]
             for (id, follower) in followers {
                 guard !follower.queue.hasEnded else {
                     followers[id] = nil  // its client went
                     continue
                 }
-                guard let events = made[follower.audience.key] else { continue }
-                let entries = events.entries(after: follower.after)
+                let key = follower.audience.key
+                guard let events = made[key] else { continue }
+                let entries: StreamQueue.Entries
+                if follower.after < first {
+                    if let known = whole[key] {
+                        entries = known
+                    } else {
+                        entries = StreamQueue.Entries(events.entries(after: follower.after))
+                        whole[key] = entries
+                    }
+                } else {
+                    entries = StreamQueue.Entries(events.entries(after: follower.after))
+                }
                 guard follower.queue.push(entries) else {
                     followers[id] = nil
                     ChangeStreamMetrics.detached.increment()

@@ -30,8 +30,16 @@
             /// A comment this often keeps proxies from closing an idle stream.
             static let keepAliveInterval = Duration.seconds(15)
 
-            /// Writes the stream to `writer`: `opening`, then the transactions after `start`.
-            func run(from start: Int64, opening: [ByteBuffer], writer: inout any ResponseBodyWriter) async throws {
+            /// A snapshot stream's objects: the filter's events and the IDs read with the token
+            /// the stream starts from.
+            struct Snapshot: Sendable {
+                let events: FilteredChangeEvents
+                let objects: FilteredChangeEvents.Snapshot
+            }
+
+            /// Writes the stream to `writer`: `opening`, the `snapshot`'s objects (if any), then
+            /// the transactions after `start`.
+            func run(from start: Int64, opening: [ByteBuffer], snapshot: Snapshot?, writer: inout any ResponseBodyWriter) async throws {
                 // A connection closed under the stream (the client hung up: ConnectionGuard closes
                 // it) ends the stream now, not at the next write.
                 let queue = self.queue
@@ -40,7 +48,9 @@
                 var position = start
                 do {
                     try await writer.write(contentsOf: opening)
-                    try await follow(from: &position, writer: &writer)
+                    var snapshotSent = true
+                    if let snapshot { snapshotSent = try await send(snapshot, writer: &writer) }
+                    if snapshotSent { try await follow(from: &position, writer: &writer) }
                 } catch {
                     await broadcast.leave(queue)
                     if !(error is ChannelError || error is IOError || error is CancellationError) {
@@ -51,6 +61,32 @@
                     throw error
                 }
                 await broadcast.leave(queue)
+            }
+
+            /// Writes a snapshot's objects a batch at a time (each batch's values read then, on the
+            /// read pool), then its `id: T`: true then, false when the stream ended first (the
+            /// client went) or a batch could not be read (after an `event: error`).
+            private func send(_ snapshot: Snapshot, writer: inout any ResponseBodyWriter) async throws -> Bool {
+                let (events, objects) = (snapshot.events, snapshot.objects)
+                let reader = try stack.temporaryContext()
+                var offset = 0
+                while offset < objects.ids.count {
+                    guard !queue.hasEnded else { return false }
+                    let batch = objects.ids[offset..<min(offset + FilteredChangeEvents.Snapshot.batchSize, objects.ids.count)]
+                    offset += batch.count
+                    let buffers: [ByteBuffer]
+                    do {
+                        buffers = try await reads.read { try events.snapshotEvents(batch, token: objects.token, reader: reader) }
+                    } catch {
+                        logger.error("the snapshot of a change stream could not be read; the stream ends", metadata: ["error": "\(error)"])
+                        try await writer.write(
+                            ChangeStreamEndpoint.errorEvent(token: objects.token, error: "the snapshot at token \(objects.token) could not be sent: \(error)"))
+                        return false
+                    }
+                    try await writer.write(contentsOf: buffers)
+                }
+                try await writer.write(objects.end)
+                return true
             }
 
             /// Follows the ledger with a keep-alive beside it, until the stream ends or graceful
@@ -82,19 +118,42 @@
             private func alternate(from position: inout Int64, writer: inout any ResponseBodyWriter) async throws {
                 while !queue.hasEnded {
                     guard try await catchUp(from: &position, writer: &writer) else { return }
-                    // Following the shared reader, until it lets the stream go or it ends.
-                    following: while true {
-                        switch await queue.next() {
-                        case .entries(let entries):
-                            try await writer.write(contentsOf: entries.map(\.buffer))
-                            if let last = entries.last(where: { $0.position != nil })?.position { position = last }
-                        case .detached:
-                            break following
-                        case .ended:
-                            return
-                        }
+                    // Following the shared reader, on the connection's event loop, until it lets
+                    // the stream go or it ends.
+                    let detached = try await withTaskExecutorPreference(EventLoopTaskExecutor(channel.eventLoop)) {
+                        try await followBroadcast(from: &position, writer: &writer)
+                    }
+                    guard detached else { return }
+                }
+            }
+
+            /// Writes what the shared reader queues, until it lets the stream go (true: the stream
+            /// then catches up on its own) or the queue ends (false). Whatever waits is written
+            /// at once, as one chunk: a stream that fell a few events behind catches up in one
+            /// write.
+            private func followBroadcast(from position: inout Int64, writer: inout any ResponseBodyWriter) async throws -> Bool {
+                while true {
+                    switch await queue.next() {
+                    case .entries(let entries):
+                        try await writer.write(Self.joined(entries, allocator: channel.allocator))
+                        if let last = entries.last(where: { $0.position != nil })?.position { position = last }
+                    case .detached:
+                        return true
+                    case .ended:
+                        return false
                     }
                 }
+            }
+
+            /// `entries`' bytes in one buffer.
+            static func joined(_ entries: [StreamQueue.Entry], allocator: ByteBufferAllocator) -> ByteBuffer {
+                if entries.count == 1 { return entries[0].buffer }
+                var joined = allocator.buffer(capacity: entries.reduce(0) { $0 + $1.buffer.readableBytes })
+                for entry in entries {
+                    var buffer = entry.buffer
+                    joined.writeBuffer(&buffer)
+                }
+                return joined
             }
 
             /// Reads the ledger after `position` on its own and writes its events, until the

@@ -55,10 +55,16 @@
             /// Not sent as if it were the transaction: said, without an id (the client's position
             /// stays before it), as `event: error` with `token` and `error`.
             var event: ByteBuffer {
-                let data: [String: Any] = ["token": token, "error": "transaction \(token) could not be sent: \(reason)"]
-                // try?: strings and a number always encode.
-                return ByteBuffer(string: "event: error\ndata: \((try? ChangeStreamEndpoint.json(data)) ?? #"{"error":"encoding"}"#)\n\n")
+                ChangeStreamEndpoint.errorEvent(token: token, error: "transaction \(token) could not be sent: \(reason)")
             }
+        }
+
+        /// `event: error` (no id: the client's position stays where it was) with `token` and
+        /// `error`.
+        static func errorEvent(token: Int64, error: String) -> ByteBuffer {
+            let data: [String: Any] = ["token": token, "error": error]
+            // try?: a string and a number always encode.
+            return ByteBuffer(string: "event: error\ndata: \((try? json(data)) ?? #"{"error":"encoding"}"#)\n\n")
         }
 
         func response(_ request: Request, context: ServeContext) async throws -> Response {
@@ -84,6 +90,7 @@
             let resumeAt = [request.headers[Self.lastEventID], query["after"]].compactMap { $0?.trimmingCharacters(in: .whitespaces) }.first { !$0.isEmpty }
             var start: Int64
             var opening: [ByteBuffer]
+            var snapshot: Stream.Snapshot?
             if let text = resumeAt {
                 guard let token = Int64(text), token >= 0 else {
                     return ServeResponses.error(.badRequest, "Last-Event-ID and ?after= take a ledger token (a whole number, 0 or more), not \(text)")
@@ -93,9 +100,9 @@
             } else if let filter, wantsSnapshot {
                 let stack = self.stack
                 do {
-                    (opening, start) = try await reads.read {
-                        try FilteredChangeEvents(filter: filter, model: model).snapshot(reader: try stack.temporaryContext())
-                    }
+                    let events = FilteredChangeEvents(filter: filter, model: model)
+                    let read = try await reads.read { try events.snapshot(reader: try stack.temporaryContext()) }
+                    (opening, start, snapshot) = ([read.reset], read.token, Stream.Snapshot(events: events, objects: read))
                 } catch let error as AmbarError where FetchCommand.isAboutTheRequest(error) {
                     return ServeResponses.error(.badRequest, "\(error)")
                 }
@@ -127,7 +134,7 @@
                 return busy
             }
             opening[0] = ByteBuffer(string: "retry: 2000\n" + String(buffer: opening[0]))
-            let (from, openingEvents) = (start, opening)
+            let (from, openingEvents, snapshotObjects) = (start, opening, snapshot)
             var headers = HTTPFields()
             headers[.contentType] = "text/event-stream; charset=utf-8"
             headers[.cacheControl] = "no-cache"
@@ -137,18 +144,28 @@
                 queue: StreamQueue(memory: memory), channel: context.channel, logger: context.logger)
             let body = ResponseBody { writer in
                 defer { slot.release() }
-                try await stream.run(from: from, opening: openingEvents, writer: &writer)
+                try await stream.run(from: from, opening: openingEvents, snapshot: snapshotObjects, writer: &writer)
                 try await writer.finish(nil)
             }
             return Response(status: .ok, headers: headers, body: body)
         }
 
-        /// The 410 for a start at `start` whose history is purged (`nil` when it is readable), by
-        /// the store's own check, as the stream would meet it: a read of no transactions.
+        /// The 410 for a start at `start` whose history is purged, by the store's own check, as the
+        /// stream would meet it (a read of no transactions), or that is past the ledger's head (the
+        /// store was put back to an earlier state by other means than `sync-agent restore`: the
+        /// tokens after the head will name other transactions); `nil` when it is readable.
         private static func gone(after start: Int64, stack: DataStack) throws -> Response? {
             switch Result(catching: { () throws(AmbarError) in try stack.writerCoordinator.history(after: start, limit: 0) }) {
             case .success:
-                return nil
+                let history = try stack.writerCoordinator.historySummary()
+                guard start > history.headToken else { return nil }
+                let data: [String: Any] = [
+                    "after": start, "purged_through": history.purgedThrough, "oldest_token": history.oldestToken ?? NSNull(),
+                    "head_token": history.headToken,
+                    "error":
+                        "position \(start) is past the ledger's head \(history.headToken): the store was put back to an earlier state, and the tokens after the head will name other transactions; reconcile with /v1/objects, then follow from head_token",
+                ]
+                return ServeResponses.json(Data(try json(data).utf8), status: .gone)
             case .failure(.historyExpired(let after, let purgedThrough)):
                 var data = try expiry(after: after, purgedThrough: purgedThrough, head: nil, stack: stack)
                 data["error"] =

@@ -13,7 +13,8 @@
     /// - `event: remove`, `data: {"ids": [...], "token": T}`: the URIs of objects `T` touched
     ///   that do not match now, or that it deleted. The client drops each it holds.
     /// - `event: reset`, `data: {"token": T}` (a snapshot stream only, first): drop everything
-    ///   held; the `upsert`s that follow are every matching object as of token `T`.
+    ///   held; the `upsert`s that follow are every object that matched at token `T` (their values
+    ///   when read, at least as new as `T`; see ``Snapshot``).
     ///
     /// A transaction's objects may take several events (each of at most about
     /// ``maximumEventBytes``); only its last event carries `id: T`, so that a client dropped in
@@ -73,20 +74,52 @@
             return events
         }
 
-        /// The start of a snapshot stream: `event: reset`, every object the filter matches as
-        /// `upsert`s, then `id: T` alone — all read in one read of the store with the ledger's
-        /// head `T`, from which the stream goes on. The reset carries an empty `id:`: a client
-        /// dropped before the snapshot's end holds no position, and starts it again.
-        func snapshot(reader: ManagedObjectContext) throws -> (buffers: [ByteBuffer], token: Int64) {
+        /// The objects of a snapshot stream, as of token `token`: the IDs of every object the
+        /// filter matched there, read in one read of the store with the ledger's head
+        /// (``snapshot(reader:)``). Their values are read a batch at a time as the stream is
+        /// written (``snapshotEvents(_:reader:)``), so that a large snapshot holds only its IDs
+        /// and one batch.
+        struct Snapshot: Sendable {
+            let ids: [ManagedObjectID]
+            let token: Int64
+
+            /// The IDs whose values one read takes.
+            static let batchSize = 500
+
+            /// What the stream begins with: `event: reset`, with an empty `id:` (a client dropped
+            /// before the snapshot's end holds no position, and starts it again).
+            var reset: ByteBuffer { ByteBuffer(string: "id:\nevent: reset\ndata: {\"token\":\(token)}\n\n") }
+            /// What the stream sends once every batch is written: `id: T` alone, from which it
+            /// goes on live.
+            var end: ByteBuffer { ByteBuffer(string: "id: \(token)\n\n") }
+        }
+
+        /// The IDs of every object the filter matches and the ledger's head `T`, in one read.
+        func snapshot(reader: ManagedObjectContext) throws -> Snapshot {
             try reader.performAndWait {
                 let requests = filter.clauses.map { FetchRequest<ManagedObject>(entityName: $0.entity, predicate: $0.predicate) }
-                let (objects, token) = try reader.fetchAtHistoryHead(requests)
+                let (ids, token) = try reader.fetchObjectIDsAtHistoryHead(requests)
+                return Snapshot(ids: Array(ids.joined()), token: token)
+            }
+        }
+
+        /// The `upsert` events of one batch of a snapshot's IDs, their values read now (on
+        /// `reader`'s queue, which should hold nothing: `DataStack.temporaryContext()`).
+        ///
+        /// An object may have changed since the snapshot's token: it is sent with its values now,
+        /// or left out when it was deleted or no longer matches — the live events after the token
+        /// then bring each such change again, so that a client that applies everything holds what
+        /// `fetch` returns at the head.
+        func snapshotEvents(_ ids: ArraySlice<ManagedObjectID>, token: Int64, reader: ManagedObjectContext) throws -> [ByteBuffer] {
+            try reader.performAndWait {
                 var items: [String] = []
-                for object in objects.joined() { items.append(try ChangeStreamEndpoint.json(try ObjectJSON.fields(object))) }
-                var buffers = [ByteBuffer(string: "id:\nevent: reset\ndata: {\"token\":\(token)}\n\n")]
-                buffers += Self.chunked("upsert", "objects", items, token: token).map { ByteBuffer(string: $0) }
-                buffers.append(ByteBuffer(string: "id: \(token)\n\n"))
-                return (buffers, token)
+                for object in try reader.existingObjects(Array(ids)) {
+                    guard let clause = filter.clause(for: object.objectID.entityName, in: model) else { continue }
+                    if let predicate = clause.predicate, try !predicate.evaluate(with: object) { continue }
+                    items.append(try ChangeStreamEndpoint.json(try ObjectJSON.fields(object)))
+                }
+                try reader.reset()  // one batch at a time in memory
+                return Self.chunked("upsert", "objects", items, token: token).map { ByteBuffer(string: $0) }
             }
         }
 

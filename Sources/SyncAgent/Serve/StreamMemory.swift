@@ -6,7 +6,11 @@
     /// has not taken what was queued before) may have at most `perStream` waiting
     /// (`serve --stream-queue`), and is let go when all queues together would pass `limit`
     /// (`--stream-queue-total`). A client that keeps up is given each transaction whatever its
-    /// size: the bytes are shared by every stream of its audience.
+    /// size.
+    ///
+    /// The total counts memory, not queues: the shared reader queues the same buffers
+    /// (``StreamQueue/Entries``) for every stream of an audience, and a batch waiting in a
+    /// thousand queues is counted once, while any of them holds it.
     final class StreamMemory: Sendable {
         /// The default of `--stream-queue`: 1 MiB.
         static let defaultPerStream = 1 << 20
@@ -17,35 +21,56 @@
         let perStream: Int
         /// The bound of all of them together.
         let limit: Int
-        private let used = NIOLockedValueBox(0)
+
+        private struct State {
+            var used = 0
+            /// How many queues hold each batch counted in `used`.
+            var holders: [ObjectIdentifier: Int] = [:]
+        }
+        private let state = NIOLockedValueBox(State())
 
         init(perStream: Int = defaultPerStream, limit: Int = defaultLimit) {
             self.perStream = perStream
             self.limit = limit
         }
 
-        /// Whether `bytes` more stay within the bound.
-        func fits(_ bytes: Int) -> Bool {
-            used.withLockedValue { $0 + bytes <= limit }
+        /// Counts one more queue holding `batch`, and returns true; its bytes are counted only
+        /// if no queue held it yet, and then only when they stay within the bound or `always`
+        /// (else nothing is counted and it returns false).
+        func hold(_ batch: StreamQueue.Entries, always: Bool) -> Bool {
+            let id = ObjectIdentifier(batch)
+            let used = state.withLockedValue { state -> Int? in
+                if let holders = state.holders[id] {
+                    state.holders[id] = holders + 1
+                    return state.used
+                }
+                guard always || state.used + batch.bytes <= limit else { return nil }
+                state.holders[id] = 1
+                state.used += batch.bytes
+                return state.used
+            }
+            guard let used else { return false }
+            ChangeStreamMetrics.queuedBytes.record(used)
+            return true
         }
 
-        /// Counts `bytes` more.
-        func add(_ bytes: Int) {
-            ChangeStreamMetrics.queuedBytes.record(
-                used.withLockedValue { used in
-                    used += bytes
-                    return used
-                })
-        }
-
-        /// Counts `bytes` fewer.
-        func release(_ bytes: Int) {
-            guard bytes > 0 else { return }
-            ChangeStreamMetrics.queuedBytes.record(
-                used.withLockedValue { used in
-                    used -= bytes
-                    return used
-                })
+        /// Counts one queue fewer holding each of `batches` (once per ``hold(_:always:)``); a
+        /// batch no queue holds any more is no longer counted.
+        func release(_ batches: some Sequence<StreamQueue.Entries>) {
+            let used = state.withLockedValue { state -> Int in
+                for batch in batches {
+                    let id = ObjectIdentifier(batch)
+                    guard let holders = state.holders[id] else { continue }
+                    if holders > 1 {
+                        state.holders[id] = holders - 1
+                    } else {
+                        state.holders[id] = nil
+                        state.used -= batch.bytes
+                    }
+                }
+                return state.used
+            }
+            ChangeStreamMetrics.queuedBytes.record(used)
         }
     }
 #endif

@@ -18,6 +18,19 @@
             let position: Int64?
         }
 
+        /// Entries to queue, with their size in bytes: one batch, which the shared reader queues
+        /// for every stream of an audience, and ``StreamMemory`` counts once however many queues
+        /// hold it.
+        final class Entries: Sendable {
+            let entries: [Entry]
+            let bytes: Int
+
+            init(_ entries: [Entry]) {
+                self.entries = entries
+                self.bytes = entries.reduce(0) { $0 + $1.buffer.readableBytes }
+            }
+        }
+
         /// What the stream does next.
         enum Next: Sendable {
             /// Write these, in order.
@@ -31,6 +44,8 @@
 
         private struct State {
             var entries = CircularBuffer<Entry>()
+            /// The batches `entries` came in, held in `memory` until taken.
+            var batches: [Entries] = []
             var bytes = 0
             var detached = false
             var ended = false
@@ -48,30 +63,28 @@
             self.memory = memory
         }
 
-        /// Queues `entries` and returns true; or, when the client has not taken what was queued
-        /// before and `entries` would pass the queue's bound or `memory`'s, empties the queue,
-        /// marks it detached and returns false. An empty queue takes `entries` whatever their
+        /// Queues `batch` and returns true; or, when the client has not taken what was queued
+        /// before and `batch` would pass the queue's bound or `memory`'s, empties the queue,
+        /// marks it detached and returns false. An empty queue takes `batch` whatever its
         /// size (a large transaction for a client that keeps up). Nothing is queued once the
         /// queue has ended.
         @discardableResult
-        func push(_ entries: [Entry]) -> Bool {
-            let size = entries.reduce(0) { $0 + $1.buffer.readableBytes }
+        func push(_ batch: Entries) -> Bool {
             let (accepted, waiter) = state.withLockedValue { state -> (Bool, CheckedContinuation<Void, Never>?) in
                 if state.ended { return (true, nil) }  // the stream is going: nothing to write
                 if state.detached { return (false, nil) }
                 // A client that has taken everything before is keeping up: it takes this however
                 // large (the buffers are the same for every stream of its audience). One behind
                 // is let go past the bounds.
-                guard state.bytes == 0 || (state.bytes + size <= limit && memory.fits(size)) else {
-                    memory.release(state.bytes)
-                    state.entries.removeAll()
-                    state.bytes = 0
+                let keepingUp = state.bytes == 0
+                guard (keepingUp || state.bytes + batch.bytes <= limit) && memory.hold(batch, always: keepingUp) else {
+                    Self.empty(&state, memory: memory)
                     state.detached = true
                     return (false, state.waiter.take())
                 }
-                state.entries.append(contentsOf: entries)
-                state.bytes += size
-                memory.add(size)
+                state.entries.append(contentsOf: batch.entries)
+                state.batches.append(batch)
+                state.bytes += batch.bytes
                 return (true, state.waiter.take())
             }
             waiter?.resume()
@@ -94,9 +107,7 @@
         func detach() {
             state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
                 guard !state.ended else { return nil }
-                memory.release(state.bytes)
-                state.entries.removeAll()
-                state.bytes = 0
+                Self.empty(&state, memory: memory)
                 state.detached = true
                 return state.waiter.take()
             }?.resume()
@@ -125,9 +136,7 @@
                     }
                     if !state.entries.isEmpty {
                         let entries = Array(state.entries)
-                        state.entries.removeAll(keepingCapacity: true)
-                        memory.release(state.bytes)
-                        state.bytes = 0
+                        Self.empty(&state, memory: memory)
                         return .entries(entries)
                     }
                     return state.ended ? .ended : nil
@@ -149,8 +158,16 @@
             }
         }
 
+        /// Empties `state`, no longer holding its batches in `memory`.
+        private static func empty(_ state: inout State, memory: StreamMemory) {
+            memory.release(state.batches)
+            state.entries.removeAll(keepingCapacity: true)
+            state.batches.removeAll(keepingCapacity: true)
+            state.bytes = 0
+        }
+
         deinit {
-            memory.release(state.withLockedValue { $0.bytes })
+            memory.release(state.withLockedValue { $0.batches })
         }
     }
 #endif

@@ -26,14 +26,18 @@ final class ConnectionLimitsTests: AgentTestCase {
             import select, socket, sys
             head = b"GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 100 + b"\r\n\r\n"
             s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-            for sent in range(len(head)):
-                readable, _, _ = select.select([s], [], [], 0.5)
-                if readable and s.recv(1024) == b"":
-                    print("closed after", sent)
-                    break
-                s.send(head[sent:sent + 1])
-            else:
-                print("complete")
+            # A close with a byte of ours unread reaches us as a reset: closed all the same.
+            try:
+                for sent in range(len(head)):
+                    readable, _, _ = select.select([s], [], [], 0.5)
+                    if readable and s.recv(1024) == b"":
+                        print("closed after", sent)
+                        break
+                    s.send(head[sent:sent + 1])
+                else:
+                    print("complete")
+            except (ConnectionResetError, BrokenPipeError):
+                print("closed after", sent, "(reset)")
             """#, [String(port)])
         let words = try XCTUnwrap(lines.last).split(separator: " ")
         XCTAssertEqual(words.first, "closed", "the server closed a request whose head had not arrived: \(lines)")

@@ -204,6 +204,25 @@ final class FilteredChangeStreamTests: AgentTestCase {
             XCTAssertEqual(lines.first, "400", "\(query): \(lines)")
             XCTAssertTrue(lines.dropFirst().joined().contains(fragment), "\(query): \(lines)")
         }
+
+        // A snapshot of more objects than one read takes (500): every batch, then the position.
+        let records = directory.url.appendingPathComponent("bulk.ndjson")
+        try Data((0..<1_200).map { #"{"uid":"bulk-\#($0)","value":\#($0 % 100)}"# }.joined(separator: "\n").utf8).write(to: records)
+        let imported = try agent(["import", "--directory", directory.url.path, "--entity", "Item", "--key", "uid", "--json", records.path])
+        XCTAssertEqual(imported.status, 0, imported.error)
+        let bulkHead = try XCTUnwrap(try XCTUnwrap(try json(imported.output)["tokens"] as? [Int]).max())
+        let large = try read([("entity", "Item"), ("where", "value > 35"), ("snapshot", "true")])
+        XCTAssertEqual(large.dropFirst().first, "reset  {\"token\":\(bulkHead)}")
+        XCTAssertEqual(large.last, "message \(bulkHead) ")
+        var uids: [String] = []
+        for event in large.dropFirst(2).dropLast() {
+            XCTAssertTrue(event.hasPrefix("upsert None "), event)
+            let objects = try XCTUnwrap(try json(String(event.dropFirst("upsert None ".count)))["objects"] as? [[String: Any]])
+            uids += objects.compactMap { $0["uid"] as? String }
+        }
+        let expected = ["b", "c"] + (0..<1_200).filter { $0 % 100 > 35 }.map { "bulk-\($0)" }
+        XCTAssertEqual(uids.count, expected.count, "each matching object once")
+        XCTAssertEqual(Set(uids), Set(expected))
     }
 
     /// A filter that cannot be decided for an object (a `MATCHES` that runs away) ends the
