@@ -28,6 +28,8 @@ package enum SQLiteSchema {
                     pid INTEGER NOT NULL, context_name TEXT, instance INTEGER, changes BLOB);
                 CREATE TABLE IF NOT EXISTS ambar_cursors (consumer TEXT PRIMARY KEY NOT NULL, token INTEGER NOT NULL, last_seen REAL NOT NULL, lease REAL);
                 CREATE TABLE IF NOT EXISTS ambar_receipts (key TEXT PRIMARY KEY NOT NULL, token INTEGER NOT NULL, saved REAL NOT NULL);
+                CREATE TABLE IF NOT EXISTS ambar_consumer_owners (consumer TEXT PRIMARY KEY NOT NULL, owner TEXT NOT NULL, epoch INTEGER NOT NULL, expires REAL NOT NULL);
+                CREATE TABLE IF NOT EXISTS ambar_consumer_standbys (consumer TEXT NOT NULL, owner TEXT NOT NULL, expires REAL NOT NULL, PRIMARY KEY (consumer, owner));
                 CREATE TABLE IF NOT EXISTS ambar_ledger_marks (at REAL NOT NULL, head INTEGER NOT NULL);
                 INSERT OR IGNORE INTO ambar_metadata (key, value) VALUES ('history_purged_through', '0');
                 """)
@@ -128,6 +130,7 @@ package enum SQLiteSchema {
     static func alreadyPrepared(_ db: Database, model: ManagedObjectModel) throws -> (uuid: String, entityIDs: [String: Int64])? {
         for table in [
             "ambar_metadata", "ambar_entities", "ambar_primarykeys", "ambar_transactions", "ambar_cursors", "ambar_receipts", "ambar_ledger_marks",
+            "ambar_consumer_owners", "ambar_consumer_standbys",
         ] {
             guard try db.tableExists(table) else { return nil }
         }

@@ -101,25 +101,15 @@ extension SQLiteStore {
         }
     }
 
-    package func fetchRowsAtHistoryHead(_ queries: [StoreQuery]) throws(AmbarError) -> (rows: [[StoreRow]], token: Int64) {
-        var statements: [(sql: String, arguments: [DatabaseValue], spec: RowSpec)] = []
+    package func fetchIDsAtHistoryHead(_ queries: [StoreQuery]) throws(AmbarError) -> (ids: [[ManagedObjectID]], token: Int64) {
+        var statements: [(sql: String, arguments: [DatabaseValue])] = []
         for query in queries {
-            let rowSpec = try spec(for: try model.resolved.layout(query.entity))
-            statements.append(try select({ rowSpec.selectList($0) }, query))
+            let (sql, arguments, _) = try select({ "\($0).Z_PK, \($0).Z_ENT" }, query)
+            statements.append((sql, arguments))
         }
-        return try read("fetch at the ledger head") { db in
-            var all: [[StoreRow]] = []
-            for (sql, arguments, spec) in statements {
-                let statement = try db.cachedStatement(sql: sql)
-                statement.setUncheckedArguments(StatementArguments(arguments))
-                let cursor = try Row.fetchCursor(statement)
-                var rows: [StoreRow] = []
-                while try cursor.next() != nil {
-                    if let row = readRow(statement.sqliteStatement, spec) { rows.append(row) }
-                }
-                all.append(rows)
-            }
-            return (all, try SQLiteSchema.ledgerHead(db))
+        return try read("fetch IDs at the ledger head") { db in
+            let ids = try statements.map { try readIDs(db, $0.sql, StatementArguments($0.arguments)) }
+            return (ids, try SQLiteSchema.ledgerHead(db))
         }
     }
 

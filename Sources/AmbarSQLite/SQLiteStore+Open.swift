@@ -49,7 +49,19 @@ extension SQLiteStore {
     /// The size the write-ahead log is cut back to after a checkpoint restarts it: 4 MiB.
     static let walSizeLimit = 4 << 20
 
+    /// Refuses a store path that names a directory: SQLite would only say "disk I/O error".
+    static func refuseDirectory(_ url: URL) throws(AmbarError) {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else { return }
+        throw .storeCannotOpen(
+            path: url.path,
+            reason:
+                "it is a directory; give the store file itself, such as \(url.appendingPathComponent("ambar.sqlite").path) (the file sync-agent uses in a shared directory)"
+        )
+    }
+
     private static func openOnce(_ location: Location, model: ManagedObjectModel, busyTimeout: TimeInterval) throws(AmbarError) -> SQLiteStore {
+        if case .file(let url) = location { try refuseDirectory(url) }
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout)
         configuration.label = "ambar"
@@ -131,6 +143,7 @@ extension SQLiteStore {
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw .storeCannotOpen(path: url.path, reason: "no such file")
         }
+        try refuseDirectory(url)
         var configuration = Configuration()
         configuration.readonly = true
         configuration.busyMode = .timeout(10)

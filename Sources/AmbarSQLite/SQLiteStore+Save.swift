@@ -209,6 +209,13 @@ struct SQLiteSaveTransaction: SaveTransaction {
 
     func moveConsumer(_ move: ConsumerMove) throws {
         let now = Date().timeIntervalSince1970
+        if let fence = move.fence {
+            // In the write transaction: no other copy can take the consumer before this commits.
+            let holder = try SQLiteStore.ownership(db, move.consumer)
+            guard let holder, holder.owner == fence.owner, holder.epoch == fence.epoch else {
+                throw AmbarError.consumerLeaseLost(consumer: move.consumer, holder: holder.map { "\($0.owner)" })
+            }
+        }
         if let expected = move.expected {
             try db.cachedStatement(sql: "UPDATE ambar_cursors SET token = ?, last_seen = ?, lease = NULL WHERE consumer = ? AND token = ? AND lease IS NULL")
                 .execute(arguments: [move.token, now, move.consumer, expected])
@@ -217,7 +224,10 @@ struct SQLiteSaveTransaction: SaveTransaction {
                 .execute(arguments: [move.consumer, move.token, now])
         }
         guard db.changesCount == 0 else { return }
-        let found = try Int64.fetchOne(db.cachedStatement(sql: "SELECT token FROM ambar_cursors WHERE consumer = ?"), arguments: [move.consumer])
-        throw AmbarError.consumerPositionMoved(consumer: move.consumer, expected: move.expected, found: found)
+        let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT token, lease FROM ambar_cursors WHERE consumer = ?"), arguments: [move.consumer])
+        if let lease = row?["lease"] as Double? {
+            throw AmbarError.consumerNameTaken(consumer: move.consumer, lease: lease)
+        }
+        throw AmbarError.consumerPositionMoved(consumer: move.consumer, expected: move.expected, found: row?["token"] as Int64?)
     }
 }

@@ -42,10 +42,16 @@ public final class PostgresTestServer: Sendable {
         Repository.url("scripts/postgres-server")
     }
 
+    /// Every test server's default isolation is SERIALIZABLE, the strictest a database
+    /// administrator may choose: the backend's code sets the level each of its transactions
+    /// relies on, and a test that passes here passes on a server left at READ COMMITTED too.
+    public static let defaultIsolation = "serializable"
+    private static var isolation: [String] { ["--isolation", defaultIsolation] }
+
     private static func start() -> Result<PostgresTestServer, Unavailable> {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ambar-pg-\(getpid())-\(UUID().uuidString.prefix(8))").path
         do {
-            let run = try ProcessRunner.run(script, ["start", directory, "--watch", String(getpid())], timeout: 300)
+            let run = try ProcessRunner.run(script, ["start", directory, "--watch", String(getpid())] + isolation, timeout: 300)
             guard run.status == 0, let url = URLComponents(string: run.output.trimmingCharacters(in: .whitespacesAndNewlines)), let port = url.port else {
                 return .failure(Unavailable(description: "scripts/postgres-server could not start a server (exit \(run.status)): \(run.error.suffix(400))"))
             }
@@ -60,7 +66,7 @@ public final class PostgresTestServer: Sendable {
     /// (An empty launcher runs it here; port 0 picks a free one.)
     public static func startPrivate(launcher: [String] = [], listen addresses: String = "127.0.0.1", port: Int = 0) throws -> PostgresTestServer {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ambar-pg-\(getpid())-\(UUID().uuidString.prefix(8))").path
-        let arguments = ["start", directory] + (port > 0 ? [String(port)] : []) + ["--listen", addresses, "--watch", String(getpid())]
+        let arguments = ["start", directory] + (port > 0 ? [String(port)] : []) + ["--listen", addresses, "--watch", String(getpid())] + isolation
         let run =
             launcher.isEmpty
             ? try ProcessRunner.run(script, arguments, timeout: 300)

@@ -73,17 +73,18 @@ extension ManagedObjectContext {
         return try persistentStoreCoordinator.store.fetchValues(request.storeQuery, properties: properties, distinct: distinct)
     }
 
-    /// The objects each request selects, read from the store alone in one read with the token of
-    /// the ledger's head: the values are exactly those after every transaction up to that token,
-    /// and following the ledger after it misses nothing and repeats nothing. Only each request's
-    /// entity and predicate apply (no sort, limit or batches). Unsaved changes are not included,
-    /// and objects this context already holds with values keep them: call it on a fresh context
-    /// (`DataStack.temporaryContext()`).
+    /// The IDs of the objects each request selects, read from the store alone in one read with
+    /// the token of the ledger's head: exactly the objects that matched after every transaction up
+    /// to that token, so that following the ledger after it misses nothing and repeats nothing.
+    /// Only each request's entity and predicate apply (no sort, limit or batches); unsaved changes
+    /// are not included. What `serve` starts a snapshot stream with: the IDs take little memory
+    /// however many objects match, and their values are read in batches
+    /// (``existingObjects(_:)``).
     ///
     /// - Throws: ``AmbarError/wrongQueue(context:operation:)``, ``AmbarError/unknownEntity(_:)``,
     ///   ``AmbarError/invalidPredicate(_:)``, ``AmbarError/storage(operation:code:message:cause:)``.
-    package func fetchAtHistoryHead(_ requests: [FetchRequest<ManagedObject>]) throws(AmbarError) -> (objects: [[ManagedObject]], token: Int64) {
-        try checkQueue("fetchAtHistoryHead")
+    package func fetchObjectIDsAtHistoryHead(_ requests: [FetchRequest<ManagedObject>]) throws(AmbarError) -> (ids: [[ManagedObjectID]], token: Int64) {
+        try checkQueue("fetchObjectIDsAtHistoryHead")
         try persistentStoreCoordinator.checkUsable()
         let queries = requests.map { request -> StoreQuery in
             var query = request.storeQuery
@@ -92,21 +93,32 @@ extension ManagedObjectContext {
             query.offset = 0
             return query
         }
-        let (rows, token) = try persistentStoreCoordinator.store.fetchRowsAtHistoryHead(queries)
-        let objects = rows.map { rows -> [ManagedObject] in
-            var objects: [ManagedObject] = []
-            objects.reserveCapacity(rows.count)
-            for row in rows {
-                guard let object = registeredOrFault(for: row.id) else { continue }
-                if !object.hasData {
-                    object.load(values: row.values, toOne: row.toOne, version: row.version)
-                    object.setFetched(asFault: false)
-                }
-                objects.append(object)
+        return try persistentStoreCoordinator.store.fetchIDsAtHistoryHead(queries)
+    }
+
+    /// The objects of `ids` that exist in the store, in their order, their values read in one read
+    /// of the store (those this context already holds with values keep them: call it on a fresh
+    /// context, `DataStack.temporaryContext()`). An ID whose object was deleted is left out.
+    ///
+    /// - Throws: ``AmbarError/wrongQueue(context:operation:)``,
+    ///   ``AmbarError/storage(operation:code:message:cause:)``.
+    package func existingObjects(_ ids: [ManagedObjectID]) throws(AmbarError) -> [ManagedObject] {
+        try checkQueue("existingObjects")
+        try persistentStoreCoordinator.checkUsable()
+        let rows = try persistentStoreCoordinator.store.loadRows(ids.filter { !$0.isTemporaryID })
+        var found: [ManagedObjectID: StoreRow] = [:]
+        for row in rows { found[row.id] = row }
+        var objects: [ManagedObject] = []
+        objects.reserveCapacity(rows.count)
+        for id in ids {
+            guard let row = found[id], let object = registeredOrFault(for: row.id) else { continue }
+            if !object.hasData {
+                object.load(values: row.values, toOne: row.toOne, version: row.version)
+                object.setFetched(asFault: false)
             }
-            return objects
+            objects.append(object)
         }
-        return (objects, token)
+        return objects
     }
 
     // MARK: - Implementation

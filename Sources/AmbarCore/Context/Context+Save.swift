@@ -101,6 +101,23 @@ extension ManagedObjectContext {
     ///   the position again), and whatever ``save()`` throws. On failure nothing is written and the
     ///   context keeps its changes.
     public func save(movingConsumer consumer: String, from expected: Int64?, to token: Int64) throws(AmbarError) {
+        try save(ConsumerMove(consumer: consumer, expected: expected, token: token))
+    }
+
+    /// Saves like ``save(movingConsumer:from:to:)``, only while `ownership` (from
+    /// ``PersistentStoreCoordinator/claimConsumer(_:owner:lease:)``) is still the consumer's:
+    /// a copy whose lease lapsed and was taken over writes nothing.
+    ///
+    /// - Throws: ``AmbarError/consumerLeaseLost(consumer:holder:)`` when another process owns
+    ///   the consumer now (nothing is written; stop delivering), and what
+    ///   ``save(movingConsumer:from:to:)`` throws.
+    public func save(movingConsumer consumer: String, from expected: Int64?, to token: Int64, fencedBy ownership: ConsumerOwnership) throws(AmbarError) {
+        try save(try ConsumerMove(consumer: consumer, expected: expected, token: token, fencedBy: ownership))
+    }
+
+    /// Saves the context's changes with `move`, or moves the position alone when there are none.
+    private func save(_ move: ConsumerMove) throws(AmbarError) {
+        let consumer = move.consumer
         try checkQueue("save")
         guard parent == nil else {
             throw .saveRefused(context: displayName, reason: "a consumer's position moves with a save that reaches the store; save a root context")
@@ -108,13 +125,13 @@ extension ManagedObjectContext {
         if let owner = self.consumer, owner != consumer {
             throw .saveRefused(context: displayName, reason: "this context belongs to consumer '\(owner)', not '\(consumer)'")
         }
-        state.consumerMove = ConsumerMove(consumer: consumer, expected: expected, token: token)
+        state.consumerMove = move
         defer { state.consumerMove = nil }
         processPendingChanges()
         if hasChanges {
             try save()
         } else {
-            try persistentStoreCoordinator.moveConsumer(consumer, from: expected, to: token)
+            try persistentStoreCoordinator.move(move)
         }
     }
 
@@ -276,6 +293,7 @@ extension ManagedObjectContext {
             throw error
         }
         if let token = outcome.token { span.attributes["ambar.token"] = token }
+        recordSavedToken(outcome.token)
         StoreMetrics.saved(objects: changes.inserts.count + changes.updates.count + changes.deletes.count, duration: ContinuousClock.now - started)
         for object in transientOnly {
             object.commit(version: object.version)

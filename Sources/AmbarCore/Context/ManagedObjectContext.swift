@@ -29,6 +29,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         var automaticallyMergesChangesFromParent = false
         var saveRefusal: String?
         var consumer: String?
+        var lastSavedToken: Int64?
     }
 
     /// The queue the context runs on.
@@ -100,6 +101,28 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public var transactionAuthor: String? {
         get { configuration.withLock { $0.transactionAuthor } }
         set { configuration.withLock { $0.transactionAuthor = newValue } }
+    }
+
+    /// The ledger token of this context's last save that reached the store, or `nil` before one
+    /// did (a save with no changes, or into a parent, leaves it as it was). For a child saved with
+    /// ``save(propagating:)``, the token of its root ancestor's save. Readable from any thread.
+    ///
+    /// Hand it to another process (in a reply, a message) so that it can wait until it holds what
+    /// this save wrote: `SharedStoreSync.waitUntilMerged(token:timeout:)` in a process that shares
+    /// the store, the `Ambar-After` header of `sync-agent serve` for an HTTP client.
+    ///
+    /// ```swift
+    /// try context.performAndWait { () throws(AmbarError) in try context.save() }
+    /// reply.token = context.lastSavedToken
+    /// ```
+    public var lastSavedToken: Int64? {
+        configuration.withLock { $0.lastSavedToken }
+    }
+
+    /// Records the token of a save that reached the store.
+    func recordSavedToken(_ token: Int64?) {
+        guard let token else { return }
+        configuration.withLock { $0.lastSavedToken = token }
     }
 
     /// How saves resolve conflicts; ``MergePolicy/error`` by default.

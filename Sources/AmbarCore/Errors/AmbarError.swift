@@ -87,6 +87,25 @@ public enum AmbarError: Error, Sendable, Equatable {
     /// running the same consumer recorded it first, or an operator removed the consumer. Nothing
     /// was written; read the position again and continue from there.
     case consumerPositionMoved(consumer: String, expected: Int64?, found: Int64?)
+    /// A durable consumer's name is the name of a sharing process's merge position (a leased
+    /// cursor, `SharingConfiguration.mergePositionName`), which a durable consumer can neither
+    /// move nor take over. Nothing was written; name the consumer differently, or remove that
+    /// position once its process is gone.
+    case consumerNameTaken(consumer: String, lease: TimeInterval)
+    /// This process no longer owns durable consumer `consumer`: its ownership lease lapsed and
+    /// `holder` took it (or an operator removed the consumer: `holder` is nil). Nothing was
+    /// written; stop delivering, and stand by or end.
+    case consumerLeaseLost(consumer: String, holder: String?)
+    /// `consumer`'s position `position` is past the ledger's head `head`: the store was put back
+    /// to an earlier state by other means than Ambar's restore (`pg_restore`, a copied file), so
+    /// the tokens after `head` will name other transactions than the ones the consumer handled.
+    /// Nothing was read or written; reconcile with the store as it is, then start the consumer
+    /// afresh (remove its position).
+    case positionAheadOfLedger(consumer: String, position: Int64, head: Int64)
+    /// Transaction `token` did not reach this process within `waited` seconds: the process holds
+    /// every transaction through `heldThrough`. The token may be from another store, or from a
+    /// save that has not committed; wait again, or read the store directly.
+    case notMergedYet(token: Int64, heldThrough: Int64, waited: TimeInterval)
     /// An argument cannot be used as given; the message says why and what to pass instead.
     case invalidArgument(String)
     /// The process has no file descriptor left for `operation` (`EMFILE`): its limit on open
@@ -191,6 +210,19 @@ extension AmbarError: CustomStringConvertible, LocalizedError {
             let now = found.map { "is at token \($0)" } ?? "was removed"
             return
                 "Consumer '\(consumer)' \(now), not \(was) as this process read it: another process runs the same consumer, or it was removed. Nothing was written; read its position again and continue from there (or stop, if it was removed on purpose)."
+        case .consumerNameTaken(let consumer, let lease):
+            return
+                "Consumer '\(consumer)' cannot record its position: '\(consumer)' names a sharing process's merge position (a leased cursor, lease \(Int(lease)) s), not a durable consumer's. Nothing was written. Give the durable consumer a name no sharing process uses as its merge position, or remove that position once its process is gone (`sync-agent consumers --remove \(consumer)`)."
+        case .consumerLeaseLost(let consumer, let holder):
+            let now = holder.map { "\($0) holds it now" } ?? "it was removed"
+            return
+                "This process no longer owns consumer '\(consumer)': its ownership lease lapsed (the process was paused or cut off from the store longer than the lease) and \(now). Nothing was written; this copy stops delivering and stands by."
+        case .positionAheadOfLedger(let consumer, let position, let head):
+            return
+                "Consumer '\(consumer)' is at token \(position), past the ledger's head \(head): the store was put back to an earlier state by other means than Ambar's restore (pg_restore, a copied file), and the tokens after \(head) will name other transactions. Nothing was read or written. Reconcile with the store as it is (as after expired history), then remove the position (`sync-agent consumers --remove \(consumer)`) and start the consumer again. `sync-agent restore` avoids this: the restored ledger continues past the old head."
+        case .notMergedYet(let token, let heldThrough, let waited):
+            return
+                "Transaction \(token) did not reach this process within \(waited) s: it holds every transaction through token \(heldThrough). Check that the token comes from this store and that sharing runs; then wait again (a longer timeout), or read the store directly."
         case .invalidArgument(let reason):
             return "Invalid argument: \(reason)."
         case .tooManyOpenFiles(let operation, let limit):

@@ -113,6 +113,27 @@ package struct ConsumerMove: Sendable, Hashable {
     package let expected: Int64?
     /// Where it moves to.
     package let token: Int64
+    /// The ownership the consumer runs under: the move happens only while the store still
+    /// records its owner and epoch; nil for a consumer that holds no lease.
+    package let fence: ConsumerOwnership?
+
+    package init(consumer: String, expected: Int64?, token: Int64) {
+        self.consumer = consumer
+        self.expected = expected
+        self.token = token
+        self.fence = nil
+    }
+
+    /// A move fenced by `ownership`, which must be `consumer`'s.
+    package init(consumer: String, expected: Int64?, token: Int64, fencedBy ownership: ConsumerOwnership) throws(AmbarError) {
+        guard ownership.consumer == consumer else {
+            throw .invalidArgument("the ownership of '\(ownership.consumer)' cannot fence a move of consumer '\(consumer)'")
+        }
+        self.consumer = consumer
+        self.expected = expected
+        self.token = token
+        self.fence = ownership
+    }
 }
 
 /// What one save or batch wrote, for the ledger.

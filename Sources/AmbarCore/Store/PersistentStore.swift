@@ -53,9 +53,9 @@ package protocol PersistentStore: AnyObject, Sendable {
     /// Copies the whole store, consistent as of one moment, to a new file at `url`.
     func backup(to url: URL) throws(AmbarError)
 
-    /// The rows each query selects and the token of the ledger's head, in one read transaction:
-    /// the rows reflect exactly the transactions up to that token.
-    func fetchRowsAtHistoryHead(_ queries: [StoreQuery]) throws(AmbarError) -> (rows: [[StoreRow]], token: Int64)
+    /// The IDs of the objects each query selects and the token of the ledger's head, in one read
+    /// transaction: the IDs are those of exactly the transactions up to that token.
+    func fetchIDsAtHistoryHead(_ queries: [StoreQuery]) throws(AmbarError) -> (ids: [[ManagedObjectID]], token: Int64)
     /// The token of the last committed transaction (0 when none).
     func currentHistoryToken() throws(AmbarError) -> Int64
     /// The transactions after `token`, in order; throws ``AmbarError/historyExpired(after:purgedThrough:)``
@@ -72,6 +72,22 @@ package protocol PersistentStore: AnyObject, Sendable {
     func setHistoryCursor(_ consumer: String, token: Int64, lease: TimeInterval?, lockWait: TimeInterval?) throws(AmbarError) -> Bool
     /// Every consumer's position.
     func historyCursors() throws(AmbarError) -> [HistoryCursor]
+    /// Takes `consumer`'s ownership lease for `owner` until `lease` seconds from now (the store's
+    /// clock) when nobody holds it or its holder's lease has lapsed (the epoch grows by one), or
+    /// renews it when `owner` holds it already (the epoch stays); else reports the holder.
+    func claimConsumer(_ consumer: String, owner: ConsumerOwner, lease: TimeInterval) throws(AmbarError) -> ConsumerClaim
+    /// Gives up `consumer`'s ownership lease when `owner` holds it (it lapses now; the record,
+    /// and so the epoch, is kept); another copy may take it at once. Removes `owner`'s standby
+    /// record, if any. Returns whether it held the lease.
+    @discardableResult
+    func releaseConsumer(_ consumer: String, owner: ConsumerOwner) throws(AmbarError) -> Bool
+    /// Every consumer's ownership, lapsed or not.
+    func consumerOwnerships() throws(AmbarError) -> [ConsumerOwnership]
+    /// The copies of durable consumers standing by whose record has not lapsed. A
+    /// ``claimConsumer(_:owner:lease:)`` that finds the consumer held records its caller as one
+    /// (until now + `lease`); one that takes it, and a ``releaseConsumer(_:owner:)``, remove the
+    /// caller's record.
+    func consumerStandbys() throws(AmbarError) -> [ConsumerStandby]
     /// Forgets a consumer; `lockWait` as for ``setHistoryCursor(_:token:lease:lockWait:)``.
     @discardableResult
     func removeHistoryCursor(_ consumer: String, lockWait: TimeInterval?) throws(AmbarError) -> Bool

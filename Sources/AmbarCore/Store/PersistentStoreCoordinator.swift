@@ -172,6 +172,48 @@ public final class PersistentStoreCoordinator: Sendable {
         return try store.setHistoryCursor(consumer, token: token, lease: lease, lockWait: lockWait)
     }
 
+    /// Claims durable consumer `consumer`'s ownership lease for `owner` (this process by
+    /// default): takes it when nobody holds it or its holder's lease has lapsed, renews it when
+    /// `owner` holds it; otherwise says who does. The lease lasts `lease` seconds from now by the
+    /// store's clock (the server's on PostgreSQL). A claim that finds the consumer held records
+    /// `owner` as standing by (``consumerStandbys()``) until then; one that takes it removes
+    /// that record.
+    ///
+    /// ```swift
+    /// switch try coordinator.claimConsumer("mailer", lease: 5) {
+    /// case .owned(let ownership): print("active until \(ownership.expires)")
+    /// case .heldByAnother(let ownership): print("standing by: \(ownership.owner) is active")
+    /// }
+    /// ```
+    public func claimConsumer(_ consumer: String, owner: ConsumerOwner = .thisProcess, lease: TimeInterval) throws(AmbarError) -> ConsumerClaim {
+        try checkUsable()
+        guard lease > 0, lease.isFinite else { throw .invalidArgument("a consumer's ownership lease must be a positive number of seconds, not \(lease)") }
+        return try store.claimConsumer(consumer, owner: owner, lease: lease)
+    }
+
+    /// Gives up `consumer`'s ownership lease when `owner` holds it, so that a copy standing by
+    /// takes over at once, and removes `owner`'s standby record; returns whether `owner` held the
+    /// lease.
+    @discardableResult
+    public func releaseConsumer(_ consumer: String, owner: ConsumerOwner = .thisProcess) throws(AmbarError) -> Bool {
+        try checkUsable()
+        return try store.releaseConsumer(consumer, owner: owner)
+    }
+
+    /// Who owns each durable consumer that runs with an ownership lease, lapsed or not.
+    public func consumerOwnerships() throws(AmbarError) -> [ConsumerOwnership] {
+        try checkUsable()
+        return try store.consumerOwnerships()
+    }
+
+    /// The copies of durable consumers standing by, by consumer: each recorded when its claim
+    /// found the consumer held by another copy, renewed at each of its checks, removed when it
+    /// takes over or stops, and lapsed after its lease when it is gone without a word.
+    public func consumerStandbys() throws(AmbarError) -> [ConsumerStandby] {
+        try checkUsable()
+        return try store.consumerStandbys()
+    }
+
     /// Moves durable consumer `consumer`'s position from `expected` (`nil`: not recorded yet) to
     /// `token`, in a transaction of its own, and records that it is alive.
     ///
@@ -193,9 +235,23 @@ public final class PersistentStoreCoordinator: Sendable {
     /// - Throws: ``AmbarError/consumerPositionMoved(consumer:expected:found:)`` when the position
     ///   is not `expected` (nothing was written), or a storage error.
     public func moveConsumer(_ consumer: String, from expected: Int64?, to token: Int64) throws(AmbarError) {
+        try move(ConsumerMove(consumer: consumer, expected: expected, token: token))
+    }
+
+    /// Moves the position like ``moveConsumer(_:from:to:)``, only while `ownership` (from
+    /// ``claimConsumer(_:owner:lease:)``) is still the consumer's.
+    ///
+    /// - Throws: ``AmbarError/consumerLeaseLost(consumer:holder:)`` when another process owns the
+    ///   consumer now (nothing is written), and what ``moveConsumer(_:from:to:)`` throws.
+    public func moveConsumer(_ consumer: String, from expected: Int64?, to token: Int64, fencedBy ownership: ConsumerOwnership) throws(AmbarError) {
+        try move(try ConsumerMove(consumer: consumer, expected: expected, token: token, fencedBy: ownership))
+    }
+
+    /// Writes `move` in a transaction of its own.
+    package func move(_ move: ConsumerMove) throws(AmbarError) {
         try checkUsable()
         var changes = ChangeSet()
-        changes.consumerMove = ConsumerMove(consumer: consumer, expected: expected, token: token)
+        changes.consumerMove = move
         _ = try store.save(changes)
     }
 

@@ -74,8 +74,10 @@ final class PostgresServerConnection: SQLServerConnection, Sendable {
         }
     }
 
-    /// postgres-nio's settings for `url`: the socket or host, TLS, the connect timeout and the
-    /// `application_name`.
+    /// postgres-nio's settings for `url`: the socket or host, TLS, the connect timeout, the
+    /// `application_name`, and READ COMMITTED as the session's default isolation (sent in the
+    /// startup packet: no round trip), which the store's statements outside an explicit
+    /// transaction rely on whatever the server's or the role's `default_transaction_isolation`.
     private static func configuration(_ url: PostgresURL, listening: Bool) throws(SQLServerError) -> PostgresConnection.Configuration {
         var configuration: PostgresConnection.Configuration
         if let directory = url.socketDirectory {
@@ -84,7 +86,12 @@ final class PostgresServerConnection: SQLServerConnection, Sendable {
             configuration = .init(host: url.host, port: url.port, username: url.user, password: url.password, database: url.database, tls: try tls(url))
         }
         configuration.options.connectTimeout = .milliseconds(Int64(url.connectTimeout * 1000))
-        configuration.options.additionalStartupParameters = [("application_name", (url.applicationName ?? "ambar") + (listening ? "-listen" : ""))]
+        configuration.options.additionalStartupParameters = [
+            ("application_name", (url.applicationName ?? "ambar") + (listening ? "-listen" : "")),
+            ("default_transaction_isolation", "read committed"),
+            // Milliseconds: a session idle inside a transaction (a frozen process) loses it.
+            ("idle_in_transaction_session_timeout", String(Int64((url.idleInTransactionTimeout * 1000).rounded()))),
+        ]
         return configuration
     }
 
@@ -205,10 +212,15 @@ final class PostgresServerConnection: SQLServerConnection, Sendable {
         }
         if let info = error.serverInfo, let state = info[.sqlState] {
             let message = [info[.message], info[.detail], info[.hint]].compactMap { $0 }.joined(separator: " — ")
-            // 28xxx: the credentials were refused; 57P01–57P03: the server is shutting down or starting.
-            let lost = state.hasPrefix("28") || state.hasPrefix("57P") || state.hasPrefix("08")
+            // 28xxx: the credentials were refused; 57P01–57P03: the server is shutting down or
+            // starting; 25P03: the server ended a session that sat idle inside a transaction (this
+            // process was frozen or cut off past idle_in_transaction_timeout).
+            let refused = state.hasPrefix("28") || state.hasPrefix("57P") || state.hasPrefix("08")
+            let ended = state == "25P03"
             return SQLServerError(
-                sqlState: state, message: lost ? "the server refused the connection: \(message)" : message, connectionLost: lost, underlying: error)
+                sqlState: state,
+                message: refused ? "the server refused the connection: \(message)" : ended ? "the server ended the session: \(message)" : message,
+                connectionLost: refused || ended, underlying: error)
         }
         let what: String
         switch error.code {

@@ -8,7 +8,10 @@ import Foundation
 /// `verify-ca`, `verify-full`), `sslrootcert` (a PEM file of trusted roots for the `verify-`
 /// modes), `host` (a directory holding the server's Unix socket, instead of TCP),
 /// `connect_timeout` and `statement_timeout` (seconds; how long a connection attempt, and a
-/// statement's answer, may take before the server counts as unreachable), `application_name`. The password may also
+/// statement's answer, may take before the server counts as unreachable),
+/// `idle_in_transaction_timeout` (seconds, 10 by default: the server ends a session of this
+/// process that sits inside a transaction that long — a process frozen or cut off mid-transaction
+/// — so that its locks do not hold every other host back), `application_name`. The password may also
 /// come from `$PGPASSWORD`, or from a file named by `password_file` (systemd's
 /// `LoadCredential=` puts credentials in such files).
 public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
@@ -37,6 +40,13 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
     public var socketDirectory: String?
     public var connectTimeout: TimeInterval
     public var statementTimeout: TimeInterval
+    /// How long a session may sit idle inside a transaction before the server ends it (and
+    /// rolls the transaction back): PostgreSQL's `idle_in_transaction_session_timeout`, set at
+    /// each connection. Ambar's transactions never wait on anything but the server; a session
+    /// idle in one belongs to a process frozen (SIGSTOP, a stalled VM) or cut off, whose row
+    /// locks — on the ledger's head, a consumer's ownership — would otherwise stop every writer
+    /// and every other copy of a consumer until it came back.
+    public var idleInTransactionTimeout: TimeInterval
     /// The name the server shows for the connections (`pg_stat_activity.application_name`);
     /// "ambar" (and "ambar-listen" for the doorbell's) by default.
     public var applicationName: String?
@@ -53,7 +63,9 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
         }
         var query: [String: String] = [:]
         for item in components.queryItems ?? [] { query[item.name] = item.value ?? "" }
-        let known: Set<String> = ["sslmode", "sslrootcert", "host", "connect_timeout", "statement_timeout", "password_file", "application_name"]
+        let known: Set<String> = [
+            "sslmode", "sslrootcert", "host", "connect_timeout", "statement_timeout", "idle_in_transaction_timeout", "password_file", "application_name",
+        ]
         if let unknown = query.keys.sorted().first(where: { !known.contains($0) }) {
             let name = unknown.count <= 32 && unknown.allSatisfy({ $0.isLetter || $0 == "_" }) ? "'\(unknown)'" : "(a malformed one)"
             throw .invalidArgument("\(Self.redacted(url)): unknown parameter \(name) (known: \(known.sorted().joined(separator: ", ")))")
@@ -89,6 +101,7 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
         self.applicationName = query["application_name"]
         self.connectTimeout = try seconds("connect_timeout", 10)
         self.statementTimeout = try seconds("statement_timeout", 60)
+        self.idleInTransactionTimeout = try seconds("idle_in_transaction_timeout", 10)
     }
 
     /// The URL without its password, for logs, `status` and errors.

@@ -14,6 +14,7 @@ enum PostgreSQLSchema {
 
     static let ambarTables = [
         "ambar_metadata", "ambar_entities", "ambar_ledger_head", "ambar_transactions", "ambar_cursors", "ambar_receipts", "ambar_ledger_marks",
+        "ambar_consumer_owners", "ambar_consumer_standbys",
     ]
 
     /// The store's UUID and entity numbers when it is already prepared for `model` (read without
@@ -64,6 +65,8 @@ enum PostgreSQLSchema {
             """,
             "CREATE TABLE IF NOT EXISTS ambar_cursors (consumer text PRIMARY KEY, token bigint NOT NULL, last_seen double precision NOT NULL, lease double precision)",
             "CREATE TABLE IF NOT EXISTS ambar_receipts (key text PRIMARY KEY, token bigint NOT NULL, saved double precision NOT NULL)",
+            "CREATE TABLE IF NOT EXISTS ambar_consumer_owners (consumer text PRIMARY KEY, owner text NOT NULL, epoch bigint NOT NULL, expires double precision NOT NULL)",
+            "CREATE TABLE IF NOT EXISTS ambar_consumer_standbys (consumer text NOT NULL, owner text NOT NULL, expires double precision NOT NULL, PRIMARY KEY (consumer, owner))",
             "CREATE TABLE IF NOT EXISTS ambar_ledger_marks (id bigserial PRIMARY KEY, at double precision NOT NULL, head bigint NOT NULL)",
             "INSERT INTO ambar_metadata (key, value) VALUES ('history_purged_through', '0') ON CONFLICT DO NOTHING",
         ] {

@@ -269,6 +269,15 @@ struct PostgreSQLSaveTransaction: SaveTransaction {
 
     func moveConsumer(_ move: ConsumerMove) throws {
         let now = Date().timeIntervalSince1970
+        if let fence = move.fence {
+            // FOR SHARE holds the ownership row until this transaction ends: a copy taking the
+            // consumer over waits for this save, which commits under the epoch it was fenced by.
+            let row = try connection.query("SELECT owner, epoch FROM ambar_consumer_owners WHERE consumer = $1 FOR SHARE", [.text(move.consumer)]).rows.first
+            let owner = row.flatMap { PostgreSQLValues.text($0[0]) }
+            guard owner == fence.owner.id, row.flatMap({ PostgreSQLValues.integer($0[1]) }) == fence.epoch else {
+                throw AmbarError.consumerLeaseLost(consumer: move.consumer, holder: owner.map { ConsumerOwner(id: $0).map(\.description) ?? $0 })
+            }
+        }
         // Under READ COMMITTED a concurrent move of the same row waits for the first one to commit
         // and then finds the token changed: exactly one of them moves it.
         let written: Int
@@ -284,9 +293,10 @@ struct PostgreSQLSaveTransaction: SaveTransaction {
             ).affectedRows
         }
         guard written == 0 else { return }
-        let found = try connection.query("SELECT token FROM ambar_cursors WHERE consumer = $1", [.text(move.consumer)]).rows.first.flatMap {
-            PostgreSQLValues.integer($0[0])
+        let row = try connection.query("SELECT token, lease FROM ambar_cursors WHERE consumer = $1", [.text(move.consumer)]).rows.first
+        if let lease = row.flatMap({ PostgreSQLValues.real($0[1]) }) {
+            throw AmbarError.consumerNameTaken(consumer: move.consumer, lease: lease)
         }
-        throw AmbarError.consumerPositionMoved(consumer: move.consumer, expected: move.expected, found: found)
+        throw AmbarError.consumerPositionMoved(consumer: move.consumer, expected: move.expected, found: row.flatMap { PostgreSQLValues.integer($0[0]) })
     }
 }

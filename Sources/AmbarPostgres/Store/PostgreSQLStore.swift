@@ -108,22 +108,31 @@ final class PostgreSQLStore: PersistentStore {
         }
     }
 
-    /// Runs `body` in one write transaction. A deadlock between two saves (SQLSTATE 40P01) rolls
-    /// back one of them; it is run again, up to three times.
+    /// Runs `body` in one READ COMMITTED write transaction: the level its compare-and-sets (a
+    /// row's version, a consumer's position) are written for, whatever the server's default. A
+    /// deadlock between two saves (SQLSTATE 40P01) or a serialization failure (40001, which a
+    /// server can still raise at this level in rare cases, and a pooler that drops the level
+    /// would raise often) rolls back one of them; it is run again, up to five times.
     func write<T>(_ operation: String, _ body: (any SQLServerConnection) throws -> T) throws(AmbarError) -> T {
         try pool.withConnection(operation) { connection in
             var attempt = 1
             while true {
                 do {
-                    return try Self.transaction(connection) { try body(connection) }
+                    return try Self.transaction(connection, "BEGIN ISOLATION LEVEL READ COMMITTED") { try body(connection) }
                 } catch {
-                    guard attempt < 3, (error as? SQLServerError)?.sqlState == "40P01" else { throw error }
-                    Self.logger.notice("a deadlock rolled back \(operation); running it again", metadata: ["attempt": "\(attempt)"])
+                    guard attempt < 5, let state = (error as? SQLServerError)?.sqlState, Self.retriedStates.contains(state) else { throw error }
+                    Self.logger.notice(
+                        "\(state == "40P01" ? "a deadlock" : "a serialization failure") rolled back \(operation); running it again",
+                        metadata: ["attempt": "\(attempt)", "sqlstate": "\(state)"])
                     attempt += 1
                 }
             }
         }
     }
+
+    /// The SQLSTATEs after which a write transaction is run again: deadlock_detected and
+    /// serialization_failure.
+    static let retriedStates: Set<String> = ["40P01", "40001"]
 
     /// Runs one statement (its own snapshot).
     func read(_ operation: String, _ sql: String, _ parameters: [SQLServerValue]) throws(AmbarError) -> [[SQLServerValue]] {
@@ -306,19 +315,15 @@ final class PostgreSQLStore: PersistentStore {
         return try run("fetch", compiled).compactMap { readRow($0, compiled.spec) }
     }
 
-    func fetchRowsAtHistoryHead(_ queries: [StoreQuery]) throws(AmbarError) -> (rows: [[StoreRow]], token: Int64) {
-        var compiled: [CompiledQuery] = []
-        for query in queries {
-            let rowSpec = try spec(for: try model.resolved.layout(query.entity))
-            compiled.append(try select({ rowSpec.selectList($0) }, query))
-        }
-        // One REPEATABLE READ snapshot (taken at its first statement) for the rows and the head
+    func fetchIDsAtHistoryHead(_ queries: [StoreQuery]) throws(AmbarError) -> (ids: [[ManagedObjectID]], token: Int64) {
+        let compiled = try queries.map { query throws(AmbarError) in try select({ "\($0).Z_PK, \($0).Z_ENT" }, query) }
+        // One REPEATABLE READ snapshot (taken at its first statement) for the IDs and the head
         // row, which every committing transaction updates.
-        return try pool.withConnection("fetch at the ledger head") { connection in
+        return try pool.withConnection("fetch IDs at the ledger head") { connection in
             try Self.transaction(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
                 let head = try connection.query("SELECT token FROM ambar_ledger_head WHERE id = 1", []).rows.first.flatMap { PostgreSQLValues.integer($0[0]) }
-                let rows = try compiled.map { query in try run(query, on: connection).compactMap { readRow($0, query.spec) } }
-                return (rows, head ?? 0)
+                let ids = try compiled.map { query in try run(query, on: connection).compactMap(objectID) }
+                return (ids, head ?? 0)
             }
         }
     }

@@ -59,6 +59,21 @@ final class ErrorTests: StoreTestCase {
             if case .storeCannotOpen(_, "no such file", _) = $0 { return true }
             return false
         }
+        // A directory given as the store: named as such, with the file to give instead.
+        let folder = directory.file("shared")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for open in [
+            { _ = try PersistentStoreCoordinator(model: self.model, store: .sqlite(folder)) },
+            { _ = try PersistentStoreCoordinator.storedModel(at: folder) },
+        ] as [() throws -> Void] {
+            assertThrows(open) {
+                if case .storeCannotOpen(let path, let reason, _) = $0 {
+                    return path == folder.path && reason.contains("it is a directory") && reason.contains("\(folder.path)/ambar.sqlite")
+                }
+                return false
+            }
+        }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.path), [], "nothing was made in it")
     }
 
     func testObjectIDURIsParseBackAndBadOnesThrow() throws {

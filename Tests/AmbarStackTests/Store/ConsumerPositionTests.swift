@@ -59,11 +59,22 @@ final class ConsumerPositionTests: StoreTestCase {
         }
         XCTAssertTrue(
             (AmbarError.consumerPositionMoved(consumer: "mailer", expected: 0, found: nil)).description.contains("was removed"))
-        // A merge position of that name is not a durable consumer's: the move is refused.
+        // A merge position of that name is not a durable consumer's: the move is refused, naming
+        // it (not as a move to where the consumer already was, which it would retry for ever).
         try coordinator.setHistoryCursor(consumer: "viewer-1", token: 0, lease: 120)
         XCTAssertThrowsError(try coordinator.moveConsumer("viewer-1", from: 0, to: 1)) { error in
-            XCTAssertEqual(error as? AmbarError, .consumerPositionMoved(consumer: "viewer-1", expected: 0, found: 0))
+            XCTAssertEqual(error as? AmbarError, .consumerNameTaken(consumer: "viewer-1", lease: 120))
+            XCTAssertTrue("\(error)".contains("merge position"), "\(error)")
         }
+        let context = privateContext("consumer")
+        try context.performAndWait { () throws(AmbarError) in
+            try insert("effect", in: context)
+            XCTAssertThrowsError(try context.save(movingConsumer: "viewer-1", from: 0, to: 1)) { error in
+                XCTAssertEqual(error as? AmbarError, .consumerNameTaken(consumer: "viewer-1", lease: 120))
+            }
+            XCTAssertTrue(context.hasChanges, "a refused save keeps the context's changes")
+        }
+        XCTAssertEqual(try coordinator.historyCursor(consumer: "viewer-1")?.token, 0)
     }
 
     func testAChildContextRefusesToMoveAPosition() throws {
