@@ -55,9 +55,11 @@ import Logging
 ///   handled: a slow consumer never buffers without bound; it falls behind in the ledger, which
 ///   holds the history for it within its lease.
 /// - History purged before it was processed is never skipped silently: see ``HistoryExpiry``.
-/// - Two processes running the same consumer do not apply a transaction twice: the position
-///   moves only from where it was read (`AmbarError/consumerPositionMoved(consumer:expected:found:)`),
-///   and the process that lost the race continues from the new position.
+/// - One copy of a consumer delivers at a time: it holds the name with an ownership lease
+///   (``Options/lease``) and every save is fenced by it; another copy stands by
+///   (``isStandingBy``) and takes over when the lease lapses or is released. A copy whose lease
+///   was taken over ends with `AmbarError/consumerLeaseLost(consumer:holder:)`, having written
+///   nothing more.
 /// - It wakes when the sharing layer sees the ledger move (a doorbell, a check, a save of this
 ///   process) and reads the ledger every ``Options/checkInterval`` anyway.
 /// - A save that collides with another process's save (a conflict, or a related object deleted
@@ -93,6 +95,12 @@ public final class ChangeConsumer: Sendable {
         public var pageSize = 500
         /// The merge policy of the handler's context (default `MergePolicy/mergeByPropertyObjectTrump`).
         public var mergePolicy = MergePolicy.mergeByPropertyObjectTrump
+        /// How long the consumer's ownership lease lasts (default 5 s): one copy of a consumer
+        /// delivers at a time; another copy of the same name stands by and takes over when the
+        /// active copy's lease lapses (it was killed, hung or cut off), or at its next check (see
+        /// ``checkInterval``; a third of the lease when shorter) when the active copy stops and
+        /// releases it. The owner renews it at least every third of it.
+        public var lease: Duration = .seconds(5)
 
         /// Options with every default.
         public init() {}
@@ -102,8 +110,11 @@ public final class ChangeConsumer: Sendable {
     public let name: String
     /// The options in use.
     public let options: Options
+    /// Who this copy is when it holds the consumer's ownership lease: this process's host and
+    /// PID, and when this value was made.
+    public let owner: ConsumerOwner
 
-    private struct State {
+    struct State {
         /// The position recorded in the store, as this process last read or wrote it; `nil` until loaded.
         var recorded: Int64?
         /// Where this process is: the recorded position, or past it by transactions it does not take.
@@ -119,15 +130,21 @@ public final class ChangeConsumer: Sendable {
         var stopped = false
         /// Whether the last read of the ledger found the database server out of reach.
         var unreachable = false
+        /// The ownership lease this process holds, nil while it stands by (or has not claimed).
+        var ownership: ConsumerOwnership?
+        /// When ``ownership`` was last taken or renewed.
+        var renewedAt: ContinuousClock.Instant?
+        /// The copy that holds the consumer while this one stands by.
+        var standingBy: ConsumerOwnership?
     }
 
     private let stack: DataStack
-    private let coordinator: PersistentStoreCoordinator
-    private let signal: LedgerSignal
+    let coordinator: PersistentStoreCoordinator
+    let signal: LedgerSignal
     private let heartbeat: Duration
-    private let state = Locked(State())
+    let state = Locked(State())
     private let queue: DispatchQueue
-    private let clock = ContinuousClock()
+    let clock = ContinuousClock()
     static let logger = Logger(label: "ambar.consumer")
 
     /// A consumer named `name` on the store that `sync` shares, woken by its doorbells.
@@ -140,8 +157,12 @@ public final class ChangeConsumer: Sendable {
         guard options.maximumBatchSize >= 1, options.pageSize >= 1, options.checkInterval > .zero else {
             throw .invalidArgument("a consumer's maximum batch size and page size must be at least 1, and its check interval positive")
         }
+        guard options.lease >= .milliseconds(300), options.lease <= .seconds(86_400) else {
+            throw .invalidArgument("a consumer's ownership lease must be from 0.3 s to a day, not \(options.lease)")
+        }
         self.name = name
         self.options = options
+        self.owner = Self.newOwner()
         self.stack = sync.stack
         self.coordinator = sync.coordinator
         self.signal = sync.ledgerSignal
@@ -186,8 +207,11 @@ public final class ChangeConsumer: Sendable {
     ///     with the context given, and return (the consumer saves; a `save()` of your own is
     ///     refused). Throwing ends `process` with that error: nothing of the batch is saved, and
     ///     the next start delivers it again.
-    /// - Throws: The handler's error, `AmbarError` from the store, or
-    ///   `AmbarError/invalidArgument(_:)` when this consumer is already running in this process.
+    /// - Throws: The handler's error, `AmbarError` from the store,
+    ///   `AmbarError/invalidArgument(_:)` when this consumer is already running in this process,
+    ///   `AmbarError/consumerLeaseLost(consumer:holder:)` when another copy took the consumer over,
+    ///   or `AmbarError/positionAheadOfLedger(consumer:position:head:)` when the store was put
+    ///   back to an earlier state by other means than Ambar's restore.
     public func process(
         reconcile: (@Sendable (HistoryExpiry, ManagedObjectContext) throws -> Void)? = nil,
         _ handler: @escaping @Sendable (HistoryTransaction, ManagedObjectContext) throws -> Void
@@ -209,6 +233,19 @@ public final class ChangeConsumer: Sendable {
         context.consumer = name
         context.mergePolicy = options.mergePolicy
         context.transactionAuthor = "consumer:\(name)"
+        do {
+            try await deliver(in: context, reconcile: reconcile, handler)
+        } catch {
+            await releaseOwnership()
+            throw error
+        }
+    }
+
+    /// ``processBatches(reconcile:_:)``'s loop.
+    private func deliver(
+        in context: ManagedObjectContext, reconcile: (@Sendable (HistoryExpiry, ManagedObjectContext) throws -> Void)?,
+        _ handler: @escaping @Sendable (ChangeBatch, ManagedObjectContext) throws -> Void
+    ) async throws {
         while let delivery = try await nextDelivery() {
             switch delivery {
             case .transactions(let batch):
@@ -242,16 +279,25 @@ public final class ChangeConsumer: Sendable {
         var attempt = 1
         while true {
             do {
+                let ownership = try heldOwnership()
                 try await context.perform { () throws in
                     defer { Self.reset(context) }
                     try body()
-                    try context.save(movingConsumer: name, from: expected, to: token)
+                    try context.save(movingConsumer: name, from: expected, to: token, fencedBy: ownership)
                 }
                 recorded(token)
                 return
             } catch AmbarError.consumerPositionMoved(_, _, let found) {
                 try positionMoved(to: found, expected: expected)
                 return
+            } catch AmbarError.consumerLeaseLost(let consumer, let holder) {
+                throw leaseLost(holder: holder, consumer: consumer)
+            } catch AmbarError.serverUnavailable(let server, let operation, let reason, _) {
+                // The save may or may not have committed: once the server answers (and this copy
+                // still holds the consumer), the batch runs again; had it committed, the
+                // compare-and-set finds the position moved to `token` and nothing is done twice.
+                noteUnreachable(true, detail: "\(server): \(operation): \(reason)")
+                guard try await waitForTheServer() else { return }
             } catch let error as AmbarError where attempt < Self.attemptsPerBatch && Self.mayCollide(error) {
                 Self.logger.notice(
                     "a consumer's save collided with another save; running the batch again on the current data",
@@ -290,26 +336,59 @@ public final class ChangeConsumer: Sendable {
     /// Records `token` as the position (the event before it was handled).
     func acknowledge(through token: Int64) async throws(AmbarError) {
         let expected = state.withLock { $0.recorded }
-        do {
-            try await onQueue { [coordinator, name] () throws(AmbarError) in try coordinator.moveConsumer(name, from: expected, to: token) }
-            recorded(token)
-        } catch .consumerPositionMoved(_, _, let found) {
-            try positionMoved(to: found, expected: expected)
+        while true {
+            let ownership = try heldOwnership()
+            do {
+                try await onQueue { [coordinator, name] () throws(AmbarError) in
+                    try coordinator.moveConsumer(name, from: expected, to: token, fencedBy: ownership)
+                }
+                recorded(token)
+                return
+            } catch .consumerPositionMoved(_, _, let found) {
+                try positionMoved(to: found, expected: expected)
+                return
+            } catch .consumerLeaseLost(let consumer, let holder) {
+                throw leaseLost(holder: holder, consumer: consumer)
+            } catch .serverUnavailable(let server, let operation, let reason, _) {
+                // As for a save: move it again once the server answers (a move that committed
+                // is found by the compare-and-set).
+                noteUnreachable(true, detail: "\(server): \(operation): \(reason)")
+                guard try await waitForTheServer() else { return }
+            }
         }
+    }
+
+    /// After a write the server did not answer: waits a check interval, then renews (or stands
+    /// by for) the consumer's lease, which also waits while the server stays out of reach.
+    /// Returns false when the consumer was stopped meanwhile.
+    ///
+    /// - Throws: ``AmbarError/consumerLeaseLost(consumer:holder:)`` when another copy took the
+    ///   consumer meanwhile.
+    private func waitForTheServer() async throws(AmbarError) -> Bool {
+        await signal.wait(after: signal.rings, timeout: options.checkInterval)
+        // holdOwnership throws when the lease this copy held is another's, or in another epoch.
+        return try await holdOwnership()
     }
 
     // MARK: - Delivery
 
     /// The next batch or expiry; `nil` once stopped or cancelled. Waits while there is nothing.
     func nextDelivery() async throws(AmbarError) -> ConsumerEvent? {
+        guard try await holdOwnership() else {
+            await releaseOwnership()
+            return nil
+        }
         try await loadPosition()
         while true {
             let now = clock.now
             state.withLock { $0.lastProgress = now }
             if Task.isCancelled || state.withLock({ $0.stopped }) {
                 try await recordSkipped()
+                await releaseOwnership()
                 return nil
             }
+            // Before each delivery: still this copy's (renewed at least every third of the lease).
+            guard try await holdOwnership() else { continue }
             if let batch = takeBatch() { return .transactions(batch) }
             let rings = signal.rings
             let readThrough = state.withLock { $0.readThrough }
@@ -337,8 +416,18 @@ public final class ChangeConsumer: Sendable {
                 }
                 continue
             }
+            // Nothing after the position: it must not be past the head (a store put back to an
+            // earlier state by other means), where waiting would take reused tokens for new ones.
+            let head = try await onQueue { [coordinator] () throws(AmbarError) in try coordinator.currentHistoryToken() }
+            if head < readThrough {
+                Self.logger.error(
+                    "the consumer's position is past the ledger's head: the store was put back to an earlier state",
+                    metadata: ["consumer": "\(name)", "position": "\(readThrough)", "head": "\(head)"])
+                await releaseOwnership()
+                throw .positionAheadOfLedger(consumer: name, position: readThrough, head: head)
+            }
             try await recordSkipped()
-            await signal.wait(after: rings, timeout: options.checkInterval)
+            await signal.wait(after: rings, timeout: min(options.checkInterval, renewalInterval))
         }
     }
 
@@ -381,16 +470,14 @@ public final class ChangeConsumer: Sendable {
             }
         }
         if let existing {
-            guard existing.isDurable else {
-                throw .invalidArgument(
-                    "'\(name)' names a sharing process's merge position, not a durable consumer; give the consumer a name of its own")
-            }
+            if let lease = existing.lease { throw .consumerNameTaken(consumer: name, lease: lease) }
             recorded(existing.token)
             Self.logger.info("consumer resumes after its recorded position", metadata: ["consumer": "\(name)", "position": "\(existing.token)"])
             return
         }
+        let ownership = try heldOwnership()
         do {
-            try await onQueue { [coordinator] () throws(AmbarError) in try coordinator.moveConsumer(name, from: nil, to: start) }
+            try await onQueue { [coordinator] () throws(AmbarError) in try coordinator.moveConsumer(name, from: nil, to: start, fencedBy: ownership) }
             recorded(start)
             Self.logger.info("consumer starts", metadata: ["consumer": "\(name)", "position": "\(start)", "starting-point": "\(options.startingPoint)"])
         } catch .consumerPositionMoved(_, _, let found) {
@@ -413,7 +500,7 @@ public final class ChangeConsumer: Sendable {
 
     /// Logs when reading the ledger starts failing because the server is out of reach, and when
     /// it works again.
-    private func noteUnreachable(_ now: Bool, detail: String) {
+    func noteUnreachable(_ now: Bool, detail: String) {
         let changed = state.withLock { s -> Bool in
             defer { s.unreachable = now }
             return s.unreachable != now
@@ -421,10 +508,10 @@ public final class ChangeConsumer: Sendable {
         guard changed else { return }
         if now {
             Self.logger.warning(
-                "the database server is out of reach; the consumer reads the ledger again every check interval",
+                "the database server did not answer (out of reach, or a row another session locks past the statement timeout); the consumer tries again at every check",
                 metadata: ["consumer": "\(name)", "error": "\(detail)"])
         } else {
-            Self.logger.notice("the ledger can be read again; the consumer continues", metadata: ["consumer": "\(name)"])
+            Self.logger.notice("the database server answers again; the consumer continues", metadata: ["consumer": "\(name)"])
         }
     }
 
@@ -446,6 +533,12 @@ public final class ChangeConsumer: Sendable {
         guard let found else {
             Self.logger.error("the consumer's position was removed while it ran; stopping", metadata: ["consumer": "\(name)"])
             throw .consumerPositionMoved(consumer: name, expected: expected, found: nil)
+        }
+        // A refusal that found the position where this process expected it is no move: going on
+        // from there would be refused again, for ever.
+        guard found != expected else {
+            Self.logger.error("the consumer's position was refused where it stood; stopping", metadata: ["consumer": "\(name)", "position": "\(found)"])
+            throw .consumerPositionMoved(consumer: name, expected: expected, found: found)
         }
         Self.logger.notice(
             "another process moved this consumer's position; continuing from there",
@@ -474,6 +567,8 @@ public final class ChangeConsumer: Sendable {
             s.position = 0
             s.readThrough = 0
             s.buffer = []
+            s.ownership = nil
+            s.standingBy = nil
         }
     }
 
@@ -482,7 +577,7 @@ public final class ChangeConsumer: Sendable {
     }
 
     /// Runs a store call on the consumer's queue, off the caller's thread (store calls block).
-    private func onQueue<T: Sendable>(_ body: @escaping @Sendable () throws(AmbarError) -> T) async throws(AmbarError) -> T {
+    func onQueue<T: Sendable>(_ body: @escaping @Sendable () throws(AmbarError) -> T) async throws(AmbarError) -> T {
         let result: Result<T, AmbarError> = await withCheckedContinuation { continuation in
             queue.async { continuation.resume(returning: Result(catching: { () throws(AmbarError) -> T in try body() })) }
         }

@@ -43,11 +43,20 @@ public struct ConsumerEvents: AsyncSequence, Sendable {
                 try consumer.beginRunning()
                 started = true
             }
-            if let token = unacknowledged {
-                try await consumer.acknowledge(through: token)
-                unacknowledged = nil
+            let event: ConsumerEvent?
+            do {
+                if let token = unacknowledged {
+                    try await consumer.acknowledge(through: token)
+                    unacknowledged = nil
+                }
+                event = try await consumer.nextDelivery()
+            } catch {
+                // The sequence ends with the error: a copy standing by takes over at once.
+                await consumer.releaseOwnership()
+                finish()
+                throw error
             }
-            guard let event = try await consumer.nextDelivery() else {
+            guard let event else {
                 finish()
                 return nil
             }

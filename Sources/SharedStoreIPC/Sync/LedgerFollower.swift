@@ -34,6 +34,8 @@ final class LedgerFollower: Sendable {
         /// Transactions of other processes queued for merging so far.
         var mergesQueued = 0
         var mergeScheduled = false
+        /// The first token of the batch the main queue is merging now.
+        var merging: Int64?
         var lastCursorWrite: ContinuousClock.Instant?
         var lastCursorWritten: Int64 = -1
         /// When the merge position was last recorded (or following started).
@@ -72,6 +74,7 @@ final class LedgerFollower: Sendable {
     private let events: ObserverList<RemoteMergeEvent>
     private let signal: LedgerSignal?
     private let state = Locked(State())
+    private let waiters = MergeWaiters()
     private let clock = ContinuousClock()
     static let logger = Logger(label: "ambar.sync.follower")
 
@@ -110,6 +113,26 @@ final class LedgerFollower: Sendable {
     /// The last token merged (or skipped as this process's own).
     var cursor: Int64 { state.withLock { $0.cursor } }
 
+    /// The token through which every transaction is in the main context (merged there, or this
+    /// process's own, or empty): the cursor, less what is still queued for the main queue.
+    var heldThrough: Int64 { state.withLock { Self.heldThrough($0) } }
+
+    private static func heldThrough(_ s: State) -> Int64 {
+        if let first = s.merging ?? s.pendingMerges.first?.transaction.token { return first - 1 }
+        return s.cursor
+    }
+
+    /// Waits until ``heldThrough`` reaches `token`, at most `timeout`; returns whether it did
+    /// (false at the time limit, when the task is cancelled, or once following stopped).
+    func waitUntilMerged(_ token: Int64, timeout: Duration) async -> Bool {
+        await waiters.wait(for: token, timeout: timeout) { [self] in heldThrough }
+    }
+
+    /// Resumes the waiters that ``heldThrough`` now covers.
+    private func releaseWaiters() {
+        waiters.release(through: heldThrough)
+    }
+
     /// Doorbells whose claim disagreed with the ledger, or that named a transaction it does not
     /// hold, since the follower started.
     var rejectedDoorbells: Int { state.withLock { $0.rejected } }
@@ -128,6 +151,7 @@ final class LedgerFollower: Sendable {
                 }
             }
         }
+        releaseWaiters()
     }
 
     /// A doorbell: reads the ledger now, unless the token is one already merged.
@@ -226,6 +250,7 @@ final class LedgerFollower: Sendable {
                     reject(token: token, reason: "the ledger holds no transaction with this token", &s)
                 }
             }
+            releaseWaiters()
             if page.count < Self.pageSize { return }
         }
     }
@@ -294,16 +319,52 @@ final class LedgerFollower: Sendable {
             s.cursor = max(s.cursor, current)
             s.claims = s.claims.filter { $0.key > s.cursor }
         }
+        releaseWaiters()
         Self.logger.warning("history after token \(cursor) was purged; refreshing every object")
+        refreshEverything(at: current)
+    }
+
+    /// What follows history this process can no longer read in order (purged, or a ledger put
+    /// back): on the main queue, every object is read again and observers get one event with
+    /// `historyExpired`, at `token`.
+    private func refreshEverything(at token: Int64) {
         let main = self.main
         let events = self.events
         main.enqueue {
             Self.refreshAll(main)
             events.post(
                 RemoteMergeEvent(
-                    token: current, author: nil, processID: 0, instanceID: 0, inserted: [], updated: [], deleted: [],
+                    token: token, author: nil, processID: 0, instanceID: 0, inserted: [], updated: [], deleted: [],
                     refreshed: Set(main.registeredObjects.map(\.objectID)), invalidated: [], latency: 0, historyExpired: true))
         }
+    }
+
+    /// Checks that the ledger's head is not behind the cursor. It is only when the store was put
+    /// back to an earlier state by other means than Ambar's restore (`pg_restore`, a file copied
+    /// over it in place): the tokens after the head will then name other transactions than the
+    /// ones merged. That is handled as expired history — the cursor moves back to the head, every
+    /// object is read again, and observers get an event with `historyExpired` — rather than
+    /// skipping the reused tokens in silence. A head that cannot be read is left to the next check.
+    func checkHeadNotBehindCursor() {
+        let cursor = state.withLock { $0.cursor }
+        let head: Int64
+        do {
+            head = try coordinator.currentHistoryToken()
+        } catch {
+            // The ledger read just before failed the same way and said so; the next check retries.
+            Self.logger.debug("the ledger's head cannot be read; checked again at the next check", metadata: ["error": "\(error)"])
+            return
+        }
+        guard head < cursor else { return }
+        state.withLock { s in
+            s.cursor = min(s.cursor, head)
+            s.claims = [:]
+        }
+        releaseWaiters()
+        Self.logger.warning(
+            "the ledger's head is behind this process's position: the store was put back to an earlier state by other means than Ambar's restore; refreshing every object",
+            metadata: ["position": "\(cursor)", "head": "\(head)"])
+        refreshEverything(at: head)
     }
 
     /// Re-reads every object of the main context (on its queue); a failure is logged, since the
@@ -339,7 +400,12 @@ final class LedgerFollower: Sendable {
                 s.pendingMerges = []
                 s.mergeScheduled = false
             }
+            s.merging = s.pendingMerges.first?.transaction.token
             return s.pendingMerges
+        }
+        defer {
+            state.withLock { $0.merging = nil }
+            releaseWaiters()
         }
         guard !batch.isEmpty else { return }
         let combined: DidSaveNotification
@@ -464,6 +530,7 @@ final class LedgerFollower: Sendable {
     /// for one — purging removes it once its lease has run out).
     func stop() {
         state.withLock { $0.stopped = true }
+        waiters.closeAll()
         do {
             if try !coordinator.removeHistoryCursor(consumer: positionName, lockWait: Self.positionLockWait) {
                 Self.logger.warning(

@@ -332,6 +332,46 @@ public final class SharedStoreSync: Sendable {
         // connection as they go: the hub goes, for the new store's processes.
     }
 
+    // MARK: - Reading your writes
+
+    /// Waits until this process's main context holds transaction `token` (and every one before
+    /// it): another process's merged into it, this process's own merged from the saving context.
+    /// Reads the ledger at once, so a token learned before its doorbell arrived is not waited for
+    /// in vain.
+    ///
+    /// Read your writes across processes: the process that saved hands its
+    /// `ManagedObjectContext.lastSavedToken` to this one (in a reply, a message), and this one
+    /// waits for it before it reads the main context.
+    ///
+    /// ```swift
+    /// try await sync.waitUntilMerged(token: reply.token, timeout: .seconds(5))
+    /// let order = try await stack.mainContext.perform { ... }   // sees what that save wrote
+    /// ```
+    ///
+    /// - Throws: `AmbarError.notMergedYet(token:heldThrough:waited:)` when it did
+    ///   not within `timeout` (a token of another store, a save that has not committed, sharing
+    ///   stopped meanwhile), `AmbarError.invalidArgument(_:)` for a token below 1 or
+    ///   a timeout that is not positive, and the failure that ended sharing, if one did.
+    public func waitUntilMerged(token: Int64, timeout: Duration = .seconds(10)) async throws(AmbarError) {
+        guard token > 0 else { throw .invalidArgument("a ledger token is 1 or more, not \(token)") }
+        guard timeout > .zero else { throw .invalidArgument("the timeout must be positive, not \(timeout)") }
+        if let failure = ending.error { throw failure }
+        let follower = self.follower
+        if follower.heldThrough < token {
+            queue.async { follower.follow() }
+            let started = ContinuousClock.now
+            guard await follower.waitUntilMerged(token, timeout: timeout) else {
+                if let failure = ending.error { throw failure }
+                let waited = ContinuousClock.now - started
+                let seconds = Double(waited.components.seconds) + Double(waited.components.attoseconds) / 1e18
+                throw .notMergedYet(token: token, heldThrough: follower.heldThrough, waited: (seconds * 100).rounded() / 100)
+            }
+        }
+        // What the main queue was given before now runs first: the merges of this process's own
+        // saves from its other contexts.
+        await main.perform {}
+    }
+
     // MARK: - Observing
 
     /// Calls `callback` after each remote transaction was merged into the main context (on the
@@ -355,7 +395,9 @@ public final class SharedStoreSync: Sendable {
     /// main queue.
     public func remoteMerges() -> AsyncStream<RemoteMergeEvent> { events.stream() }
 
-    /// The last ledger token this process has merged (or skipped as its own).
+    /// The last ledger token this process has read and given to its main context to merge (or
+    /// skipped as its own); the merge itself runs when the main queue next runs.
+    /// ``waitUntilMerged(token:timeout:)`` waits until it is done.
     public var mergedThrough: Int64 { follower.cursor }
     /// Whether a hub connection is open.
     public var isConnected: Bool { connection.isConnected }
@@ -439,7 +481,11 @@ public final class SharedStoreSync: Sendable {
             return true
         }
         guard due else { return }
-        if follower.follow() { SharingMetrics.checksFindingMissedWork.increment() }
+        if follower.follow() {
+            SharingMetrics.checksFindingMissedWork.increment()
+        } else {
+            follower.checkHeadNotBehindCursor()
+        }
         if watchdog?.foreignWriteHappened() == true {
             Self.logger.debug("the store changed outside Ambar; refreshing every object")
             let main = self.main

@@ -14,6 +14,9 @@ func runConsumer(directory: URL, store argument: String, name: String, batchSize
             var options = ChangeConsumer.Options()
             options.maximumBatchSize = batchSize
             options.startingPoint = .oldestRetained
+            // A short ownership lease: a copy started after a SIGKILL takes over within 0.3 s, so
+            // that the tests' many restarts each get to work.
+            options.lease = .milliseconds(300)
             let consumer = try ChangeConsumer(name: name, sharing: sync, options: options)
             reply("ready \(getpid())")
             try await consumer.process { transaction, context in

@@ -137,9 +137,6 @@ func runPeer(directory: URL, store argument: String) throws {
                 case "insert", "update", "delete":
                     let importer = try stack.importerContext()
                     let token: Int64? = try importer.performAndWait { () throws(AmbarError) -> Int64? in
-                        let tokens = Locked<Int64?>(nil)
-                        let observation = importer.observeDidSave { note in tokens.withLock { $0 = note.token } }
-                        defer { observation.cancel() }
                         let uid = words.count > 1 ? words[1] : ""
                         let value = words.count > 2 ? Int64(words[2]) ?? 0 : 0
                         if command == "insert" {
@@ -153,7 +150,7 @@ func runPeer(directory: URL, store argument: String) throws {
                             }
                         }
                         try importer.save()
-                        return tokens.withLock { $0 }
+                        return importer.lastSavedToken
                     }
                     reply("ok \(token ?? 0)")
                 case "watch":

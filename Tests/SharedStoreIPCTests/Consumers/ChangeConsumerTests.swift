@@ -226,4 +226,41 @@ final class ChangeConsumerTests: SharedStoreTestCase {
         XCTAssertEqual(try alerts(), [], "nothing of the batch was saved")
         XCTAssertEqual(try stack.writerCoordinator.historyCursor(consumer: "saver")?.token, 0)
     }
+
+    /// A sharing process whose merge position takes a running consumer's name (it overwrites the
+    /// position with a leased one) stops the consumer with an error naming that position: before,
+    /// each save was refused with the position where the consumer expected it, and it retried for
+    /// ever.
+    func testAMergePositionTakingARunningConsumersNameStopsItWithTheConflict() async throws {
+        try await share()
+        let coordinator = try stack.writerCoordinator
+        var options = ChangeConsumer.Options()
+        options.includesOwnTransactions = true
+        let consumer = try ChangeConsumer(name: "alerter", sharing: sync, options: options)
+        defer { consumer.stop() }
+        let delivered = Locked<[Int64]>([])
+        let ended = Locked<Result<Void, any Error>?>(nil)
+        let run = Task {
+            do {
+                try await consumer.process { transaction, _ in delivered.withLock { $0.append(transaction.token) } }
+                ended.withLock { $0 = .success(()) }
+            } catch {
+                ended.withLock { $0 = .failure(error) }
+            }
+        }
+        try await until("the consumer started") { try coordinator.historyCursor(consumer: "alerter") != nil }
+        let head = try coordinator.currentHistoryToken()
+        try coordinator.setHistoryCursor(consumer: "alerter", token: head, lease: 120)
+        let tokens = try await saveItems(["a"])
+        try await until("the consumer stopped") { ended.withLock { $0 } != nil }
+        await run.value
+        switch ended.withLock({ $0 }) {
+        case .failure(let error as AmbarError):
+            XCTAssertEqual(error, .consumerNameTaken(consumer: "alerter", lease: 120))
+        case let other:
+            XCTFail("the consumer ended with \(String(describing: other)), not the conflict")
+        }
+        XCTAssertEqual(delivered.withLock { $0 }, tokens, "the transaction was handled once, its position refused")
+        XCTAssertEqual(try coordinator.historyCursor(consumer: "alerter")?.lease, 120, "the merge position is left as it was")
+    }
 }

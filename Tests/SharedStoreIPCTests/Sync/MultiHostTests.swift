@@ -12,9 +12,11 @@ final class MultiHostTests: XCTestCase {
     var server: PostgresTestServer!
     var database = ""
     var hostDirectories: [TemporaryDirectory] = []
+    /// The store as the test process reaches it: over the server's Unix socket.
+    var localStore: URL!
 
     /// Builds `hosts` host namespaces around a server namespace running PostgreSQL.
-    func setUpNetwork(hosts: Int) throws {
+    func setUpNetwork(hosts: Int, model: ManagedObjectModel? = nil) throws {
         signal(SIGPIPE, SIG_IGN)
         do {
             network = try TestNetwork(hostCount: hosts)
@@ -24,7 +26,8 @@ final class MultiHostTests: XCTestCase {
         server = try PostgresTestServer.startPrivate(launcher: TestNetwork.launcher(network.server), listen: network.serverAddresses)
         let name = "hosts_\(UUID().uuidString.prefix(8))"
         database = PostgresTestServer.databaseName(name)
-        _ = try PersistentStoreCoordinator(model: try itemModel(), store: .postgres(try server.socketURL(database: name)))
+        localStore = try server.socketURL(database: name)
+        _ = try PersistentStoreCoordinator(model: try model ?? itemModel(), store: .postgres(localStore))
         hostDirectories = try (0..<hosts).map { _ in try TemporaryDirectory() }
     }
 

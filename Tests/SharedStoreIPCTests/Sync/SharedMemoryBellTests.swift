@@ -130,9 +130,26 @@ final class SharedMemoryBellTests: XCTestCase {
         }
         XCTAssertTrue(both, "both processes mapped the new bell")
         let before = try watcher.send("status")
+        let writerBefore = try writer.send("status")
         kill(hub.process.processIdentifier, SIGSTOP)
         XCTAssertTrue(try writer.send("insert u1 1").hasPrefix("ok "))
-        XCTAssertEqual(try watcher.await("digest") { $0 == "digest \"u1\"=1" }, "digest \"u1\"=1")
+        do {
+            let digest = try watcher.await("digest") { $0 == "digest \"u1\"=1" }
+            XCTAssertEqual(digest, "digest \"u1\"=1")
+        } catch {
+            // CI, stop 55: once in many runs the save did not reach the watcher; say all there is.
+            let statuses = [writerBefore, try writer.send("status"), before, try watcher.send("status")].joined(separator: "\n")
+            let logs = "watcher's log:\n\(watcher.log.suffix(4000))\nwriter's log:\n\(writer.log.suffix(2000))"
+            XCTFail("\(error)\nwriter then and now, watcher then and now:\n\(statuses)\nbell: \(bellHeader(path))\n\(logs)")
+        }
         XCTAssertEqual(statusField(try watcher.send("status"), "checks"), statusField(before, "checks"), "delivered by the new bell")
+    }
+
+    /// The bell file's header as hex (magic, layout, sequence, token), and its inode, for failure messages.
+    private func bellHeader(_ path: String) -> String {
+        let inode = (try? FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber]).map { "\(String(describing: $0))" } ?? "none"
+        // try?: a message only; a file that cannot be read says so
+        guard let data = try? Data(contentsOf: URL(fileURLWithPath: path)) else { return "unreadable (inode \(inode))" }
+        return data.prefix(24).map { String(format: "%02x", $0) }.joined() + " (inode \(inode), \(data.count) bytes)"
     }
 }
