@@ -80,6 +80,62 @@
             }
         }
 
+        /// `Ambar-After: TOKEN`: another process's save, named by its token, is in the answer; a
+        /// token no transaction has is a 504 after the bound, naming what the server holds; a
+        /// header that is not a token is a 400.
+        func testAmbarAfterAnswersOnceTheServerHoldsTheTransaction() async throws {
+            let writer = try Peer("writer", directory: directory)
+            defer { writer.kill() }
+            let token = try XCTUnwrap(Int64(try writer.send("insert late 3").dropFirst("ok ".count)))
+            XCTAssertGreaterThan(token, 0)
+            let after = HTTPField.Name("Ambar-After")!
+            try await application(token: nil).test(.router) { client in
+                try await client.execute(uri: "/v1/objects/Item?predicate=uid%20==%20%22late%22", method: .get, headers: [after: "\(token)"]) { response in
+                    XCTAssertEqual(response.status, .ok)
+                    XCTAssertTrue(String(buffer: response.body).contains("\"late\""), String(buffer: response.body))
+                }
+                try await client.execute(uri: "/v1/status", method: .get, headers: [after: "\(token)"]) { response in
+                    XCTAssertEqual(response.status, .ok)
+                    let status = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any])
+                    XCTAssertGreaterThanOrEqual((status["head_token"] as? NSNumber)?.int64Value ?? 0, token, "\(status)")
+                }
+                let started = ContinuousClock.now
+                try await client.execute(uri: "/v1/objects/Item", method: .get, headers: [after: "\(token + 50)"]) { response in
+                    XCTAssertEqual(response.status, .gatewayTimeout)
+                    let body = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any])
+                    XCTAssertEqual((body["token"] as? NSNumber)?.int64Value, token + 50)
+                    XCTAssertEqual((body["held_through"] as? NSNumber)?.int64Value, token)
+                    XCTAssertTrue((body["error"] as? String)?.contains("did not reach this server") == true, "\(body)")
+                }
+                XCTAssertGreaterThanOrEqual(ContinuousClock.now - started, ReadAfterToken.bound, "it waited for the bound")
+                for bad in ["soon", "0", "-3"] {
+                    try await client.execute(uri: "/v1/status", method: .get, headers: [after: bad]) { response in
+                        XCTAssertEqual(response.status, .badRequest, bad)
+                    }
+                }
+            }
+        }
+
+        /// A stream asked to start past the ledger's head (a client that followed a store since
+        /// put back to an earlier state by other means) is a 410 at once, naming the head, not a
+        /// stream that waits for tokens that will name other transactions.
+        func testAStartPastTheHeadIsGoneAtOnce() async throws {
+            let head = try stack.writerCoordinator.currentHistoryToken()
+            let lastEventID = HTTPField.Name("Last-Event-ID")!
+            try await application(token: nil).test(.router) { client in
+                try await client.execute(uri: "/v1/changes", method: .get, headers: [lastEventID: "\(head + 10)"]) { response in
+                    XCTAssertEqual(response.status, .gone)
+                    let body = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any])
+                    XCTAssertEqual((body["after"] as? NSNumber)?.int64Value, head + 10)
+                    XCTAssertEqual((body["head_token"] as? NSNumber)?.int64Value, head)
+                    XCTAssertTrue((body["error"] as? String)?.contains("past the ledger's head") == true, "\(body)")
+                }
+                try await client.execute(uri: "/v1/changes?after=\(head + 1)&entity=Item", method: .get) { response in
+                    XCTAssertEqual(response.status, .gone, "filtered streams too")
+                }
+            }
+        }
+
         /// However many ask at once, the status is made once, and then served from the cache
         /// until it is older than its maximum age or the ledger's head moves; a failure is not
         /// cached.

@@ -16,17 +16,35 @@ struct ConsumersCommand: ParsableCommand {
             the token it has processed; its lag, in transactions (the ledger's head minus its token) and \
             in seconds (since the oldest transaction it has not processed committed; 0 when it is at the \
             head); and how long ago it was last recorded. "expired" means history it had not processed \
-            was purged. --remove NAME forgets a position: a durable consumer of that name then starts \
+            was purged. A durable consumer run with an ownership lease (every ChangeConsumer, \
+            `watch --consumer`) then says which copy is active: "active pid P on HOST" and when its \
+            lease lapses, or "no active copy" once it lapsed (a copy standing by takes over at its \
+            next check), and the copies standing by. --remove NAME forgets a position: a durable consumer of that name then starts \
             afresh, and a running one stops at its next move.
             """)
 
     @OptionGroup var directory: DirectoryOptions
 
-    @Flag(name: .long, help: "One JSON object per line: consumer, kind, token, lag_tokens, lag_seconds, expired, last_seen, age_seconds, lease_seconds.")
+    @Flag(
+        name: .long,
+        help:
+            "One JSON object per line: consumer, kind, token, lag_tokens, lag_seconds, expired, last_seen, age_seconds, lease_seconds (a process's own lease; for a durable consumer, the consumer lease: see --consumer-lease), for a durable consumer standbys (the copies standing by: host, pid, started), and for a consumer with an ownership lease owner (host, pid, started), owner_epoch, owner_lease_remaining_seconds (negative once it lapsed)."
+    )
     var json = false
 
     @Option(name: .long, help: "Remove this consumer's position.")
     var remove: String?
+
+    @Option(
+        name: .long,
+        help:
+            "The consumer lease the process serving the hub purges with, in seconds (its --consumer-lease or the configuration file's consumer-lease; default 86400): a durable consumer's lease_seconds, how long after it was last seen it still holds history back."
+    )
+    var consumerLease: Double = HistoryRetention.standard.consumerLease
+
+    func validate() throws {
+        guard consumerLease > 0, consumerLease.isFinite else { throw ValidationError("--consumer-lease must be a positive number of seconds.") }
+    }
 
     func run() throws {
         bootstrapLogging(level: .warning)
@@ -42,19 +60,47 @@ struct ConsumersCommand: ParsableCommand {
         }
         let head = try coordinator.currentHistoryToken()
         let now = Date()
+        let owners = Dictionary(try coordinator.consumerOwnerships().map { ($0.consumer, $0) }, uniquingKeysWith: { first, _ in first })
+        let standbys = Dictionary(grouping: try coordinator.consumerStandbys(), by: \.consumer)
         for cursor in try coordinator.historyCursors() {
+            let ownership = cursor.isDurable ? owners[cursor.consumer] : nil
+            let remaining = ownership.map { $0.expires.timeIntervalSince(now) }
             let lag = try CursorLag(token: cursor.token, head: head, coordinator, now: now)
             let kind = cursor.isDurable ? "consumer" : "process"
             let age = max(0, now.timeIntervalSince(cursor.lastSeen))
             if json {
-                try JSONLine.print([
+                var line: [String: Any] = [
                     "consumer": cursor.consumer, "kind": kind, "token": cursor.token, "lag_tokens": lag.tokens, "lag_seconds": lag.seconds,
                     "expired": lag.expired, "last_seen": ISO8601DateFormatter().string(from: cursor.lastSeen), "age_seconds": age,
-                    "lease_seconds": cursor.lease ?? NSNull(),
-                ])
+                    "lease_seconds": cursor.lease ?? consumerLease,
+                ]
+                if cursor.isDurable {
+                    line["standbys"] = (standbys[cursor.consumer] ?? []).map { standby -> [String: Any] in
+                        ["host": standby.owner.host, "pid": Int(standby.owner.pid), "started": ISO8601DateFormatter().string(from: standby.owner.started)]
+                    }
+                }
+                if let ownership, let remaining {
+                    line["owner"] = [
+                        "host": ownership.owner.host, "pid": Int(ownership.owner.pid),
+                        "started": ISO8601DateFormatter().string(from: ownership.owner.started),
+                    ]
+                    line["owner_epoch"] = ownership.epoch
+                    line["owner_lease_remaining_seconds"] = remaining
+                }
+                try JSONLine.print(line)
             } else {
                 let lagText = lag.expired ? "expired" : "lag \(lag.tokens) (\(String(format: "%.1f", lag.seconds)) s)"
-                Swift.print("\(cursor.consumer)  \(kind)  at \(cursor.token)  \(lagText)  seen \(Int(age)) s ago")
+                var text = "\(cursor.consumer)  \(kind)  at \(cursor.token)  \(lagText)  seen \(Int(age)) s ago"
+                if let ownership, let remaining {
+                    text +=
+                        remaining > 0
+                        ? "  active \(ownership.owner) (lease \(String(format: "%.1f", remaining)) s left)"
+                        : "  no active copy (lease lapsed \(Int(-remaining)) s ago)"
+                }
+                if let waiting = standbys[cursor.consumer], !waiting.isEmpty {
+                    text += "  standing by: \(waiting.map { "\($0.owner)" }.joined(separator: ", "))"
+                }
+                Swift.print(text)
             }
         }
     }

@@ -60,6 +60,8 @@ struct StatusCommand: AsyncParsableCommand {
         let head = history.headToken
         let cursors = try coordinator.historyCursors()
         let now = Date()
+        let owners = Dictionary(try coordinator.consumerOwnerships().map { ($0.consumer, $0) }, uniquingKeysWith: { first, _ in first })
+        let standbys = Dictionary(grouping: try coordinator.consumerStandbys(), by: \.consumer)
         let report = StatusReport(
             store: directory.storeDisplay, backend: server?.backend ?? "sqlite",
             server: server.map {
@@ -72,7 +74,9 @@ struct StatusCommand: AsyncParsableCommand {
                 return StatusReport.Cursor(
                     consumer: $0.consumer, kind: $0.isDurable ? "consumer" : "process", token: $0.token,
                     lastSeen: ISO8601DateFormatter().string(from: $0.lastSeen),
-                    ageSeconds: max(0, now.timeIntervalSince($0.lastSeen)), lagTokens: lag.tokens, lagSeconds: lag.seconds, expired: lag.expired)
+                    ageSeconds: max(0, now.timeIntervalSince($0.lastSeen)), lagTokens: lag.tokens, lagSeconds: lag.seconds, expired: lag.expired,
+                    active: $0.isDurable ? owners[$0.consumer].flatMap { $0.expires > now ? "\($0.owner)" : nil } : nil,
+                    standingBy: $0.isDurable ? (standbys[$0.consumer] ?? []).map { "\($0.owner)" } : [])
             },
             history: StatusReport.History(
                 oldestToken: history.oldestToken, headToken: history.headToken, transactions: history.transactions, purgedThrough: history.purgedThrough),

@@ -98,9 +98,15 @@ struct StatusReport: Encodable {
         var lagSeconds: Double
         /// Whether the history after its token was purged: the consumer must reconcile.
         var expired: Bool
+        /// For a durable consumer run with an ownership lease, the copy that holds it now
+        /// (`pid P on HOST`); nil when none does.
+        var active: String?
+        /// For a durable consumer, the copies standing by (`pid P on HOST`).
+        var standingBy: [String] = []
 
         enum CodingKeys: String, CodingKey {
-            case consumer, kind, token, expired
+            case consumer, kind, token, expired, active
+            case standingBy = "standing_by"
             case lastSeen = "last_seen"
             case ageSeconds = "age_seconds"
             case lagTokens = "lag_tokens"
@@ -186,7 +192,9 @@ struct StatusReport: Encodable {
         }
         for cursor in cursors {
             let behind = cursor.expired ? "its history was purged" : "\(cursor.lagTokens) behind"
-            lines.append("cursor     \(cursor.consumer) (\(cursor.kind)) at \(cursor.token), \(behind) (seen \(Int(cursor.ageSeconds)) s ago)")
+            var copies = cursor.active.map { ", active: \($0)" } ?? ""
+            if !cursor.standingBy.isEmpty { copies += ", standing by: \(cursor.standingBy.joined(separator: "; "))" }
+            lines.append("cursor     \(cursor.consumer) (\(cursor.kind)) at \(cursor.token), \(behind) (seen \(Int(cursor.ageSeconds)) s ago)\(copies)")
         }
         for inbox in inboxes {
             let last = inbox.lastFailed.map { " (last: \($0))" } ?? ""

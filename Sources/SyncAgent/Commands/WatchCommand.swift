@@ -21,7 +21,11 @@ struct WatchCommand: AsyncParsableCommand {
             is never missed; after a crash (or SIGKILL) the last lines may be printed again, with the \
             same tokens. History purged before NAME read it prints a "history_expired": true line \
             (with "after" and "purged_through") and continues from the ledger's head. NAME's position \
-            stays in the store until `sync-agent consumers --remove NAME`.
+            stays in the store until `sync-agent consumers --remove NAME`. One copy of NAME prints at a \
+            time: it holds NAME with an ownership lease (--lease, 5 s), and another copy of the same \
+            NAME, on this host or another sharing the store, stands by (its systemd status says so) \
+            and takes over when that lease lapses (the active copy was killed, stopped or hung) or \
+            within a check (2 s) after the active copy stops gracefully.
             """)
 
     @OptionGroup var directory: DirectoryOptions
@@ -39,17 +43,23 @@ struct WatchCommand: AsyncParsableCommand {
     )
     var from: StartingPointOption = .head
 
+    @Option(name: .long, help: "With --consumer: the ownership lease in seconds, 0.3 to 86400 (default 5), after which a copy standing by takes over.")
+    var lease: Double = 5
+
     enum StartingPointOption: String, ExpressibleByArgument, CaseIterable {
         case head, oldest
     }
 
     func validate() throws {
         if consumer == nil && from != .head { throw ValidationError("--from applies to --consumer only") }
+        if consumer == nil && lease != 5 { throw ValidationError("--lease applies to --consumer only") }
+        guard lease >= 0.3, lease <= 86_400 else { throw ValidationError("--lease must be from 0.3 to 86400 seconds, not \(lease)") }
     }
 
     func run() async throws {
         let metrics = try metricsOptions.endpoint(command: "watch")
-        bootstrapLogging(level: .warning)
+        // A consumer's copies say on standard error (the journal) when they stand by and take over.
+        bootstrapLogging(level: consumer == nil ? .warning : .notice)
         let logger = Logger(label: "ambar.agent.watch")
         // Everything inside the service group, whose signal handlers are in place from the start:
         // a SIGTERM at any point stops it cleanly.
@@ -77,7 +87,12 @@ struct WatchCommand: AsyncParsableCommand {
             let durable = try makeConsumer(consumer, sync: sync)
             await services.add(AgentService { try await print(durable, asJSON: asJSON) })
             await services.add(
-                SystemdNotifyService(status: { "consumer \(consumer) at token \(durable.position.map(String.init) ?? "none")" }, logger: logger))
+                SystemdNotifyService(
+                    status: {
+                        durable.isStandingBy
+                            ? "consumer \(consumer) standing by (active: \(durable.activeOwner.map { "\($0)" } ?? "another copy"))"
+                            : "consumer \(consumer) at token \(durable.position.map(String.init) ?? "none")"
+                    }, logger: logger))
         } else {
             await services.add(AgentService { await printMerges(sync) })
             await services.add(SystemdNotifyService(status: { "printing the merges into the main context" }, logger: logger))
@@ -127,6 +142,7 @@ struct WatchCommand: AsyncParsableCommand {
         var options = ChangeConsumer.Options()
         options.maximumBatchSize = 100
         options.startingPoint = from == .oldest ? .oldestRetained : .head
+        options.lease = .milliseconds(Int64((lease * 1000).rounded()))
         return try ChangeConsumer(name: name, sharing: sync, options: options)
     }
 

@@ -36,13 +36,16 @@ struct ServeCommand: AsyncParsableCommand {
             transaction's last event carries "id:", and one that touches nothing followed sends "id:" \
             alone. Applied in order, they hold what `fetch --predicate` returns. A where reads only the \
             object's own values (400 otherwise). snapshot=true, without a position to resume from, \
-            starts with a "reset" event and every matching object, read with the ledger head it \
-            then follows from.
+            starts with a "reset" event and every matching object (which ones: read with the ledger \
+            head it then follows from; their values: read in batches as they are sent).
             GET /v1/objects/ENTITY?predicate=FORMAT&sort=KEY[:desc]&limit=N — a page of the matching \
             objects as a JSON array: limit of them (default 1000, at most 10000), ties broken by primary \
             key; while more remain, a Link rel="next" header gives the next page (an opaque cursor for \
             this query). A bad format is a 400 with "error" and "position".
             GET /v1/status — the object `status --json` prints (made again after each commit, otherwise at most once a second however many ask; the hub's peers asked at most every 2 s).
+            Ambar-After: TOKEN on /v1/objects and /v1/status — read your writes: the answer is read once \
+            this server holds transaction TOKEN (a save's token, an event's id), or is a 504 with "error", \
+            "token" and "held_through" after 5 s.
             GET /v1/latency — commit → merged latency in this process over the last 10 minutes (at most 20,000 merges): \
             {"window_seconds", "points": [{"at" (Unix seconds), "token", "latency_ms"}]}.
             GET / — a live status page for a browser (the ledger, the hub and its peers, consumers and their \
@@ -86,7 +89,11 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var streamQueue = StreamMemory.defaultPerStream
 
-    @Option(name: .long, help: "Bytes of events that may wait for all change-stream clients together (past them, as --stream-queue).")
+    @Option(
+        name: .long,
+        help:
+            "Bytes of events that may wait for all change-stream clients together, the same events waiting for several counted once (past them, as --stream-queue)."
+    )
     var streamQueueTotal = StreamMemory.defaultLimit
 
     @Option(

@@ -27,7 +27,10 @@
             let changes = ChangeStreamEndpoint(sync: sync, stack: stack, reads: reads, slots: streams, broadcast: broadcast, memory: memory)
             let objects = ObjectsEndpoint(stack: stack, reads: reads)
             router.get("/v1/changes") { request, context in try await changes.response(request, context: context) }
-            router.get("/v1/objects/:entity") { request, context in try await objects.response(request, context: context) }
+            router.get("/v1/objects/:entity") { request, context in
+                if let refusal = await ReadAfterToken.wait(for: request, sync: sync) { return refusal }
+                return try await objects.response(request, context: context)
+            }
             router.get("/") { _, _ in StatusPage.response() }
             router.get("/v1/latency") { _, _ in ServeResponses.json(try latency.json()) }
             // The store's part read on the read pool; the hub asked over a connection of its own at
@@ -42,7 +45,8 @@
                 target.withLock { $0 = store.hub }
                 return try store.with(hub: try await hub.value(for: 0)).jsonLine()
             }
-            router.get("/v1/status") { _, _ in
+            router.get("/v1/status") { request, _ in
+                if let refusal = await ReadAfterToken.wait(for: request, sync: sync) { return refusal }
                 // The ledger's head, one small read: a report made before the last commit is not served.
                 let coordinator = try stack.writerCoordinator
                 return ServeResponses.json(try await status.value(for: try await reads.read { try coordinator.currentHistoryToken() }))

@@ -7,13 +7,138 @@ import XCTest
 /// transaction's line is printed, none missing; a line printed again carries the same token and
 /// content. `sync-agent consumers` shows its position, kind and lag, and removes it.
 final class WatchConsumerTests: AgentTestCase {
-    private func startWatch(_ run: Int) throws -> (Process, URL) {
+    /// Starts `watch --consumer printer`; a short lease (`--lease 0.3`) lets a run started after
+    /// a SIGKILL take over at once, so that each of the many runs prints.
+    private func startWatch(_ run: Int, lease: Double = 0.3) throws -> (Process, URL) {
         let output = directory.url.appendingPathComponent("watch-\(run).ndjson")
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         let process = try startAgent(
-            ["watch", "--directory", directory.url.path, "--consumer", "printer", "--from", "oldest", "--json"],
-            output: try FileHandle(forWritingTo: output))
+            ["watch", "--directory", directory.url.path, "--consumer", "printer", "--from", "oldest", "--json", "--lease", String(lease)],
+            output: try FileHandle(forWritingTo: output), log: watchLog(run))
         return (process, output)
+    }
+
+    /// Where run `run` of `watch` writes its standard error.
+    private func watchLog(_ run: Int) -> URL { directory.url.appendingPathComponent("watch-\(run).log") }
+
+    /// The `consumers --json` line of `printer`.
+    private func printerLine() throws -> [String: Any]? {
+        let listed = try agent(["consumers", "--directory", directory.url.path, "--json"])
+        XCTAssertEqual(listed.status, 0, listed.error)
+        return try listed.output.split(separator: "\n").map(json).first { $0["consumer"] as? String == "printer" }
+    }
+
+    /// Two copies of one consumer: only the active one prints; the other takes over when the
+    /// active one is SIGKILLed (its lease lapses), and `consumers` names the active copy.
+    func testTwoCopiesPrintEachTransactionOnceAndTheStandbyTakesOverAKilledOne() throws {
+        try initStore()
+        let writer = try Peer("writer", directory: directory, store: store)
+        defer { writer.kill() }
+        let coordinator = try PersistentStoreCoordinator(model: try itemModel(), store: .sqlite(store))
+        let (first, firstOutput) = try startWatch(0, lease: 1)
+        defer { if first.isRunning { kill(first.processIdentifier, SIGKILL) } }
+        XCTAssertTrue(
+            try eventually(timeout: 30) { try self.printerLine().flatMap { $0["owner"] as? [String: Any] }?["pid"] as? Int == Int(first.processIdentifier) },
+            "the first copy is active")
+        let (second, secondOutput) = try startWatch(1, lease: 1)
+        defer { if second.isRunning { kill(second.processIdentifier, SIGKILL) } }
+        XCTAssertTrue(
+            try eventually(timeout: 30) { try String(contentsOf: self.watchLog(1), encoding: .utf8).contains("this one stands by") },
+            "the second copy says it stands by: \((try? String(contentsOf: watchLog(1), encoding: .utf8)) ?? "")")
+        let standbys = try XCTUnwrap(try printerLine()?["standbys"] as? [[String: Any]])
+        XCTAssertEqual(standbys.map { $0["pid"] as? Int }, [Int(second.processIdentifier)], "consumers lists the copy standing by")
+        let status = try agent(["status", "--directory", directory.url.path])
+        XCTAssertTrue(
+            status.output.contains("active: pid \(first.processIdentifier) on ") && status.output.contains("standing by: pid \(second.processIdentifier) on "),
+            status.output)
+
+        try writer.post("burst 200 a-")
+        XCTAssertTrue(try writer.receive(timeout: 120).hasPrefix("ok "))
+        let firstBurst = Int(try coordinator.currentHistoryToken())
+        XCTAssertTrue(
+            try eventually(timeout: 60) { try coordinator.historyCursor(consumer: "printer").map { $0.token >= firstBurst } ?? false },
+            "the active copy printed the first burst")
+        kill(first.processIdentifier, SIGKILL)
+        first.waitUntilExit()
+
+        try writer.post("burst 200 b-")
+        XCTAssertTrue(try writer.receive(timeout: 120).hasPrefix("ok "))
+        let last = Int(try coordinator.currentHistoryToken())
+        XCTAssertTrue(
+            try eventually(timeout: 60) { try coordinator.historyCursor(consumer: "printer").map { $0.token >= last } ?? false },
+            "the standby took over and printed the second burst")
+        XCTAssertTrue(try String(contentsOf: watchLog(1), encoding: .utf8).contains("this copy takes over"), "and when it takes over")
+        let line = try XCTUnwrap(try printerLine())
+        XCTAssertEqual((line["owner"] as? [String: Any])?["pid"] as? Int, Int(second.processIdentifier), "consumers names the active copy")
+        XCTAssertEqual(line["owner_epoch"] as? Int, 2)
+        XCTAssertEqual((line["standbys"] as? [Any])?.count, 0, "the copy that took over stands by no more")
+        kill(second.processIdentifier, SIGTERM)
+        second.waitUntilExit()
+
+        let byFirst = try lines(firstOutput).compactMap { $0["token"] as? Int }
+        let bySecond = try lines(secondOutput).compactMap { $0["token"] as? Int }
+        let expected = try coordinator.history(after: 0).filter { !$0.isEmpty }.map { Int($0.token) }
+        XCTAssertEqual(Set(byFirst + bySecond), Set(expected), "every transaction printed")
+        XCTAssertTrue(byFirst.allSatisfy { $0 <= firstBurst }, "the first copy printed only while it was active")
+        XCTAssertTrue(bySecond.allSatisfy { $0 > firstBurst }, "the standby printed nothing while the first copy was active")
+        XCTAssertEqual(byFirst.count + bySecond.count, expected.count, "no transaction printed twice")
+    }
+
+    /// The active copy frozen (SIGSTOP) past its lease: the standby takes over and prints what
+    /// commits meanwhile; thawed, the old copy prints nothing more, says it lost the lease and
+    /// exits non-zero (systemd starts it again, to stand by). At most the batch it had in hand is
+    /// printed by both.
+    func testAFrozenActiveCopyLosesItsLeaseAndExitsWhenThawed() throws {
+        try initStore()
+        let writer = try Peer("writer", directory: directory, store: store)
+        defer { writer.kill() }
+        let coordinator = try PersistentStoreCoordinator(model: try itemModel(), store: .sqlite(store))
+        let (first, firstOutput) = try startWatch(0, lease: 1)
+        defer {
+            kill(first.processIdentifier, SIGCONT)
+            if first.isRunning { kill(first.processIdentifier, SIGKILL) }
+        }
+        XCTAssertTrue(
+            try eventually(timeout: 30) { try self.printerLine().flatMap { $0["owner"] as? [String: Any] }?["pid"] as? Int == Int(first.processIdentifier) },
+            "the first copy is active")
+        let (second, secondOutput) = try startWatch(1, lease: 1)
+        defer { if second.isRunning { kill(second.processIdentifier, SIGKILL) } }
+        XCTAssertTrue(try eventually(timeout: 30) { try String(contentsOf: self.watchLog(1), encoding: .utf8).contains("this one stands by") })
+        try writer.post("burst 100 a-")
+        XCTAssertTrue(try writer.receive(timeout: 120).hasPrefix("ok "))
+        let firstBurst = Int(try coordinator.currentHistoryToken())
+        XCTAssertTrue(try eventually(timeout: 60) { try coordinator.historyCursor(consumer: "printer").map { $0.token >= firstBurst } ?? false })
+
+        kill(first.processIdentifier, SIGSTOP)
+        try writer.post("burst 100 b-")
+        XCTAssertTrue(try writer.receive(timeout: 120).hasPrefix("ok "))
+        let last = Int(try coordinator.currentHistoryToken())
+        XCTAssertTrue(
+            try eventually(timeout: 60) { try coordinator.historyCursor(consumer: "printer").map { $0.token >= last } ?? false },
+            "the standby took over from the frozen copy and printed the second burst")
+        XCTAssertEqual((try printerLine()?["owner"] as? [String: Any])?["pid"] as? Int, Int(second.processIdentifier))
+        let printedBeforeThaw = try lines(firstOutput).count
+
+        kill(first.processIdentifier, SIGCONT)
+        XCTAssertTrue(eventually(timeout: 30) { !first.isRunning }, "the thawed copy ends")
+        XCTAssertNotEqual(first.terminationStatus, 0, "non-zero: systemd starts it again")
+        XCTAssertEqual(try lines(firstOutput).count, printedBeforeThaw, "nothing printed after the thaw")
+        let firstLog = try String(contentsOf: watchLog(0), encoding: .utf8)
+        XCTAssertTrue(firstLog.contains("lost the consumer's ownership lease"), firstLog)
+        kill(second.processIdentifier, SIGTERM)
+        second.waitUntilExit()
+
+        let byFirst = try lines(firstOutput).compactMap { $0["token"] as? Int }
+        let bySecond = try lines(secondOutput).compactMap { $0["token"] as? Int }
+        let expected = try coordinator.history(after: 0).filter { !$0.isEmpty }.map { Int($0.token) }
+        XCTAssertEqual(Set(byFirst + bySecond), Set(expected), "every transaction printed")
+        // watch takes up to 100 transactions per batch: the frozen copy's batch in hand, printed
+        // but not acknowledged, is printed again by the standby — and nothing else.
+        let repeated = Set(byFirst).intersection(bySecond)
+        XCTAssertLessThanOrEqual(repeated.count, 100, "at most one batch printed by both")
+        XCTAssertEqual(Set(byFirst.suffix(repeated.count)), repeated, "the repeats are the last lines the frozen copy printed")
+        XCTAssertEqual(Set(byFirst).count, byFirst.count)
+        XCTAssertEqual(Set(bySecond).count, bySecond.count)
     }
 
     private func lines(_ file: URL) throws -> [[String: Any]] {
@@ -84,6 +209,12 @@ final class WatchConsumerTests: AgentTestCase {
         XCTAssertGreaterThanOrEqual(position, last, "SIGTERM recorded the position after the last line")
         XCTAssertEqual(printer["lag_tokens"] as? Int, Int(try coordinator.currentHistoryToken()) - position)
         XCTAssertEqual(printer["expired"] as? Bool, false)
+        XCTAssertEqual(printer["lease_seconds"] as? Double, 86_400, "a durable consumer's lease is the consumer lease, a day by default")
+        let leased = try agent(["consumers", "--directory", directory.url.path, "--json", "--consumer-lease", "600"])
+        XCTAssertEqual(leased.status, 0, leased.error)
+        let withLease = try XCTUnwrap(try leased.output.split(separator: "\n").map(json).first { $0["consumer"] as? String == "printer" })
+        XCTAssertEqual(withLease["lease_seconds"] as? Double, 600, "the hub's consumer lease, as given")
+        XCTAssertNotEqual(try agent(["consumers", "--directory", directory.url.path, "--consumer-lease", "0"]).status, 0)
 
         let removed = try agent(["consumers", "--directory", directory.url.path, "--remove", "printer"])
         XCTAssertEqual(removed.status, 0, removed.error)
