@@ -7,7 +7,7 @@ import Foundation
 struct RestoreCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "restore",
-        abstract: "Replace the store with a backup, safely while other processes use it (SQLite).",
+        abstract: "Replace the store with a backup, safely while other processes use it (SQLite or PostgreSQL).",
         discussion: """
             The backup is checked first (integrity, an Ambar store, the same store unless \
             --allow-another-store, and the store's model opens it); nothing changes when a check \
@@ -18,7 +18,16 @@ struct RestoreCommand: ParsableCommand {
             restart them on the restored store. The restored ledger continues after the replaced \
             one; every consumer's position is expired, so each reconciles once. restore waits up to \
             --wait seconds for the processes on the replaced store to let go, and names those that \
-            still hold it. For a store on PostgreSQL, restore with pg_restore instead.
+            still hold it.
+
+            On PostgreSQL (--store postgres://…) the backup is the archive `sync-agent backup` \
+            wrote; it is checked the same way (pg_restore reads it, an Ambar store, the same UUID). \
+            The restore is one transaction that takes every table of the store (waiting up to 30 s \
+            for a moment no other session uses them), replaces them with the archive's \
+            (pg_restore --clean) and moves the ledger past the old head; consumers' positions, \
+            leases and standbys, and the primary-key sequences, stay those of the running store. \
+            Nothing changes when any of it fails. Processes keep running: each finds its position \
+            expired and reconciles once. It runs pg_restore and psql (postgresql-client).
             """)
 
     @OptionGroup var directory: DirectoryOptions
@@ -29,7 +38,8 @@ struct RestoreCommand: ParsableCommand {
     @Flag(name: .long, help: "Restore a backup of another store (another UUID) over this one.")
     var allowAnotherStore = false
 
-    @Option(name: .long, help: "How many seconds to wait for the processes on the replaced store to let go of it.")
+    @Option(
+        name: .long, help: "How many seconds to wait for the processes on the replaced store to let go of it (SQLite: on PostgreSQL processes keep running).")
     var wait: Double = 10
 
     @Flag(name: .long, help: "Print the result as JSON.")
@@ -37,11 +47,18 @@ struct RestoreCommand: ParsableCommand {
 
     func run() throws {
         bootstrapLogging(level: .warning)
-        guard directory.serverURL == nil else {
-            throw ValidationError(
-                "restore replaces an SQLite store file; for a store on PostgreSQL, restore the pg_dump archive with pg_restore (see the deployment guide)")
-        }
         let model = try existingModel(directory)
+        if let serverURL = directory.serverURL {
+            let report = try PostgreSQLSupport.restore(serverURL, from: URL(fileURLWithPath: from), model: model, allowingAnotherStore: allowAnotherStore)
+            if json {
+                try JSONLine.print(report)
+            } else {
+                print(
+                    "restored \(report["backup"] ?? "") into \(report["store"] ?? "") (store \(report["store_uuid"] ?? "")): the backup's ledger ended at token \(report["backup_head"] ?? ""), the replaced store's at \(report["replaced_head"] ?? ""); the restored ledger continues at \(report["marker_token"] ?? "")"
+                )
+            }
+            return
+        }
         let report = try DataStack.restoreStore(
             at: directory.storeFile, from: URL(fileURLWithPath: from), model: model, allowingAnotherStore: allowAnotherStore)
         let holders = ReplacedStoreHolders.waitForRelease(of: report.keptAside, seconds: wait)

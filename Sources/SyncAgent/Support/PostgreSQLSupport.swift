@@ -64,6 +64,21 @@ enum PostgreSQLSupport {
         #endif
     }
 
+    /// Restores the store at `url` from an archive `sync-agent backup` wrote
+    /// (`DataStack.restoreStore(on:from:model:allowingAnotherStore:)`): what it did, as
+    /// `restore --json` prints it.
+    static func restore(_ url: URL, from backup: URL, model: ManagedObjectModel, allowingAnotherStore: Bool) throws -> [String: Any] {
+        #if PostgreSQL
+            let report = try DataStack.restoreStore(on: try PostgresURL(url), from: backup, model: model, allowingAnotherStore: allowingAnotherStore)
+            return [
+                "store": report.server, "backup": report.backup.path, "store_uuid": report.storeUUID, "backup_head": report.backupHead,
+                "replaced_head": report.replacedHead, "marker_token": report.markerToken,
+            ]
+        #else
+            throw notBuiltIn("--store")
+        #endif
+    }
+
     /// The server and database of `url` for people, never its password.
     static func display(_ url: URL) -> String {
         #if PostgreSQL
