@@ -100,7 +100,8 @@ public enum AmbarError: Error, Sendable, Equatable {
     /// to an earlier state by other means than Ambar's restore (`pg_restore`, a copied file), so
     /// the tokens after `head` will name other transactions than the ones the consumer handled.
     /// Nothing was read or written; reconcile with the store as it is, then start the consumer
-    /// afresh (remove its position).
+    /// afresh (remove its position). A `ChangeFeed` (a position kept outside the store) throws it
+    /// with an empty `consumer`.
     case positionAheadOfLedger(consumer: String, position: Int64, head: Int64)
     /// Transaction `token` did not reach this process within `waited` seconds: the process holds
     /// every transaction through `heldThrough`. The token may be from another store, or from a
@@ -217,6 +218,9 @@ extension AmbarError: CustomStringConvertible, LocalizedError {
             let now = holder.map { "\($0) holds it now" } ?? "it was removed"
             return
                 "This process no longer owns consumer '\(consumer)': its ownership lease lapsed (the process was paused or cut off from the store longer than the lease) and \(now). Nothing was written; this copy stops delivering and stands by."
+        case .positionAheadOfLedger(let consumer, let position, let head) where consumer.isEmpty:
+            return
+                "The change feed is at token \(position), past the ledger's head \(head): the store was put back to an earlier state by other means than Ambar's restore (pg_restore, a copied file), and the tokens after \(head) will name other transactions. The feed ends. Reconcile with the store as it is (as after expired history), then follow from the head."
         case .positionAheadOfLedger(let consumer, let position, let head):
             return
                 "Consumer '\(consumer)' is at token \(position), past the ledger's head \(head): the store was put back to an earlier state by other means than Ambar's restore (pg_restore, a copied file), and the tokens after \(head) will name other transactions. Nothing was read or written. Reconcile with the store as it is (as after expired history), then remove the position (`sync-agent consumers --remove \(consumer)`) and start the consumer again. `sync-agent restore` avoids this: the restored ledger continues past the old head."

@@ -11,7 +11,11 @@ import Foundation
 /// markers maintenance writes), a page at a time, and then waits, woken by the sharing layer's
 /// doorbells (and reading the ledger every `checkInterval` anyway). Reading again after the last
 /// token seen gives exactly the transactions that followed it: no gap, no repeat. When the history
-/// after the token was purged it yields ``Event/historyExpired(_:)`` and ends.
+/// after the token was purged it yields ``Event/historyExpired(_:)`` and ends. When its position is
+/// past the ledger's head (the store was put back to an earlier state by other means than Ambar's
+/// restore, and the next tokens will name other transactions) it throws
+/// `AmbarError.positionAheadOfLedger` (with an empty consumer name) at its next read that finds
+/// nothing, instead of waiting for them.
 ///
 /// ```swift
 /// for try await event in sync.changes(after: lastSeen) {
@@ -50,21 +54,32 @@ public struct ChangeFeed: AsyncSequence, Sendable {
         var ended = false
 
         /// The next page of transactions, waiting for one to commit; `nil` once the task is
-        /// cancelled or after an expiry. Throws the store's errors.
+        /// cancelled or after an expiry. Throws the store's errors, and
+        /// `AmbarError.positionAheadOfLedger` for a position past the ledger's head.
         public mutating func next() async throws -> Event? {
             while !ended && !Task.isCancelled {
                 let rings = feed.signal.rings
                 let (coordinator, after, limit) = (feed.coordinator, position, feed.pageSize)
-                let page: Result<[HistoryTransaction], AmbarError> = await withCheckedContinuation { continuation in
+                // The page, and after an empty one the ledger's head: a head behind the position
+                // means the store was put back to an earlier state.
+                let page: Result<(transactions: [HistoryTransaction], head: Int64?), AmbarError> = await withCheckedContinuation { continuation in
                     DispatchQueue.global().async {
-                        continuation.resume(returning: Result(catching: { () throws(AmbarError) in try coordinator.history(after: after, limit: limit) }))
+                        continuation.resume(
+                            returning: Result(catching: { () throws(AmbarError) in
+                                let transactions = try coordinator.history(after: after, limit: limit)
+                                return (transactions, transactions.isEmpty ? try coordinator.currentHistoryToken() : nil)
+                            }))
                     }
                 }
                 switch page {
-                case .success(let transactions) where !transactions.isEmpty:
-                    position = transactions[transactions.count - 1].token
-                    return .transactions(transactions)
-                case .success:
+                case .success(let read) where !read.transactions.isEmpty:
+                    position = read.transactions[read.transactions.count - 1].token
+                    return .transactions(read.transactions)
+                case .success(let read):
+                    if let head = read.head, head < after {
+                        ended = true
+                        throw AmbarError.positionAheadOfLedger(consumer: "", position: after, head: head)
+                    }
                     await feed.signal.wait(after: rings, timeout: feed.checkInterval)
                 case .failure(.historyExpired(_, let purgedThrough)):
                     ended = true

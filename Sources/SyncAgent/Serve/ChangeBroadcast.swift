@@ -88,30 +88,46 @@
 
         private func follow(reader: ManagedObjectContext, coordinator: PersistentStoreCoordinator) async throws {
             while !Task.isCancelled {
-                let head = try await reads.read { try coordinator.currentHistoryToken() }
-                start(at: head)
-                for try await event in sync.changes(after: head) {
-                    switch event {
-                    case .transactions(let page):
-                        try await broadcast(page, reader: reader)
-                    case .historyExpired:
-                        // The broadcast itself fell behind the purge: every stream goes on on its
-                        // own (meeting the expiry itself if it is behind it too), and the
-                        // broadcast starts again at the head.
-                        logger.warning("the change streams' shared reader fell behind the history's purge; it starts again at the head")
-                        detachAll()
+                let history = try await reads.read { try coordinator.historySummary() }
+                start(at: history)
+                do {
+                    for try await event in sync.changes(after: history.headToken) {
+                        switch event {
+                        case .transactions(let page):
+                            try await broadcast(page, reader: reader)
+                        case .historyExpired:
+                            // The broadcast itself fell behind the purge: every stream goes on on its
+                            // own (meeting the expiry itself if it is behind it too), and the
+                            // broadcast starts again at the head.
+                            logger.warning("the change streams' shared reader fell behind the history's purge; it starts again at the head")
+                            detachAll()
+                        }
                     }
+                } catch AmbarError.positionAheadOfLedger(_, let after, let head) {
+                    logger.warning(
+                        "the ledger's head went back: the store was put back to an earlier state by other means than sync-agent restore; every change stream ends with event: expired, and the shared reader starts again at the head",
+                        metadata: ["position": "\(after)", "head": "\(head)"])
+                    let event = try await reads.read { [stack] in
+                        ChangeStreamEndpoint.expiredEvent(try ChangeStreamEndpoint.pastTheHead(after: after, stack: stack) ?? ["after": after])
+                    }
+                    endAll(with: StreamQueue.Entry(buffer: event, position: nil))
                 }
             }
         }
 
-        /// Starts at the ledger's `head`: followers that joined before it, behind it, go on on
-        /// their own.
-        private func start(at head: Int64) {
+        /// Starts at the ledger's head (`history`): followers that joined before it, behind it, go
+        /// on on their own; followers past it (they joined while the broadcast held no position,
+        /// after the store was put back to an earlier state) end with `event: expired`.
+        private func start(at history: HistorySummary) {
+            let head = history.headToken
             position = head
-            for (id, follower) in followers where follower.after < head {
+            for (id, follower) in followers where follower.after != head {
                 followers[id] = nil
-                follower.queue.detach()
+                if follower.after < head {
+                    follower.queue.detach()
+                } else if let data = ChangeStreamEndpoint.pastTheHead(after: follower.after, history: history) {
+                    follower.queue.end(with: StreamQueue.Entry(buffer: ChangeStreamEndpoint.expiredEvent(data), position: nil))
+                }
             }
         }
 
@@ -124,6 +140,15 @@
 
         private func endAll() {
             for follower in followers.values { follower.queue.end() }
+            followers.removeAll()
+        }
+
+        /// Ends every follower's queue with `last` (what it had queued before is dropped: its
+        /// position means nothing any more); the broadcast holds no position until it starts
+        /// again.
+        private func endAll(with last: StreamQueue.Entry) {
+            position = nil
+            for follower in followers.values { follower.queue.end(with: last) }
             followers.removeAll()
         }
 

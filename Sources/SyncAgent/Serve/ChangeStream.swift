@@ -16,7 +16,8 @@
         ///
         /// It ends at graceful shutdown, when the client goes, after an `event: error` (a
         /// transaction that could not be sent) or an `event: expired` (history purged past its
-        /// position), and when a write fails.
+        /// position, or its position past the ledger's head: the store was put back to an
+        /// earlier state), and when a write fails.
         struct Stream: Sendable {
             let sync: SharedStoreSync
             let stack: DataStack
@@ -162,6 +163,22 @@
             private func catchUp(from position: inout Int64, writer: inout any ResponseBodyWriter) async throws -> Bool {
                 if await broadcast.join(queue, audience: audience, at: position) { return true }
                 let reader = try stack.temporaryContext()
+                do {
+                    return try await readOnItsOwn(from: &position, reader: reader, writer: &writer)
+                } catch AmbarError.positionAheadOfLedger(_, let after, _) {
+                    // The store was put back to an earlier state: the stream ends at once, as on
+                    // an expiry, and the client's reconnection is a 410.
+                    let event = try await reads.read { [stack] in
+                        ChangeStreamEndpoint.expiredEvent(try ChangeStreamEndpoint.pastTheHead(after: after, stack: stack) ?? ["after": after])
+                    }
+                    try await writer.write(event)
+                    return false
+                }
+            }
+
+            /// ``catchUp(from:writer:)``'s own reading of the ledger, until the shared reader
+            /// takes the stream.
+            private func readOnItsOwn(from position: inout Int64, reader: ManagedObjectContext, writer: inout any ResponseBodyWriter) async throws -> Bool {
                 let audience = self.audience
                 for try await event in sync.changes(after: position) {
                     guard !queue.hasEnded else { return false }
@@ -184,8 +201,7 @@
                     case .historyExpired(let expiry):
                         // Unreadable now: the stream ends, and the client reconnects (to a 410).
                         let data = try ChangeStreamEndpoint.expiry(after: expiry.position, purgedThrough: expiry.purgedThrough, head: expiry.head, stack: stack)
-                        // try?: numbers and null always encode.
-                        try await writer.write(ByteBuffer(string: "event: expired\ndata: \((try? ChangeStreamEndpoint.json(data)) ?? "{}")\n\n"))
+                        try await writer.write(ChangeStreamEndpoint.expiredEvent(data))
                         return false
                     }
                 }

@@ -157,14 +157,7 @@
         private static func gone(after start: Int64, stack: DataStack) throws -> Response? {
             switch Result(catching: { () throws(AmbarError) in try stack.writerCoordinator.history(after: start, limit: 0) }) {
             case .success:
-                let history = try stack.writerCoordinator.historySummary()
-                guard start > history.headToken else { return nil }
-                let data: [String: Any] = [
-                    "after": start, "purged_through": history.purgedThrough, "oldest_token": history.oldestToken ?? NSNull(),
-                    "head_token": history.headToken,
-                    "error":
-                        "position \(start) is past the ledger's head \(history.headToken): the store was put back to an earlier state, and the tokens after the head will name other transactions; reconcile with /v1/objects, then follow from head_token",
-                ]
+                guard let data = try pastTheHead(after: start, stack: stack) else { return nil }
                 return ServeResponses.json(Data(try json(data).utf8), status: .gone)
             case .failure(.historyExpired(let after, let purgedThrough)):
                 var data = try expiry(after: after, purgedThrough: purgedThrough, head: nil, stack: stack)
@@ -174,6 +167,30 @@
             case .failure(let error):
                 throw error
             }
+        }
+
+        /// What a client whose position `after` is past the ledger's head is told (the 410's JSON
+        /// and, for a stream already open, `event: expired`'s data): the expiry's fields and an
+        /// `error` saying why; nil when `after` is not past the head.
+        static func pastTheHead(after: Int64, stack: DataStack) throws -> [String: Any]? {
+            pastTheHead(after: after, history: try stack.writerCoordinator.historySummary())
+        }
+
+        /// ``pastTheHead(after:stack:)`` against `history`, read before.
+        static func pastTheHead(after: Int64, history: HistorySummary) -> [String: Any]? {
+            guard after > history.headToken else { return nil }
+            return [
+                "after": after, "purged_through": history.purgedThrough, "oldest_token": history.oldestToken ?? NSNull(),
+                "head_token": history.headToken,
+                "error":
+                    "position \(after) is past the ledger's head \(history.headToken): the store was put back to an earlier state, and the tokens after the head will name other transactions; reconcile with /v1/objects, then follow from head_token",
+            ]
+        }
+
+        /// The `event: expired` that ends a stream, with `data`.
+        static func expiredEvent(_ data: [String: Any]) -> ByteBuffer {
+            // try?: numbers, strings and null always encode.
+            ByteBuffer(string: "event: expired\ndata: \((try? json(data)) ?? "{}")\n\n")
         }
 
         /// What a client is told of history purged after its position `after` (the 410's JSON and

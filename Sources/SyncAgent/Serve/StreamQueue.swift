@@ -121,6 +121,19 @@
             }?.resume()
         }
 
+        /// Drops what waits and ends the queue with `last`, whatever the bounds: ``next()`` gives
+        /// `last`, then ``Next/ended``.
+        func end(with last: Entry) {
+            state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
+                guard !state.ended else { return nil }
+                Self.empty(&state, memory: memory)
+                state.detached = false
+                state.entries.append(last)
+                state.ended = true
+                return state.waiter.take()
+            }?.resume()
+        }
+
         /// Whether the queue has ended.
         var hasEnded: Bool { state.withLockedValue { $0.ended } }
 

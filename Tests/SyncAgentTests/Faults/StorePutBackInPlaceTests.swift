@@ -80,4 +80,60 @@ final class StorePutBackInPlaceTests: AgentTestCase {
             }, "the sharing process read every object again and said so")
         XCTAssertTrue(sharing.isRunning, "and goes on")
     }
+
+    /// A change-stream client of `serve` on the stream that began at the head: every line it
+    /// reads, then "ended" when the server ends the response.
+    private static let streamClient = """
+        import http.client, sys
+        connection = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=120)
+        connection.request("GET", "/v1/changes")
+        response = connection.getresponse()
+        print("status", response.status, flush=True)
+        while True:
+            line = response.readline()
+            if not line:
+                break
+            sys.stdout.write(line.decode())
+            sys.stdout.flush()
+        print("ended", flush=True)
+        """
+
+    func testAnOpenChangeStreamPastTheHeadEndsWithAnExpiry() throws {
+        try initStore()
+        let writer = try Peer("writer", directory: directory, store: store)
+        defer { writer.kill() }
+        let coordinator = try PersistentStoreCoordinator(model: try itemModel(), store: .sqlite(store))
+        XCTAssertTrue(try writer.send("burst 5 early-").hasPrefix("ok "))
+        let earlyHead = try coordinator.currentHistoryToken()
+        let early = directory.url.appendingPathComponent("early.sqlite")
+        try snapshot(to: early)
+
+        let (_, port, serveLog) = try startServe(["--listen", "127.0.0.1:0"])
+        let script = directory.url.appendingPathComponent("client.py")
+        try Data(Self.streamClient.utf8).write(to: script)
+        let received = directory.url.appendingPathComponent("stream.txt")
+        _ = FileManager.default.createFile(atPath: received.path, contents: nil)
+        let client = try startAgent(
+            ["client"], executable: URL(fileURLWithPath: "/usr/bin/env"), arguments: ["python3", "-u", script.path, String(port)],
+            output: try FileHandle(forWritingTo: received))
+        func text() -> String { (try? String(contentsOf: received, encoding: .utf8)) ?? "" }
+        XCTAssertTrue(eventually(timeout: 30) { text().contains("id: \(earlyHead)\n") }, "the stream begins at the head: \(text())")
+        XCTAssertTrue(try writer.send("burst 20 late-").hasPrefix("ok "))
+        let lateHead = try coordinator.currentHistoryToken()
+        XCTAssertTrue(eventually(timeout: 30) { text().contains("id: \(lateHead)\n") }, "the stream follows: \(text().suffix(300))")
+
+        try putBack(from: early)
+        XCTAssertTrue(eventually(timeout: 30) { text().contains("ended\n") }, "the stream ends instead of waiting past the head: \(text().suffix(300))")
+        let lines = text().split(separator: "\n")
+        let expired = try XCTUnwrap(lines.firstIndex(of: "event: expired"), text())
+        let data = try json(lines[expired + 1].dropFirst("data: ".count))
+        XCTAssertEqual(data["head_token"] as? Int, Int(earlyHead), "\(data)")
+        XCTAssertEqual(data["after"] as? Int, Int(lateHead), "\(data)")
+        XCTAssertTrue((data["error"] as? String)?.contains("past the ledger's head") == true, "\(data)")
+        XCTAssertFalse(lines[(expired + 2)...].contains { $0.hasPrefix("id: ") }, "nothing after the expiry: \(text().suffix(300))")
+        XCTAssertTrue(eventually(timeout: 10) { !client.isRunning })
+        XCTAssertTrue(
+            ((try? String(contentsOf: serveLog, encoding: .utf8)) ?? "").contains("the ledger's head went back"),
+            "serve says why its streams ended")
+    }
 }
