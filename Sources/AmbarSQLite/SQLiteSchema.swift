@@ -31,6 +31,11 @@ package enum SQLiteSchema {
                 CREATE TABLE IF NOT EXISTS ambar_consumer_owners (consumer TEXT PRIMARY KEY NOT NULL, owner TEXT NOT NULL, epoch INTEGER NOT NULL, expires REAL NOT NULL);
                 CREATE TABLE IF NOT EXISTS ambar_consumer_standbys (consumer TEXT NOT NULL, owner TEXT NOT NULL, expires REAL NOT NULL, PRIMARY KEY (consumer, owner));
                 CREATE TABLE IF NOT EXISTS ambar_ledger_marks (at REAL NOT NULL, head INTEGER NOT NULL);
+                CREATE TABLE IF NOT EXISTS ambar_outbox (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT, consumer TEXT NOT NULL, key TEXT NOT NULL UNIQUE, topic TEXT NOT NULL,
+                    payload BLOB NOT NULL, token INTEGER NOT NULL, recorded REAL NOT NULL, attempts INTEGER NOT NULL,
+                    last_error TEXT, not_before REAL NOT NULL);
+                CREATE INDEX IF NOT EXISTS ambar_outbox_by_consumer ON ambar_outbox (consumer, id);
                 INSERT OR IGNORE INTO ambar_metadata (key, value) VALUES ('history_purged_through', '0');
                 """)
         // Stores made before transactions carried their process instance gain the column; their
@@ -130,7 +135,7 @@ package enum SQLiteSchema {
     static func alreadyPrepared(_ db: Database, model: ManagedObjectModel) throws -> (uuid: String, entityIDs: [String: Int64])? {
         for table in [
             "ambar_metadata", "ambar_entities", "ambar_primarykeys", "ambar_transactions", "ambar_cursors", "ambar_receipts", "ambar_ledger_marks",
-            "ambar_consumer_owners", "ambar_consumer_standbys",
+            "ambar_consumer_owners", "ambar_consumer_standbys", "ambar_outbox",
         ] {
             guard try db.tableExists(table) else { return nil }
         }

@@ -230,4 +230,17 @@ struct SQLiteSaveTransaction: SaveTransaction {
         }
         throw AmbarError.consumerPositionMoved(consumer: move.consumer, expected: move.expected, found: row?["token"] as Int64?)
     }
+
+    func writeOutbox(_ move: ConsumerMove) throws {
+        let now = Date().timeIntervalSince1970
+        let insert = try db.cachedStatement(
+            sql:
+                "INSERT INTO ambar_outbox (consumer, key, topic, payload, token, recorded, attempts, not_before) VALUES (?, ?, ?, ?, ?, ?, 0, 0) ON CONFLICT(key) DO NOTHING"
+        )
+        for (index, message) in move.outbox.enumerated() {
+            let key = message.key(in: move, index: index)
+            try insert.execute(arguments: [move.consumer, key, message.topic, message.payload, move.token, now])
+            guard db.changesCount > 0 else { throw AmbarError.outboxKeyTaken(key: key) }
+        }
+    }
 }

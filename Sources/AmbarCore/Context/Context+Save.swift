@@ -39,6 +39,13 @@ extension ManagedObjectContext {
                     "this context belongs to consumer '\(consumer)', which saves it with its position when your handler returns; make your changes and return"
             )
         }
+        if !state.outbox.isEmpty && state.consumerMove == nil {
+            throw .saveRefused(
+                context: displayName,
+                reason:
+                    "it holds \(state.outbox.count) outbox message(s), which are written with a consumer's position move: save with save(movingConsumer:from:to:) (a ChangeConsumer does), or rollback() to drop them"
+            )
+        }
         processPendingChanges()
         guard hasChanges else { return }
         try persistentStoreCoordinator.checkUsable()
@@ -125,6 +132,8 @@ extension ManagedObjectContext {
         if let owner = self.consumer, owner != consumer {
             throw .saveRefused(context: displayName, reason: "this context belongs to consumer '\(owner)', not '\(consumer)'")
         }
+        var move = move
+        move.outbox = state.outbox
         state.consumerMove = move
         defer { state.consumerMove = nil }
         processPendingChanges()
@@ -133,6 +142,7 @@ extension ManagedObjectContext {
         } else {
             try persistentStoreCoordinator.move(move)
         }
+        state.outbox.removeAll()
     }
 
     /// Gives inserted objects permanent IDs now, before they are saved.

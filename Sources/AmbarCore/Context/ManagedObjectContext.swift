@@ -479,6 +479,8 @@ final class ContextState {
     var idempotencyKey: String?
     /// The consumer position moved by the save in progress (``ManagedObjectContext/save(movingConsumer:from:to:)``).
     var consumerMove: ConsumerMove?
+    /// Outbox messages recorded since the last save (``ManagedObjectContext/recordOutboxMessage(topic:payload:key:)``).
+    var outbox: [OutboxDraft] = []
     var pendingInserted = Set<ManagedObjectID>()
     var pendingUpdated = Set<ManagedObjectID>()
     var pendingDeleted = Set<ManagedObjectID>()
@@ -498,6 +500,7 @@ final class ContextState {
         pendingInserted.removeAll()
         pendingUpdated.removeAll()
         pendingDeleted.removeAll()
+        outbox.removeAll()
     }
 
     /// A number no results-controller pass in this context used before: objects a change touches

@@ -107,6 +107,9 @@ public enum AmbarError: Error, Sendable, Equatable {
     /// every transaction through `heldThrough`. The token may be from another store, or from a
     /// save that has not committed; wait again, or read the store directly.
     case notMergedYet(token: Int64, heldThrough: Int64, waited: TimeInterval)
+    /// An outbox message's idempotency key `key` is already in the store's outbox (a key given
+    /// twice while the first message waits to be sent). Nothing of the save was written.
+    case outboxKeyTaken(key: String)
     /// An argument cannot be used as given; the message says why and what to pass instead.
     case invalidArgument(String)
     /// The process has no file descriptor left for `operation` (`EMFILE`): its limit on open
@@ -227,6 +230,9 @@ extension AmbarError: CustomStringConvertible, LocalizedError {
         case .notMergedYet(let token, let heldThrough, let waited):
             return
                 "Transaction \(token) did not reach this process within \(waited) s: it holds every transaction through token \(heldThrough). Check that the token comes from this store and that sharing runs; then wait again (a longer timeout), or read the store directly."
+        case .outboxKeyTaken(let key):
+            return
+                "The outbox already holds a message with key '\(key)' that has not been sent: keys name one effect each. Nothing of the save was written. Give each message a key of its own, or none (the consumer, the token and the message's place are then the key)."
         case .invalidArgument(let reason):
             return "Invalid argument: \(reason)."
         case .tooManyOpenFiles(let operation, let limit):

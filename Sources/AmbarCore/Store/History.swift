@@ -116,6 +116,8 @@ package struct ConsumerMove: Sendable, Hashable {
     /// The ownership the consumer runs under: the move happens only while the store still
     /// records its owner and epoch; nil for a consumer that holds no lease.
     package let fence: ConsumerOwnership?
+    /// The outbox messages written with the move, in the same transaction.
+    package var outbox: [OutboxDraft] = []
 
     package init(consumer: String, expected: Int64?, token: Int64) {
         self.consumer = consumer

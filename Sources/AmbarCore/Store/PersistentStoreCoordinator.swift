@@ -214,6 +214,32 @@ public final class PersistentStoreCoordinator: Sendable {
         return try store.consumerStandbys()
     }
 
+    /// `consumer`'s outbox messages not sent yet, oldest first, at most `limit`: what its handlers
+    /// recorded with ``ManagedObjectContext/recordOutboxMessage(topic:payload:key:)``.
+    ///
+    /// A delivery loop sends each and then calls ``removeOutboxMessage(_:)``, or
+    /// ``deferOutboxMessage(_:error:until:)`` when sending failed (`ChangeConsumer.deliverOutbox(_:)`
+    /// in SharedStoreIPC is one).
+    public func outboxMessages(consumer: String, limit: Int = 100) throws(AmbarError) -> [OutboxMessage] {
+        try checkUsable()
+        return try store.outboxMessages(consumer: consumer, limit: max(1, limit))
+    }
+
+    /// Removes outbox message `id`, once it was sent; returns whether it was there (a copy of the
+    /// consumer on another host may have sent and removed it first).
+    @discardableResult
+    public func removeOutboxMessage(_ id: Int64) throws(AmbarError) -> Bool {
+        try checkUsable()
+        return try store.removeOutboxMessage(id)
+    }
+
+    /// Records that sending outbox message `id` failed with `error`: its attempts grow by one and
+    /// it is not sent again before `until`.
+    public func deferOutboxMessage(_ id: Int64, error: String, until: Date) throws(AmbarError) {
+        try checkUsable()
+        try store.deferOutboxMessage(id, error: error, until: until)
+    }
+
     /// Moves durable consumer `consumer`'s position from `expected` (`nil`: not recorded yet) to
     /// `token`, in a transaction of its own, and records that it is alive.
     ///

@@ -106,6 +106,7 @@ final class PostgreSQLOneStatementSave: SaveTransaction {
 
     func writeReceipt(_ key: String, token: Int64) throws { throw NotOneStatement() }
     func moveConsumer(_ move: ConsumerMove) throws { throw NotOneStatement() }
+    func writeOutbox(_ move: ConsumerMove) throws { throw NotOneStatement() }
 
     /// Every insert is tried as is: the statement refuses a row whose unique value is taken.
     var optimisticInsertMinimum: Int { 1 }

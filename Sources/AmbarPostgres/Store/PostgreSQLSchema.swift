@@ -14,7 +14,7 @@ enum PostgreSQLSchema {
 
     static let ambarTables = [
         "ambar_metadata", "ambar_entities", "ambar_ledger_head", "ambar_transactions", "ambar_cursors", "ambar_receipts", "ambar_ledger_marks",
-        "ambar_consumer_owners", "ambar_consumer_standbys",
+        "ambar_consumer_owners", "ambar_consumer_standbys", "ambar_outbox",
     ]
 
     /// The store's UUID and entity numbers when it is already prepared for `model` (read without
@@ -68,6 +68,13 @@ enum PostgreSQLSchema {
             "CREATE TABLE IF NOT EXISTS ambar_consumer_owners (consumer text PRIMARY KEY, owner text NOT NULL, epoch bigint NOT NULL, expires double precision NOT NULL)",
             "CREATE TABLE IF NOT EXISTS ambar_consumer_standbys (consumer text NOT NULL, owner text NOT NULL, expires double precision NOT NULL, PRIMARY KEY (consumer, owner))",
             "CREATE TABLE IF NOT EXISTS ambar_ledger_marks (id bigserial PRIMARY KEY, at double precision NOT NULL, head bigint NOT NULL)",
+            """
+            CREATE TABLE IF NOT EXISTS ambar_outbox (
+                id bigserial PRIMARY KEY, consumer text NOT NULL, key text NOT NULL UNIQUE, topic text NOT NULL, payload bytea NOT NULL,
+                token bigint NOT NULL, recorded double precision NOT NULL, attempts integer NOT NULL, last_error text,
+                not_before double precision NOT NULL)
+            """,
+            "CREATE INDEX IF NOT EXISTS ambar_outbox_by_consumer ON ambar_outbox (consumer, id)",
             "INSERT INTO ambar_metadata (key, value) VALUES ('history_purged_through', '0') ON CONFLICT DO NOTHING",
         ] {
             _ = try connection.query(statement, [])

@@ -299,4 +299,18 @@ struct PostgreSQLSaveTransaction: SaveTransaction {
         }
         throw AmbarError.consumerPositionMoved(consumer: move.consumer, expected: move.expected, found: row.flatMap { PostgreSQLValues.integer($0[0]) })
     }
+
+    func writeOutbox(_ move: ConsumerMove) throws {
+        let now = Date().timeIntervalSince1970
+        for (index, message) in move.outbox.enumerated() {
+            let key = message.key(in: move, index: index)
+            let written = try connection.query(
+                """
+                INSERT INTO ambar_outbox (consumer, key, topic, payload, token, recorded, attempts, not_before)
+                VALUES ($1, $2, $3, $4, $5, $6, 0, 0) ON CONFLICT (key) DO NOTHING
+                """, [.text(move.consumer), .text(key), .text(message.topic), .blob(message.payload), .integer(move.token), .real(now)]
+            ).affectedRows
+            guard written > 0 else { throw AmbarError.outboxKeyTaken(key: key) }
+        }
+    }
 }

@@ -51,6 +51,9 @@ package protocol SaveTransaction {
     /// Moves a durable consumer's position, only from where `move` expects it; otherwise throws
     /// ``AmbarError/consumerPositionMoved(consumer:expected:found:)`` (the save rolls back).
     func moveConsumer(_ move: ConsumerMove) throws
+    /// Writes `move`'s outbox messages (after its position moved), each with its key; a key
+    /// already in the outbox throws (the save rolls back).
+    func writeOutbox(_ move: ConsumerMove) throws
 
     /// From how many inserts into tables with uniqueness constraints on it pays to insert first
     /// and look for the holders of taken values only when the store refuses a row (see

@@ -111,6 +111,7 @@ package struct SaveWork<Transaction: SaveTransaction> {
         }
         if let move = changes.consumerMove {
             try db.moveConsumer(move)
+            if !move.outbox.isEmpty { try db.writeOutbox(move) }
         }
     }
 

@@ -1,0 +1,42 @@
+import AmbarCore
+import AmbarSQL
+import Foundation
+
+/// The outbox (`ambar_outbox`): messages durable consumers recorded with their position moves,
+/// until they are sent.
+extension PostgreSQLStore {
+    func outboxMessages(consumer: String, limit: Int) throws(AmbarError) -> [OutboxMessage] {
+        try read(
+            "read the outbox",
+            """
+            SELECT id, consumer, key, topic, payload, token, recorded, attempts, last_error, not_before
+            FROM ambar_outbox WHERE consumer = $1 ORDER BY id LIMIT $2
+            """, [.text(consumer), .integer(Int64(limit))]
+        ).compactMap { row in
+            guard let id = PostgreSQLValues.integer(row[0]), let consumer = PostgreSQLValues.text(row[1]), let key = PostgreSQLValues.text(row[2]),
+                let topic = PostgreSQLValues.text(row[3]), let token = PostgreSQLValues.integer(row[5]), let recorded = PostgreSQLValues.real(row[6]),
+                let attempts = PostgreSQLValues.integer(row[7]), let notBefore = PostgreSQLValues.real(row[9])
+            else { return nil }
+            var payload = Data()
+            if case .blob(let data) = row[4] { payload = data }
+            return OutboxMessage(
+                id: id, consumer: consumer, key: key, topic: topic, payload: payload, token: token, recorded: Date(timeIntervalSince1970: recorded),
+                attempts: Int(attempts), lastError: PostgreSQLValues.text(row[8]), notBefore: Date(timeIntervalSince1970: notBefore))
+        }
+    }
+
+    @discardableResult
+    func removeOutboxMessage(_ id: Int64) throws(AmbarError) -> Bool {
+        try write("remove a sent outbox message") { connection -> Bool in
+            try connection.query("DELETE FROM ambar_outbox WHERE id = $1", [.integer(id)]).affectedRows > 0
+        }
+    }
+
+    func deferOutboxMessage(_ id: Int64, error: String, until: Date) throws(AmbarError) {
+        try write("defer an outbox message") { connection in
+            _ = try connection.query(
+                "UPDATE ambar_outbox SET attempts = attempts + 1, last_error = $1, not_before = $2 WHERE id = $3",
+                [.text(error), .real(until.timeIntervalSince1970), .integer(id)])
+        }
+    }
+}
