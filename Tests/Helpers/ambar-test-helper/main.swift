@@ -22,7 +22,7 @@
 //         quit          -> bye
 //   ambar-test-helper diskfull <dir> tmpfs|fsize     (see DiskFull.swift)
 //   ambar-test-helper readonly <dir>                 (see DiskFull.swift)
-//   ambar-test-helper consume <shared-dir> <store> <name> <batch-size>   (see Consumer.swift)
+//   ambar-test-helper consume <shared-dir> <store> <name> <batch-size> [receiver]   (see Consumer.swift)
 //   ambar-test-helper probe <socket> <store-uuid>
 //       Tries the hub handshake and prints "welcome", "refused <code>" or "unreachable <error>".
 //         quit         -> bye
@@ -392,7 +392,9 @@ do {
     case "peer" where arguments.count >= 4:
         try runPeer(directory: URL(fileURLWithPath: arguments[2]), store: arguments[3])
     case "consume" where arguments.count >= 6:
-        try runConsumer(directory: URL(fileURLWithPath: arguments[2]), store: arguments[3], name: arguments[4], batchSize: Int(arguments[5]) ?? 1)
+        try runConsumer(
+            directory: URL(fileURLWithPath: arguments[2]), store: arguments[3], name: arguments[4], batchSize: Int(arguments[5]) ?? 1,
+            receiver: arguments.count >= 7 ? URL(fileURLWithPath: arguments[6]) : nil)
         dispatchMain()
     default:
         fail("unknown command \(arguments[1])")

@@ -111,6 +111,62 @@ final class ConsumerCopiesTests: SharedStoreTestCase {
         try await secondRun.value
     }
 
+    func testOnlyTheActiveCopySendsTheOutboxInOrderRetryingAFailedSend() async throws {
+        try await share()
+        let first = try ChangeConsumer(name: "mailer", sharing: sync, options: options(lease: .seconds(60)))
+        let second = try ChangeConsumer(name: "mailer", sharing: sync, options: options(lease: .seconds(60)))
+        defer {
+            first.stop()
+            second.stop()
+        }
+        // A message per transaction that inserted an item: its uid.
+        let record: @Sendable (HistoryTransaction, ManagedObjectContext) throws -> Void = { transaction, context in
+            for id in transaction.inserted where id.entityName == "Item" {
+                guard case .string(let uid) = try context.existingObject(with: id).value(forKey: "uid") else { continue }
+                try context.recordOutboxMessage(topic: "mail", payload: Data(uid.utf8))
+            }
+        }
+        // The receiver: what each copy sent; the first two attempts fail.
+        let sent = Locked<[(sender: ConsumerOwner, uid: String)]>([])
+        let attempts = Locked(0)
+        func deliver(_ consumer: ChangeConsumer) -> Task<Void, any Error> {
+            Task {
+                try await consumer.deliverOutbox(retryDelay: .milliseconds(50)) { message in
+                    if attempts.withLock({ count in
+                        count += 1
+                        return count <= 2
+                    }) {
+                        struct Refused: Error {}
+                        throw Refused()
+                    }
+                    sent.withLock { $0.append((consumer.owner, String(decoding: message.payload, as: UTF8.self))) }
+                }
+            }
+        }
+        let firstRun = Task { try await first.process(record) }
+        let firstDelivery = deliver(first)
+        try await until("the first copy is active") { first.activeOwner == first.owner }
+        let secondRun = Task { try await second.process(record) }
+        let secondDelivery = deliver(second)
+        try await until("the second copy stands by") { second.isStandingBy }
+
+        try await saveItems(["a", "b", "c"])
+        try await until("the first copy sent a, b and c") { sent.withLock { $0.map(\.uid) } == ["a", "b", "c"] }
+        XCTAssertEqual(Set(sent.withLock { $0.map(\.sender) }), [first.owner], "the standby sent nothing")
+        XCTAssertEqual(attempts.withLock { $0 }, 5, "a was refused twice, then sent, in order")
+        first.stop()
+        try await firstRun.value
+        try await firstDelivery.value
+        try await until("the second copy took over") { second.activeOwner == second.owner }
+        try await saveItems(["d", "e"])
+        try await until("the second copy sent d and e") { sent.withLock { $0.map(\.uid) } == ["a", "b", "c", "d", "e"] }
+        XCTAssertEqual(sent.withLock { $0.suffix(2).map(\.sender) }, [second.owner, second.owner])
+        XCTAssertEqual(try stack.writerCoordinator.outboxMessages(consumer: "mailer"), [], "every sent message was removed")
+        second.stop()
+        try await secondRun.value
+        try await secondDelivery.value
+    }
+
     func testACopyThatLostItsLeaseMidBatchSavesNothingAndEndsWithTheError() async throws {
         try await share()
         let lease = Duration.milliseconds(600)

@@ -25,11 +25,13 @@ final class DurableConsumerTests: XCTestCase {
         return try PersistentStoreCoordinator(model: try alertModel(), store: description)
     }
 
-    /// Starts the consumer process and waits until it runs.
-    private func startConsumer(_ name: String, batch: Int, log: String) throws -> SpawnedProcess {
+    /// Starts the consumer process (delivering its outbox to `receiver`, if given) and waits
+    /// until it runs.
+    private func startConsumer(_ name: String, batch: Int, log: String, receiver: URL? = nil) throws -> SpawnedProcess {
         let logFile = directory.url.appendingPathComponent("\(log).log")
         let process = try SpawnedProcess(
-            BuiltProducts.url("ambar-test-helper").path, ["consume", directory.url.path, store, name, String(batch)], log: logFile)
+            BuiltProducts.url("ambar-test-helper").path, ["consume", directory.url.path, store, name, String(batch)] + (receiver.map { [$0.path] } ?? []),
+            log: logFile)
         let text = { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
         try awaitCondition(timeout: 30, "consumer \(log) is ready") { text().contains("ready") || !process.isRunning }
         XCTAssertTrue(process.isRunning, "consumer \(log) died at start: \(text())")
@@ -45,20 +47,22 @@ final class DurableConsumerTests: XCTestCase {
         var description: String { "timed out waiting until \(what)" }
     }
 
-    private func check(_ consumerName: String, writers: [String: Int], restarts: Int, batch: Int) throws {
+    /// With `receiver`, the consumer also records an outbox message per alert and delivers it
+    /// there: each alert's message must reach it, under one key, whatever the kills.
+    private func check(_ consumerName: String, writers: [String: Int], restarts: Int, batch: Int, receiver: URL? = nil) throws {
         let peers = try writers.keys.sorted().map { try Peer($0, directory: directory, storeArgument: store) }
         defer { peers.forEach { $0.kill() } }
         for (peer, prefix) in zip(peers, writers.keys.sorted()) { try peer.post("burst \(writers[prefix]!) \(prefix)-") }
 
         var generator = SystemRandomNumberGenerator()
-        var consumer = try startConsumer(consumerName, batch: batch, log: "consumer-0")
+        var consumer = try startConsumer(consumerName, batch: batch, log: "consumer-0", receiver: receiver)
         for restart in 1...restarts {
             usleep(UInt32.random(in: 20_000...300_000, using: &generator))
             XCTAssertTrue(consumer.isRunning, "consumer-\(restart - 1) ran until killed")
             kill(consumer.processIdentifier, SIGKILL)
             XCTAssertNotNil(consumer.waitForExit(timeout: 10))
             if restart % 3 == 0 { usleep(100_000) }  // transactions commit while it is down
-            consumer = try startConsumer(consumerName, batch: batch, log: "consumer-\(restart)")
+            consumer = try startConsumer(consumerName, batch: batch, log: "consumer-\(restart)", receiver: receiver)
         }
         for peer in peers { XCTAssertTrue(try peer.receive(timeout: 120).hasPrefix("ok "), "\(peer.name) wrote every item") }
 
@@ -67,6 +71,9 @@ final class DurableConsumerTests: XCTestCase {
         let lastItemToken = try coordinator.history(after: 0).filter { !$0.inserted.filter { $0.entityName == "Item" }.isEmpty }.map(\.token).max() ?? 0
         try awaitCondition(timeout: 60, "the consumer's position passes token \(lastItemToken)") {
             try coordinator.historyCursor(consumer: consumerName).map { $0.token >= lastItemToken } ?? false
+        }
+        if receiver != nil {
+            try awaitCondition(timeout: 60, "the outbox is empty") { try coordinator.outboxMessages(consumer: consumerName).isEmpty }
         }
         XCTAssertTrue(consumer.isRunning, "the last consumer ran until killed")
         kill(consumer.processIdentifier, SIGKILL)
@@ -90,6 +97,16 @@ final class DurableConsumerTests: XCTestCase {
         let repeated = Dictionary(grouping: alerts, by: { $0 }).filter { $0.value.count > 1 }.keys.sorted()
         XCTAssertEqual(repeated, [], "no alert was made twice")
         XCTAssertEqual(alerts.count, expected.count)
+        guard let receiver else { return }
+        // The receiver: every alert's message, each key naming one alert; a key may come twice
+        // (a kill between the delivery and its removal), which a receiver keeping keys ignores.
+        let lines = try String(contentsOf: receiver, encoding: .utf8).split(separator: "\n").map { $0.split(separator: "\t").map(String.init) }
+        XCTAssertTrue(lines.allSatisfy { $0.count == 2 }, "\(lines.filter { $0.count != 2 })")
+        let byKey = Dictionary(grouping: lines.filter { $0.count == 2 }, by: { $0[0] }).mapValues { Set($0.map { $0[1] }) }
+        XCTAssertTrue(byKey.values.allSatisfy { $0.count == 1 }, "a key names one effect: \(byKey.filter { $0.value.count > 1 })")
+        XCTAssertEqual(Set(byKey.values.compactMap(\.first)), expected, "every alert's message reached the receiver")
+        XCTAssertEqual(byKey.count, expected.count, "one key per alert")
+        XCTAssertLessThanOrEqual(lines.count - byKey.count, restarts, "a message is sent again only after a kill: \(lines.count - byKey.count) repeats")
     }
 
     func testAConsumerKilledTwentyTimesMakesEachAlertExactlyOnce() throws {
@@ -98,5 +115,10 @@ final class DurableConsumerTests: XCTestCase {
 
     func testBatchesOfSeveralTransactionsAreExactlyOnceToo() throws {
         try check("batched-alerter", writers: ["w1": TestScale.count(1_000), "w2": TestScale.count(1_000)], restarts: 8, batch: 16)
+    }
+
+    func testOutboxMessagesReachTheReceiverOnceByKeyAcrossKills() throws {
+        let receiver = directory.url.appendingPathComponent("receiver.tsv")
+        try check("mailer", writers: ["w1": TestScale.count(600), "w2": TestScale.count(600)], restarts: 10, batch: 4, receiver: receiver)
     }
 }
