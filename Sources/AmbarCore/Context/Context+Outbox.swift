@@ -15,8 +15,8 @@ extension ManagedObjectContext {
     /// ```swift
     /// try await consumer.process { transaction, context in
     ///     for id in transaction.inserted where id.entityName == "Order" {
-    ///         let order = try context.existingObject(with: id)
-    ///         let mail = Mail(to: order.string("email"), subject: "Order received")
+    ///         guard let order = try context.existingObject(with: id) as? Order else { continue }
+    ///         let mail = Mail(to: order.email, subject: "Order received")
     ///         try context.recordOutboxMessage(topic: "mail", payload: try JSONEncoder().encode(mail))
     ///     }
     /// }

@@ -15,7 +15,7 @@ extension ChangeConsumer {
     /// message is tried again after `retryDelay`, doubled at each failure up to
     /// `maximumRetryDelay`; its attempts and last error are in the store (`sync-agent consumers`).
     /// A copy that dies after `send` and before the removal sends the message again, with the same
-    /// ``OutboxMessage/key``: hand the key to the receiver (an `Idempotency-Key` header, a message
+    /// `OutboxMessage.key`: hand the key to the receiver (an `Idempotency-Key` header, a message
     /// ID), and a receiver that keeps the keys it has acted on sees each effect once.
     ///
     /// ```swift
