@@ -90,6 +90,37 @@ final class ChangeConsumerTests: SharedStoreTestCase {
         XCTAssertEqual(handled.withLock { $0 }, first, "nothing is handled after it stopped")
     }
 
+    /// A consumer's service and its outbox's, in one group: the handler's messages are sent while
+    /// the group runs, and both return at its graceful shutdown.
+    func testAnOutboxServiceSendsUntilGracefulShutdown() async throws {
+        try await share()
+        var options = ChangeConsumer.Options()
+        options.includesOwnTransactions = true  // the items are this process's
+        let consumer = try ChangeConsumer(name: "mailer", sharing: sync, options: options)
+        let sent = Locked<[String]>([])
+        try await testGracefulShutdown { trigger in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    try await consumer.service { transaction, context in
+                        for id in transaction.inserted {
+                            guard case .string(let uid) = try context.existingObject(with: id).value(forKey: "uid") else { continue }
+                            try context.recordOutboxMessage(topic: "mail", payload: Data(uid.utf8))
+                        }
+                    }.run()
+                }
+                group.addTask {
+                    try await consumer.outboxService { message in sent.withLock { $0.append(String(decoding: message.payload, as: UTF8.self)) } }.run()
+                }
+                try await until("the consumer started") { try self.stack.writerCoordinator.historyCursor(consumer: "mailer") != nil }
+                try await saveItems(["a", "b"])
+                try await until("both messages were sent") { sent.withLock { $0 } == ["a", "b"] }
+                trigger.triggerGracefulShutdown()
+                try await group.waitForAll()  // both run() returned
+            }
+        }
+        XCTAssertEqual(try stack.writerCoordinator.outboxMessages(consumer: "mailer"), [], "sent messages are removed")
+    }
+
     func testPurgedHistoryIsReconciledFromTheDataThenDeliveryContinuesAfterTheHead() async throws {
         try await share()
         var options = ChangeConsumer.Options()
