@@ -32,7 +32,7 @@ package enum SQLiteSchema {
                 CREATE TABLE IF NOT EXISTS ambar_consumer_standbys (consumer TEXT NOT NULL, owner TEXT NOT NULL, expires REAL NOT NULL, PRIMARY KEY (consumer, owner));
                 CREATE TABLE IF NOT EXISTS ambar_ledger_marks (at REAL NOT NULL, head INTEGER NOT NULL);
                 CREATE TABLE IF NOT EXISTS ambar_outbox (
-                    id INTEGER PRIMARY KEY AUTOINCREMENT, consumer TEXT NOT NULL, key TEXT NOT NULL UNIQUE, topic TEXT NOT NULL,
+                    id INTEGER PRIMARY KEY, consumer TEXT NOT NULL, key TEXT NOT NULL UNIQUE, topic TEXT NOT NULL,
                     payload BLOB NOT NULL, token INTEGER NOT NULL, recorded REAL NOT NULL, attempts INTEGER NOT NULL,
                     last_error TEXT, not_before REAL NOT NULL);
                 CREATE INDEX IF NOT EXISTS ambar_outbox_by_consumer ON ambar_outbox (consumer, id);

@@ -23,18 +23,18 @@ extension SQLiteStore {
     }
 
     @discardableResult
-    package func removeOutboxMessage(_ id: Int64) throws(AmbarError) -> Bool {
+    package func removeOutboxMessage(_ message: OutboxMessage) throws(AmbarError) -> Bool {
         try write("remove a sent outbox message") { db -> Bool in
-            try db.execute(sql: "DELETE FROM ambar_outbox WHERE id = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM ambar_outbox WHERE id = ? AND key = ?", arguments: [message.id, message.key])
             return db.changesCount > 0
         }
     }
 
-    package func deferOutboxMessage(_ id: Int64, error: String, until: Date) throws(AmbarError) {
+    package func deferOutboxMessage(_ message: OutboxMessage, error: String, until: Date) throws(AmbarError) {
         try write("defer an outbox message") { db in
             try db.execute(
-                sql: "UPDATE ambar_outbox SET attempts = attempts + 1, last_error = ?, not_before = ? WHERE id = ?",
-                arguments: [error, until.timeIntervalSince1970, id])
+                sql: "UPDATE ambar_outbox SET attempts = attempts + 1, last_error = ?, not_before = ? WHERE id = ? AND key = ?",
+                arguments: [error, until.timeIntervalSince1970, message.id, message.key])
         }
     }
 }

@@ -8,7 +8,9 @@ import Foundation
 /// removes it; a copy that dies between the two sends it again, with the same ``key``. A receiver
 /// that keeps the keys it has acted on sees each effect once.
 public struct OutboxMessage: Sendable, Hashable, Identifiable {
-    /// The message's number in the store's outbox, in the order messages were recorded.
+    /// The message's number in the store's outbox: among the messages waiting, in the order they
+    /// were recorded (on SQLite a number may be given again once its message is removed; the
+    /// ``key`` tells them apart).
     public let id: Int64
     /// The consumer that recorded it.
     public let consumer: String

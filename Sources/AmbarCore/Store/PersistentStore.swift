@@ -90,12 +90,12 @@ package protocol PersistentStore: AnyObject, Sendable {
     func consumerStandbys() throws(AmbarError) -> [ConsumerStandby]
     /// `consumer`'s outbox messages not sent yet, oldest first, at most `limit`.
     func outboxMessages(consumer: String, limit: Int) throws(AmbarError) -> [OutboxMessage]
-    /// Removes a sent outbox message; returns whether it was there.
+    /// Removes a sent outbox message (the row with its id and key); returns whether it was there.
     @discardableResult
-    func removeOutboxMessage(_ id: Int64) throws(AmbarError) -> Bool
+    func removeOutboxMessage(_ message: OutboxMessage) throws(AmbarError) -> Bool
     /// Records a failed attempt to send an outbox message: one more attempt, `error`, and not
     /// before `until`.
-    func deferOutboxMessage(_ id: Int64, error: String, until: Date) throws(AmbarError)
+    func deferOutboxMessage(_ message: OutboxMessage, error: String, until: Date) throws(AmbarError)
     /// Forgets a consumer; `lockWait` as for ``setHistoryCursor(_:token:lease:lockWait:)``.
     @discardableResult
     func removeHistoryCursor(_ consumer: String, lockWait: TimeInterval?) throws(AmbarError) -> Bool

@@ -225,19 +225,20 @@ public final class PersistentStoreCoordinator: Sendable {
         return try store.outboxMessages(consumer: consumer, limit: max(1, limit))
     }
 
-    /// Removes outbox message `id`, once it was sent; returns whether it was there (a copy of the
-    /// consumer on another host may have sent and removed it first).
+    /// Removes `message` from the outbox, once it was sent; returns whether it was there (a copy
+    /// of the consumer on another host may have sent and removed it first). Only the row with
+    /// its id and key goes, never a message recorded since under a reused id.
     @discardableResult
-    public func removeOutboxMessage(_ id: Int64) throws(AmbarError) -> Bool {
+    public func removeOutboxMessage(_ message: OutboxMessage) throws(AmbarError) -> Bool {
         try checkUsable()
-        return try store.removeOutboxMessage(id)
+        return try store.removeOutboxMessage(message)
     }
 
-    /// Records that sending outbox message `id` failed with `error`: its attempts grow by one and
-    /// it is not sent again before `until`.
-    public func deferOutboxMessage(_ id: Int64, error: String, until: Date) throws(AmbarError) {
+    /// Records that sending `message` failed with `error`: its attempts grow by one and it is not
+    /// sent again before `until`.
+    public func deferOutboxMessage(_ message: OutboxMessage, error: String, until: Date) throws(AmbarError) {
         try checkUsable()
-        try store.deferOutboxMessage(id, error: error, until: until)
+        try store.deferOutboxMessage(message, error: error, until: until)
     }
 
     /// Moves durable consumer `consumer`'s position from `expected` (`nil`: not recorded yet) to

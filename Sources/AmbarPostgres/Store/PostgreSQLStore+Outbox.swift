@@ -26,17 +26,17 @@ extension PostgreSQLStore {
     }
 
     @discardableResult
-    func removeOutboxMessage(_ id: Int64) throws(AmbarError) -> Bool {
+    func removeOutboxMessage(_ message: OutboxMessage) throws(AmbarError) -> Bool {
         try write("remove a sent outbox message") { connection -> Bool in
-            try connection.query("DELETE FROM ambar_outbox WHERE id = $1", [.integer(id)]).affectedRows > 0
+            try connection.query("DELETE FROM ambar_outbox WHERE id = $1 AND key = $2", [.integer(message.id), .text(message.key)]).affectedRows > 0
         }
     }
 
-    func deferOutboxMessage(_ id: Int64, error: String, until: Date) throws(AmbarError) {
+    func deferOutboxMessage(_ message: OutboxMessage, error: String, until: Date) throws(AmbarError) {
         try write("defer an outbox message") { connection in
             _ = try connection.query(
-                "UPDATE ambar_outbox SET attempts = attempts + 1, last_error = $1, not_before = $2 WHERE id = $3",
-                [.text(error), .real(until.timeIntervalSince1970), .integer(id)])
+                "UPDATE ambar_outbox SET attempts = attempts + 1, last_error = $1, not_before = $2 WHERE id = $3 AND key = $4",
+                [.text(error), .real(until.timeIntervalSince1970), .integer(message.id), .text(message.key)])
         }
     }
 }

@@ -60,12 +60,12 @@ extension ChangeConsumer {
                             ])
                         let until = Date().addingTimeInterval(Double(delay.components.seconds) + Double(delay.components.attoseconds) * 1e-18)
                         let description = String(describing: error)
-                        try await onQueue { () throws(AmbarError) in try coordinator.deferOutboxMessage(message.id, error: description, until: until) }
+                        try await onQueue { () throws(AmbarError) in try coordinator.deferOutboxMessage(message, error: description, until: until) }
                         wait = min(wait, delay)
                         break
                     }
                     // The result: false when another copy sent and removed it meanwhile, which is fine.
-                    _ = try await onQueue { () throws(AmbarError) in try coordinator.removeOutboxMessage(message.id) }
+                    _ = try await onQueue { () throws(AmbarError) in try coordinator.removeOutboxMessage(message) }
                 }
                 if messages.count == 100, wait == options.checkInterval { continue }  // more wait: at once
             }

@@ -45,13 +45,13 @@ final class OutboxTests: StoreTestCase {
 
         // Deferred: one more attempt, its error, not before the time given; removed: gone.
         let later = Date().addingTimeInterval(30)
-        try coordinator.deferOutboxMessage(messages[0].id, error: "connection refused", until: later)
+        try coordinator.deferOutboxMessage(messages[0], error: "connection refused", until: later)
         let deferred = try XCTUnwrap(try coordinator.outboxMessages(consumer: "mailer").first)
         XCTAssertEqual(deferred.attempts, 1)
         XCTAssertEqual(deferred.lastError, "connection refused")
         XCTAssertEqual(deferred.notBefore.timeIntervalSince1970, later.timeIntervalSince1970, accuracy: 0.01)
-        XCTAssertTrue(try coordinator.removeOutboxMessage(messages[0].id))
-        XCTAssertFalse(try coordinator.removeOutboxMessage(messages[0].id), "already removed")
+        XCTAssertTrue(try coordinator.removeOutboxMessage(messages[0]))
+        XCTAssertFalse(try coordinator.removeOutboxMessage(messages[0]), "already removed")
         XCTAssertEqual(try coordinator.outboxMessages(consumer: "mailer").map(\.key), ["mailer/7/1", "order-42-confirmation"])
         XCTAssertEqual(try coordinator.outboxMessages(consumer: "mailer", limit: 1).map(\.key), ["mailer/7/1"])
     }

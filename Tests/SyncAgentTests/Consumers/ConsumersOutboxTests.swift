@@ -16,7 +16,7 @@ final class ConsumersOutboxTests: AgentTestCase {
             try context.save(movingConsumer: "mailer", from: nil, to: 0)
         }
         let next = try XCTUnwrap(try coordinator.outboxMessages(consumer: "mailer").first)
-        try coordinator.deferOutboxMessage(next.id, error: "connection refused", until: Date().addingTimeInterval(60))
+        try coordinator.deferOutboxMessage(next, error: "connection refused", until: Date().addingTimeInterval(60))
 
         let listed = try agent(["consumers", "--directory", directory.url.path, "--json"])
         XCTAssertEqual(listed.status, 0, listed.error)
@@ -31,7 +31,7 @@ final class ConsumersOutboxTests: AgentTestCase {
         XCTAssertTrue(text.output.contains("outbox 2 waiting (next failed 1 time(s): connection refused)"), text.output)
 
         // Sent and removed: nothing waits.
-        for message in try coordinator.outboxMessages(consumer: "mailer") { try coordinator.removeOutboxMessage(message.id) }
+        for message in try coordinator.outboxMessages(consumer: "mailer") { try coordinator.removeOutboxMessage(message) }
         let after = try agent(["consumers", "--directory", directory.url.path, "--json"])
         let emptied = try XCTUnwrap(try after.output.split(separator: "\n").map(json).first { $0["consumer"] as? String == "mailer" })
         XCTAssertEqual((emptied["outbox"] as? [String: Any])?["pending"] as? Int, 0)
