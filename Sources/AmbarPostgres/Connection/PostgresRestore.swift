@@ -120,14 +120,16 @@ enum PostgresRestore {
                     "not an archive sync-agent backup wrote for a PostgreSQL store (pg_restore --list: \(listed.error.trimmingCharacters(in: .whitespacesAndNewlines)))"
             )
         }
-        guard listed.output.contains("TABLE DATA public ambar_metadata") || listed.output.contains(" ambar_metadata "),
-            listed.output.contains("ambar_ledger_head"), listed.output.contains("ambar_transactions")
-        else {
-            throw .storeCannotOpen(
-                path: archive.path, reason: "a pg_dump archive, but not of an Ambar store (no ambar_metadata, ambar_ledger_head or ambar_transactions)")
+        // Each table's data entry ("TABLE DATA <schema> <table> <owner>").
+        let missing = ["ambar_metadata", "ambar_ledger_head", "ambar_transactions"].filter { table in
+            !listed.output.split(separator: "\n").contains { $0.contains(" TABLE DATA ") && $0.contains(" \(table) ") }
         }
-        let metadata = copyRows(of: "ambar_metadata", archive, pgRestore, environment)
-        let head = copyRows(of: "ambar_ledger_head", archive, pgRestore, environment)
+        guard missing.isEmpty else {
+            throw .storeCannotOpen(
+                path: archive.path, reason: "a pg_dump archive, but not of an Ambar store (no data for \(missing.joined(separator: ", ")))")
+        }
+        let metadata = try copyRows(of: "ambar_metadata", archive, pgRestore, environment)
+        let head = try copyRows(of: "ambar_ledger_head", archive, pgRestore, environment)
         guard let uuid = metadata.first(where: { $0.first == "store_uuid" })?.last, !uuid.isEmpty else {
             throw .storeCannotOpen(path: archive.path, reason: "a pg_dump archive of Ambar's tables, but its ambar_metadata names no store UUID")
         }
@@ -138,9 +140,13 @@ enum PostgresRestore {
     }
 
     /// The rows of `table`'s `COPY … FROM stdin` data in the archive, split on tabs.
-    private static func copyRows(of table: String, _ archive: URL, _ pgRestore: URL, _ environment: [String: String]) -> [[String]] {
+    private static func copyRows(of table: String, _ archive: URL, _ pgRestore: URL, _ environment: [String: String]) throws(AmbarError) -> [[String]] {
         let dumped = PostgresClientTools.run(pgRestore, ["--data-only", "--table=\(table)", "--file=-", archive.path], environment)
-        guard dumped.status == 0 else { return [] }
+        guard dumped.status == 0 else {
+            throw .storeCannotOpen(
+                path: archive.path,
+                reason: "pg_restore cannot read its \(table) data: \(dumped.error.trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
         var rows: [[String]] = []
         var inData = false
         for line in dumped.output.split(separator: "\n", omittingEmptySubsequences: false) {

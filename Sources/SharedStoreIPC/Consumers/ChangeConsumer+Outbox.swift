@@ -40,7 +40,7 @@ extension ChangeConsumer {
             let rings = signal.rings
             var wait = options.checkInterval
             if state.withLock({ $0.ownership }) != nil {
-                let messages = try await onQueue { () throws(AmbarError) in try coordinator.outboxMessages(consumer: name, limit: 100) }
+                let messages = try await onQueue { () throws(AmbarError) in try coordinator.outboxMessages(consumer: name, limit: Self.outboxPage) }
                 for message in messages {
                     guard !Task.isCancelled, !state.withLock({ $0.stopped }), state.withLock({ $0.ownership }) != nil else { break }
                     let due = message.notBefore.timeIntervalSinceNow
@@ -67,11 +67,14 @@ extension ChangeConsumer {
                     // The result: false when another copy sent and removed it meanwhile, which is fine.
                     _ = try await onQueue { () throws(AmbarError) in try coordinator.removeOutboxMessage(message) }
                 }
-                if messages.count == 100, wait == options.checkInterval { continue }  // more wait: at once
+                if messages.count == Self.outboxPage, wait == options.checkInterval { continue }  // a full page sent: more may wait
             }
             await signal.wait(after: rings, timeout: wait)
         }
     }
+
+    /// How many outbox messages one round reads.
+    static let outboxPage = 100
 
     /// The wait before attempt `attempt + 1` of a message whose `attempt`th failed: `first`,
     /// doubled at each failure, at most `maximum`.
