@@ -18,15 +18,17 @@ def keys(ks):
     out, prev = varint(len(ks)), 0
     for k in ks: out += varint(k - prev); prev = k
     return out
-VERSION = 2  # WireFormat.protocolVersion
+VERSION = 3  # WireFormat.protocolVersion
 INSTANCE = 0x1234_5678_9ABC_DEF0
 def frame(t, payload): body = bytes([VERSION, t]) + payload; return struct.pack(">I", len(body)) + body
 
-hello = frame(0x01, STORE + struct.pack(">IQq", 4242, INSTANCE, 17) + bytes([VERSION]) + str16("viewer"))
+NO_BELL = bytes([0]) + struct.pack(">QQ", 0, 0)
+hello = frame(0x01, STORE + struct.pack(">IQq", 4242, INSTANCE, 17) + bytes([VERSION]) + str16("viewer") + NO_BELL)
 frames = {
     "hello": hello,
-    "hello-other-store": frame(0x01, uuid.uuid4().bytes + struct.pack(">IQq", 1, 2, 0) + bytes([VERSION]) + str16("x")),
-    "hello-version-9": frame(0x01, STORE + struct.pack(">IQq", 1, 2, 0) + bytes([9]) + str16("old")),
+    "hello-other-store": frame(0x01, uuid.uuid4().bytes + struct.pack(">IQq", 1, 2, 0) + bytes([VERSION]) + str16("x") + NO_BELL),
+    "hello-bell": frame(0x01, STORE + struct.pack(">IQq", 4243, INSTANCE + 1, 0) + bytes([VERSION]) + str16("hears") + bytes([3]) + struct.pack(">QQ", 2049, 131074)),
+    "hello-version-9": frame(0x01, STORE + struct.pack(">IQq", 1, 2, 0) + bytes([9]) + str16("old") + NO_BELL),
     "welcome": frame(0x02, struct.pack(">II", 99, 3)),
     "error": frame(0x03, struct.pack(">H", 2) + str16("this hub serves another store")),
     "did-save": frame(0x10, STORE + struct.pack(">qIQ", 18, 4242, INSTANCE) + str16("importer") + struct.pack(">H", 2)

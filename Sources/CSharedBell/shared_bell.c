@@ -1,8 +1,11 @@
+// SCHED_BATCH is a Linux extension.
+#define _GNU_SOURCE
 #include "shared_bell.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,4 +53,10 @@ int ambar_bell_wait(const void *page, uint32_t seen, int64_t timeout_ns) {
         return errno == EAGAIN ? 0 : errno;
     }
     return 0;
+}
+
+int ambar_bell_thread_defers_to_running(void) {
+    struct sched_param parameters = {.sched_priority = 0};
+    // 0: the calling thread (on Linux, sched_setscheduler applies to one thread).
+    return sched_setscheduler(0, SCHED_BATCH, &parameters) == 0 ? 0 : errno;
 }

@@ -35,5 +35,9 @@ int ambar_bell_ring(void *page, int64_t token);
 /// Waits until the sequence is no longer `seen`, at most `timeout_ns`; returns 0 (woken, or the
 /// sequence had already moved), ETIMEDOUT, EINTR, or another errno.
 int ambar_bell_wait(const void *page, uint32_t seen, int64_t timeout_ns);
+/// Puts the calling thread in the batch scheduling class (SCHED_BATCH, its nice value kept): its
+/// wakeups never preempt a running thread, which then finishes what it does (a commit) first.
+/// Returns 0, or errno.
+int ambar_bell_thread_defers_to_running(void);
 
 #endif

@@ -30,6 +30,8 @@ final class HubConnection: Sendable {
     private let storeFile: URL?
     private let makeServerDoorbell: (@Sendable (SyncHub) -> ServerDoorbell?)?
     private let cursor: @Sendable () -> Int64
+    /// How the process uses the shared-memory bell now, for each `hello`.
+    private let bell: @Sendable () -> Frame.BellUse?
     private let onFrame: @Sendable (Frame) -> Void
     private let onConnected: @Sendable () -> Void
     private let onDisconnected: @Sendable () -> Void
@@ -40,7 +42,8 @@ final class HubConnection: Sendable {
     static let logger = Logger(label: "ambar.sync.connection")
 
     /// A connection for the store `storeUUID` (file `storeFile`); `cursor` gives the ledger
-    /// position announced in `hello`.
+    /// position announced in `hello`, and `bell` how the process uses the shared-memory bell
+    /// (call ``reconnect()`` when that changes).
     /// `makeServerDoorbell` makes the database server's doorbell when this process serves the hub
     /// (it listens in ``run()``).
     ///
@@ -48,6 +51,7 @@ final class HubConnection: Sendable {
     ///   descriptors left for its event loop.
     init(
         configuration: SharingConfiguration, storeUUID: UUID, storeFile: URL?, cursor: @escaping @Sendable () -> Int64,
+        bell: @escaping @Sendable () -> Frame.BellUse? = { nil },
         makeServerDoorbell: (@Sendable (SyncHub) -> ServerDoorbell?)? = nil,
         onFrame: @escaping @Sendable (Frame) -> Void, onConnected: @escaping @Sendable () -> Void,
         onDisconnected: @escaping @Sendable () -> Void
@@ -64,6 +68,7 @@ final class HubConnection: Sendable {
         self.storeFile = storeFile
         self.makeServerDoorbell = makeServerDoorbell
         self.cursor = cursor
+        self.bell = bell
         self.onFrame = onFrame
         self.onConnected = onConnected
         self.onDisconnected = onDisconnected
@@ -83,6 +88,15 @@ final class HubConnection: Sendable {
     func send(_ frame: Frame) throws(WireError) -> Bool {
         guard let client = state.withLock({ $0.client }) else { return false }
         return try client.send(frame)
+    }
+
+    /// Closes the open connection, if any, so that the loop of ``run()`` connects again with a
+    /// fresh `hello` (the process's use of the bell changed: the hub must relay it frames it
+    /// left to the bell before, or may leave out more).
+    func reconnect() {
+        guard let client = state.withLock({ $0.client }) else { return }
+        Self.logger.debug("reconnecting to the hub: this process's use of the shared-memory bell changed")
+        client.beginClosing()
     }
 
     /// Closes the connection, stops serving the hub if this process did, and releases the
@@ -123,7 +137,8 @@ final class HubConnection: Sendable {
         var backoff = Backoff(initial: .milliseconds(100), maximum: .seconds(30))
         while !state.withLock({ $0.stopped }) && !Task.isCancelled {
             let hello = Frame.Hello(
-                storeUUID: storeUUID, processID: getpid(), instanceID: ProcessInstance.id, processName: configuration.resolvedProcessName, cursor: cursor())
+                storeUUID: storeUUID, processID: getpid(), instanceID: ProcessInstance.id, processName: configuration.resolvedProcessName, cursor: cursor(),
+                bell: bell())
             do {
                 let client = try await SyncClient.connect(
                     socketPath: configuration.resolvedSocketPath, hello: hello, group: group,

@@ -12,8 +12,13 @@ import Synchronization
 ///
 /// It is only a doorbell, like the hub's frames: the token it carries makes a receiver read the
 /// ledger, and nothing else. A forged ring (anyone who can write the file) costs a ledger read that
-/// finds nothing new; a lost one (a process that cannot map the file, a file replaced meanwhile)
-/// is covered by the hub's frames and the periodic ledger check, which stay.
+/// finds nothing new. A process that cannot map the file, or maps another one (a file replaced
+/// meanwhile), gets the hub's frames: the hub leaves a save to the bell only for processes whose
+/// `hello` says they hear the bell its sender rings (``use``). A ring that fails is caught by the
+/// periodic ledger check.
+///
+/// The waiting thread runs in the batch scheduling class, so that a ring does not preempt the
+/// committing thread of another process on a busy core.
 ///
 /// The layout (little-endian, 4096 bytes, the rest zero): the magic `AMBRBELL` (8 bytes), the
 /// layout (`UInt32`, 1), the sequence (`UInt32`, incremented by every ring: the futex word), the
@@ -38,6 +43,10 @@ final class SharedMemoryBell: @unchecked Sendable {
     private let identity: FileIdentity
     private let stopped = Atomic<Bool>(false)
     private let waiting = Atomic<Bool>(false)
+    /// Whether a ring failed: the process no longer rings.
+    private let ringFailed = Atomic<Bool>(false)
+    /// Whether the waiting thread runs (started, and waiting has not failed).
+    private let hearing = Atomic<Bool>(false)
     private let received = Atomic<Int>(0)
 
     /// The bell of the store `storeUUID` in the shared directory `directory`:
@@ -102,27 +111,38 @@ final class SharedMemoryBell: @unchecked Sendable {
         munmap(page, Self.size)
     }
 
-    /// Rings: raises the token to `token` and wakes every process waiting on the bell. A failed
-    /// wake is logged; the hub's frame and the ledger checks still reach the others.
-    func ring(token: Int64) {
-        guard canRing else { return }
+    /// Rings: raises the token to `token` and wakes every process waiting on the bell (nothing,
+    /// once a ring failed). Returns false when this ring's wake failed: the process then no longer says it rings (``use``), so that
+    /// once it has told the hub (a new `hello`), the hub relays its frames to every process; the
+    /// processes the failed ring did not wake find the transaction at their next ledger check.
+    @discardableResult
+    func ring(token: Int64) -> Bool {
+        guard canRing, !ringFailed.load(ordering: .relaxed) else { return true }
         let error = ambar_bell_ring(page, token)
-        if error != 0 {
-            Self.logger.warning("waking the processes on the bell failed: \(String(cString: strerror(error))); the hub's frame reaches them")
-        }
+        guard error != 0 else { return true }
+        ringFailed.store(true, ordering: .releasing)
+        Self.logger.error(
+            "waking the processes on the bell failed: \(String(cString: strerror(error))); this process's commits reach the others through the hub from now on, this one at their next ledger check"
+        )
+        return false
     }
 
     /// Starts a thread that waits on the bell and calls `onRing` with the newest token rung, each
-    /// time the sequence moves, until ``stop()``.
-    func startWaiting(onRing: @escaping @Sendable (Int64) -> Void) {
+    /// time the sequence moves, until ``stop()``. If waiting fails, the thread ends, the process
+    /// no longer hears the bell (``use``), and `onFailure` is called.
+    func startWaiting(onRing: @escaping @Sendable (Int64) -> Void, onFailure: @escaping @Sendable () -> Void = {}) {
         guard !waiting.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        hearing.store(true, ordering: .releasing)
         let slice = Int64(Self.waitSlice.components.seconds) * 1_000_000_000 + Int64(Self.waitSlice.components.attoseconds / 1_000_000_000)
         let thread = Thread { [self] in
+            _ = ambar_bell_thread_defers_to_running()
             var seen = ambar_bell_sequence(page)
             while !stopped.load(ordering: .acquiring) {
                 let result = ambar_bell_wait(page, seen, slice)
                 if result != 0 && result != ETIMEDOUT && result != EINTR {
                     Self.logger.error("waiting on the bell failed: \(String(cString: strerror(result))); the hub's frames ring instead")
+                    hearing.store(false, ordering: .releasing)
+                    onFailure()
                     return
                 }
                 let now = ambar_bell_sequence(page)
@@ -139,6 +159,14 @@ final class SharedMemoryBell: @unchecked Sendable {
     /// Stops the waiting thread (within ``waitSlice``).
     func stop() {
         stopped.store(true, ordering: .releasing)
+        hearing.store(false, ordering: .releasing)
+    }
+
+    /// How this process uses the bell, as its hub `hello` says: the file, whether it rings, and
+    /// whether its waiting thread hears it.
+    var use: Frame.BellUse {
+        Frame.BellUse(
+            device: identity.device, inode: identity.inode, rings: canRing && !ringFailed.load(ordering: .acquiring), hears: hearing.load(ordering: .acquiring))
     }
 
     /// How many rings the waiting thread saw.

@@ -55,7 +55,7 @@ public final class SharedStoreSync: Sendable {
     private let clock = ContinuousClock()
     private let ending = SharingFailure()
     /// The shared-memory bell, when this process could map it.
-    private let bell = Locked<SharedMemoryBell?>(nil)
+    private let bell: Locked<SharedMemoryBell?>
     private let bellProblemState = Locked<String?>(nil)
 
     /// Who runs sharing's loops.
@@ -94,6 +94,8 @@ public final class SharedStoreSync: Sendable {
             lease: configuration.retention.effectiveProcessLease,
             readsRowsAhead: configuration.readsChangedRowsAhead, events: events, signal: ledgerSignal)
         self.follower = follower
+        let bell = Locked<SharedMemoryBell?>(nil)
+        self.bell = bell
         let storeIdentifier = coordinator.storeIdentifier
         var storeFile: URL? = nil
         if case .sqlite(let url) = storeDescription { storeFile = url }
@@ -105,6 +107,7 @@ public final class SharedStoreSync: Sendable {
         self.connection = try HubConnection(
             configuration: configuration, storeUUID: uuid, storeFile: storeFile,
             cursor: { follower.cursor },
+            bell: { bell.withLock { $0 }?.use },
             makeServerDoorbell: { hub in
                 ServerDoorbell(
                     store: storeDescription, storeUUID: uuid, storeIdentifier: storeIdentifier, hub: hub,
@@ -430,7 +433,9 @@ public final class SharedStoreSync: Sendable {
         guard let token = note.token else { return }
         follower.ownTransactionCommitted(token: token)
         // The bell first, from this (the committing) thread: the others wake and read now.
-        bell.withLock { $0 }?.ring(token: token)
+        if let bell = bell.withLock({ $0 }), bell.canRing, !bell.ring(token: token) {
+            connection.reconnect()  // so that the hub relays this process's frames to everyone
+        }
         ledgerSignal.ring()
         let save = Frame.DidSave(notification: note, storeUUID: storeUUID, token: token, processID: getpid())
         do {
@@ -498,7 +503,10 @@ public final class SharedStoreSync: Sendable {
 
     /// What the bell's waiting thread does on each ring: a doorbell with only a token.
     private var ringFromBell: @Sendable (Int64) -> Void {
-        { [follower] token in follower.ring(Doorbell(token: token, instanceID: nil, claim: nil)) }
+        { [follower] token in
+            SharingMetrics.bellRingsReceived.increment()
+            follower.ring(Doorbell(token: token, instanceID: nil, claim: nil))
+        }
     }
 
     /// Maps the bell and waits on it: at the start, again when the file at its path is another
@@ -513,9 +521,11 @@ public final class SharedStoreSync: Sendable {
             let fresh = try SharedMemoryBell(path: path)
             current?.stop()
             bell.withLock { $0 = fresh }
-            fresh.startWaiting(onRing: ringFromBell)
+            fresh.startWaiting(onRing: ringFromBell, onFailure: { [connection] in connection.reconnect() })
             // A ring may have gone to the old file meanwhile.
             if current != nil { follower.follow() }
+            // The hub relays by the bell each process uses: tell it this one's.
+            connection.reconnect()
             problem = fresh.canRing ? nil : Self.readOnlyBell(path)
         } catch {
             problem = "the shared-memory bell cannot be used; doorbells go through the hub alone: \(error)"

@@ -13,6 +13,8 @@ enum SharingMetrics {
     static let mergeLatency = Timer(label: "ambar_merge_latency_seconds")
     /// Doorbells (did-save messages) this process received from the hub.
     static let doorbellsReceived = Counter(label: "ambar_doorbells_received_total")
+    /// Rings of the shared-memory bell this process heard (each one a doorbell too).
+    static let bellRingsReceived = Counter(label: "ambar_bell_rings_received_total")
     /// Processes the hub serves now (admitted by their hello).
     static let hubPeers = Gauge(label: "ambar_hub_peers")
     /// Did-save messages the hub relayed to a peer.
@@ -20,6 +22,9 @@ enum SharingMetrics {
     /// Frames the hub did not send because their receiver was not keeping up (it catches up from
     /// the ledger).
     static let hubDroppedFrames = Counter(label: "ambar_hub_dropped_frames_total")
+    /// Frames the hub did not send because the sender's shared-memory bell woke their receiver
+    /// already.
+    static let hubFramesLeftToTheBell = Counter(label: "ambar_hub_frames_left_to_the_bell_total")
     /// Connections the hub refused (credentials, another store or version, over the peer limit).
     static let hubRefusedConnections = Counter(label: "ambar_hub_refused_connections_total")
     /// Doorbells this process did not believe: their claim disagrees with the ledger (the ledger's

@@ -171,6 +171,12 @@ public final class SyncClient: Sendable {
     public func close() async {
         try? await channel.close()  // try?: cleanup; the channel may be closed already
     }
+
+    /// Starts closing the connection without waiting for it (``waitUntilClosed()`` returns
+    /// once it is closed).
+    func beginClosing() {
+        channel.close(promise: nil)
+    }
 }
 
 /// The newest doorbell a full send side refused, reduced to its token (a `tokenOnly` frame: the

@@ -328,7 +328,9 @@ final class HubState {
     }
 
     /// Forwards a frame to every admitted peer but its sender (`nil`: a frame from the database
-    /// server's doorbell, for every peer). A peer that does not take writes (more than
+    /// server's doorbell, for every peer) and the peers the sender's bell woke already: those
+    /// that hear the shared-memory bell the sender rings (``Frame/BellUse``), whose position
+    /// is counted as relayed. A peer that does not take writes (more than
     /// ``SyncHub/Configuration/maximumBacklogBytes`` queued for it) is not sent the frame: the
     /// hub never queues without bound for a stalled or frozen process. That peer gets one
     /// `tokenOnly` when it drains, and reads what it missed from the ledger.
@@ -340,7 +342,14 @@ final class HubState {
             peers[sender]?.lastToken = senderToken
         }
         newestToken = max(newestToken, token)
+        let senderBell = sender.flatMap { peers[$0]?.hello?.bell }
         for (key, peer) in peers where key != sender && peer.hello != nil {
+            if peer.hello?.bell?.isRung(by: senderBell) == true {
+                let peerToken = max(peer.lastToken, token)
+                peers[key]?.lastToken = peerToken
+                SharingMetrics.hubFramesLeftToTheBell.increment()
+                continue
+            }
             guard peer.channel.isWritable else {
                 if !peer.fellBehind {
                     SyncHub.logger.warning(

@@ -56,10 +56,13 @@ public enum Frame: Sendable, Equatable {
         public var processName: String
         /// The last ledger token the client has merged.
         public var cursor: Int64
+        /// The shared-memory bell the client rings or hears, if any (see ``BellUse``).
+        public var bell: BellUse?
 
+        /// A hello of this build's protocol version, unless `protocolVersion` says otherwise.
         public init(
             protocolVersion: UInt8 = WireFormat.protocolVersion, storeUUID: UUID, processID: Int32,
-            instanceID: UInt64, processName: String, cursor: Int64
+            instanceID: UInt64, processName: String, cursor: Int64, bell: BellUse? = nil
         ) {
             self.protocolVersion = protocolVersion
             self.storeUUID = storeUUID
@@ -67,6 +70,7 @@ public enum Frame: Sendable, Equatable {
             self.instanceID = instanceID
             self.processName = processName
             self.cursor = cursor
+            self.bell = bell
         }
     }
 

@@ -4,7 +4,7 @@ import Foundation
 /// where `length` counts the bytes after itself. See `Sources/SharedStoreIPC/Documentation.docc/WireFormatSpecification.md`.
 public enum WireFormat {
     /// The protocol version this build speaks.
-    public static let protocolVersion: UInt8 = 2
+    public static let protocolVersion: UInt8 = 3
     /// The longest error message sent or accepted, in characters (longer ones are cut).
     public static let maximumErrorMessageLength = 4_000
     /// The default maximum frame size (length field included): 1 MiB.
@@ -34,6 +34,9 @@ public enum WireFormat {
             w.i64(h.cursor)
             w.u8(h.protocolVersion)
             try w.string16(h.processName)
+            w.u8(h.bell?.flags ?? 0)
+            w.u64(h.bell?.device ?? 0)
+            w.u64(h.bell?.inode ?? 0)
         case .welcome(let welcome):
             type = .welcome
             w.u32(UInt32(bitPattern: welcome.hubProcessID))
@@ -120,7 +123,13 @@ public enum WireFormat {
             let cursor = try r.i64()
             let clientVersion = try r.u8()
             let name = try r.string16()
-            frame = .hello(.init(protocolVersion: clientVersion, storeUUID: uuid, processID: pid, instanceID: instance, processName: name, cursor: cursor))
+            let flags = try r.u8()
+            let device = try r.u64()
+            let inode = try r.u64()
+            guard flags & ~3 == 0 else { throw .malformed("unknown bell flags \(flags)") }
+            let bell = flags == 0 ? nil : Frame.BellUse(device: device, inode: inode, rings: flags & 1 != 0, hears: flags & 2 != 0)
+            frame = .hello(
+                .init(protocolVersion: clientVersion, storeUUID: uuid, processID: pid, instanceID: instance, processName: name, cursor: cursor, bell: bell))
         case .welcome:
             frame = .welcome(.init(hubProcessID: Int32(bitPattern: try r.u32()), peers: try r.u32()))
         case .error:

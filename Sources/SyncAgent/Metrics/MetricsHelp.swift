@@ -14,6 +14,7 @@
             "ambar_merges_total": "other processes' transactions merged into this process's main context",
             "ambar_merge_latency_seconds": "from a transaction's commit (its ledger timestamp) to its merge in this process",
             "ambar_doorbells_received_total": "messages this process received from the hub",
+            "ambar_bell_rings_received_total": "rings of the shared-memory bell this process heard",
             "ambar_doorbells_rejected_total":
                 "messages this process did not believe: their claim disagrees with the ledger (the ledger's transactions are merged, never the messages')",
             "ambar_ledger_checks_found_missed_total":
@@ -21,6 +22,7 @@
             "ambar_hub_peers": "processes the hub serves (the hub's process only)",
             "ambar_hub_relayed_frames_total": "did-save messages the hub relayed to a peer",
             "ambar_hub_dropped_frames_total": "frames the hub did not send to a peer that was not keeping up (it catches up from the ledger)",
+            "ambar_hub_frames_left_to_the_bell_total": "frames the hub did not send to a peer because the sender's shared-memory bell woke it already",
             "ambar_hub_refused_connections_total": "connections the hub refused: credentials, another store or version, the peer limit, no descriptors left",
             "ambar_purges_total": "ledger purges this process ran (the hub's process)",
             "ambar_purged_transactions_total": "ledger transactions those purges removed",

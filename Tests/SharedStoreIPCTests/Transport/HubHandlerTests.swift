@@ -46,8 +46,8 @@ final class HubHandlerTests: XCTestCase {
         return channel
     }
 
-    private func hello(_ instance: UInt64, store: UUID? = nil) -> Frame {
-        .hello(Frame.Hello(storeUUID: store ?? storeUUID, processID: 4242, instanceID: instance, processName: "peer\(instance)", cursor: 0))
+    private func hello(_ instance: UInt64, store: UUID? = nil, bell: Frame.BellUse? = nil) -> Frame {
+        .hello(Frame.Hello(storeUUID: store ?? storeUUID, processID: 4242, instanceID: instance, processName: "peer\(instance)", cursor: 0, bell: bell))
     }
 
     private func didSave(_ token: Int64) -> Frame {
@@ -69,10 +69,10 @@ final class HubHandlerTests: XCTestCase {
         return frames
     }
 
-    /// A connection admitted by its hello, its welcome read.
-    private func admitted(to hub: HubState, instance: UInt64) throws -> EmbeddedChannel {
+    /// A connection admitted by its hello (which says it uses `bell`, if given), its welcome read.
+    private func admitted(to hub: HubState, instance: UInt64, bell: Frame.BellUse? = nil) throws -> EmbeddedChannel {
         let channel = try connect(to: hub)
-        try send(hello(instance), to: channel)
+        try send(hello(instance, bell: bell), to: channel)
         guard case .welcome = try received(by: channel).first else {
             XCTFail("a hello of this store is welcomed")
             return channel
@@ -107,6 +107,48 @@ final class HubHandlerTests: XCTestCase {
         }
         XCTAssertEqual(try received(by: a), [], "never back to its sender")
         XCTAssertEqual(hub.newestToken, 7)
+    }
+
+    func testASaveGoesOnlyToThePeersTheSendersBellDidNotWake() throws {
+        let hub = try makeHub()
+        let bell = Frame.BellUse(device: 41, inode: 7, rings: true, hears: true)
+        let sender = try admitted(to: hub, instance: 1, bell: bell)
+        let hearsIt = try admitted(to: hub, instance: 2, bell: bell)
+        let noBell = try admitted(to: hub, instance: 3)
+        let otherBell = try admitted(to: hub, instance: 4, bell: .init(device: 41, inode: 8, rings: true, hears: true))
+        let onlyRings = try admitted(to: hub, instance: 5, bell: .init(device: 41, inode: 7, rings: true, hears: false))
+        let onlyHears = try admitted(to: hub, instance: 6, bell: .init(device: 41, inode: 7, rings: false, hears: true))
+
+        try send(didSave(7), to: sender)
+        XCTAssertEqual(try received(by: hearsIt), [], "woken by the sender's ring already")
+        XCTAssertEqual(try received(by: onlyHears), [], "woken by the sender's ring already")
+        for (name, peer) in [("no bell", noBell), ("another bell file", otherBell), ("a bell it does not hear", onlyRings)] {
+            XCTAssertEqual(try received(by: peer), [didSave(7)], name)
+        }
+        XCTAssertEqual(hub.peerEntries().map(\.lastToken), [7, 7, 7, 7, 7, 7], "a peer left to the bell counts as told")
+
+        // A sender that cannot ring: its frame goes to everyone, those hearing the bell included.
+        try send(didSave(8), to: onlyHears)
+        for peer in [sender, hearsIt, noBell, otherBell, onlyRings] {
+            XCTAssertEqual(try received(by: peer), [didSave(8)])
+        }
+        // The database server's doorbell rings no bell: every peer gets its frames.
+        let server = try WireFormat.encode(.tokenOnly(storeUUID: storeUUID, token: 9, processID: 0, instanceID: 0))
+        hub.relay(ByteBuffer(bytes: server), token: 9, from: nil)
+        hub.flushRelayed()
+        for peer in [sender, hearsIt, noBell, otherBell, onlyRings, onlyHears] {
+            XCTAssertEqual(try received(by: peer), [.tokenOnly(storeUUID: storeUUID, token: 9, processID: 0, instanceID: 0)])
+        }
+    }
+
+    func testABellUseSurvivesTheWireAndUnknownFlagsAreRefused() throws {
+        let bell = Frame.BellUse(device: 2049, inode: 131_074, rings: false, hears: true)
+        let frame = hello(5, bell: bell)
+        XCTAssertEqual(try WireFormat.decodeBody(WireFormat.encode(frame)[4...]), frame)
+        XCTAssertEqual(try WireFormat.decodeBody(WireFormat.encode(hello(5))[4...]), hello(5), "no bell: all zero, read as none")
+        var bytes = try WireFormat.encode(frame)
+        bytes[bytes.count - 17] = 4  // the flags byte: an unknown bit
+        XCTAssertThrowsError(try WireFormat.decodeBody(bytes[4...]))
     }
 
     func testAFirstFrameThatIsNotAHelloIsRefused() throws {

@@ -49,11 +49,15 @@ final class MetricsEndpointTests: AgentTestCase {
         XCTAssertEqual(value(afterImport, "ambar_inbox_objects_imported_total", ["agent": "metered"]), 3)
         XCTAssertGreaterThanOrEqual(value(afterImport, "ambar_save_duration_seconds_count") ?? 0, 1)
         XCTAssertEqual(value(afterImport, "ambar_inbox_files_failed_total", ["agent": "metered"]) ?? 0, 0)
-        XCTAssertTrue(try eventually(timeout: 30) { (value(try scrape(hub), "ambar_hub_relayed_frames_total") ?? 0) >= 1 }, "the hub relayed the doorbell")
+        XCTAssertTrue(
+            try eventually(timeout: 30) { (value(try scrape(hub), "ambar_hub_frames_left_to_the_bell_total") ?? 0) >= 1 },
+            "the hub left the doorbell to the bell, which the agent rang and the watcher hears")
+        XCTAssertEqual(value(try scrape(hub), "ambar_hub_relayed_frames_total") ?? 0, 0, "no frame went to a process the bell woke")
         XCTAssertTrue(try eventually(timeout: 30) { value(try scrape(watcher), "ambar_merges_total") == 1 }, "the watcher merged the save")
         let merged = try scrape(watcher)
         XCTAssertEqual(value(merged, "ambar_merge_latency_seconds_count"), 1)
-        XCTAssertGreaterThanOrEqual(value(merged, "ambar_doorbells_received_total") ?? 0, 1)
+        XCTAssertGreaterThanOrEqual(value(merged, "ambar_bell_rings_received_total") ?? 0, 1)
+        XCTAssertEqual(value(merged, "ambar_doorbells_received_total") ?? 0, 0, "the hub sent the watcher nothing: the bell woke it")
         XCTAssertEqual(value(merged, "ambar_saves_total") ?? 0, 0, "the watcher saved nothing")
         XCTAssertEqual(value(try scrape(hub), "ambar_ledger_head_token"), 1)
         XCTAssertEqual(value(try scrape(hub), "ambar_ledger_transactions"), 1)
