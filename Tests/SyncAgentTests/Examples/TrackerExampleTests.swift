@@ -153,6 +153,10 @@ final class TrackerExampleTests: AgentTestCase {
     func testTheExamplesManifestDependsOnWhatThePackageBuildsItWith() throws {
         func dependencies(ofTracker package: URL) throws -> [String] {
             let scratch = directory.url.appendingPathComponent("scratch-\(package.lastPathComponent)")
+            // SwiftPM locks the scratch path with a file in the temporary directory, named after
+            // the path, and leaves it: removed here, as the test's other files are.
+            let lock = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(scratch.path.replacingOccurrences(of: "/", with: "_") + ".lock")
+            defer { try? FileManager.default.removeItem(at: lock) }  // try?: cleanup; SwiftPM may not have made it
             let dumped = try ProcessRunner.run(
                 URL(fileURLWithPath: "/usr/bin/env"), ["swift", "package", "--package-path", package.path, "--scratch-path", scratch.path, "dump-package"],
                 timeout: 120)
