@@ -41,11 +41,18 @@ extension ChangeConsumer {
             var wait = options.checkInterval
             if state.withLock({ $0.ownership }) != nil {
                 let messages = try await onQueue { () throws(AmbarError) in try coordinator.outboxMessages(consumer: name, limit: Self.outboxPage) }
+                state.withLock { $0.outboxReads += 1 }
+                // Whether every message of the page went out: only then may more wait at once.
+                var sentAll = true
                 for message in messages {
-                    guard !Task.isCancelled, !state.withLock({ $0.stopped }), state.withLock({ $0.ownership }) != nil else { break }
+                    guard !Task.isCancelled, !state.withLock({ $0.stopped }), state.withLock({ $0.ownership }) != nil else {
+                        sentAll = false
+                        break
+                    }
                     let due = message.notBefore.timeIntervalSinceNow
                     if due > 0 {
                         wait = min(wait, .milliseconds(Int64(due * 1000) + 1))
+                        sentAll = false
                         break
                     }
                     do {
@@ -62,12 +69,13 @@ extension ChangeConsumer {
                         let description = String(describing: error)
                         try await onQueue { () throws(AmbarError) in try coordinator.deferOutboxMessage(message, error: description, until: until) }
                         wait = min(wait, delay)
+                        sentAll = false
                         break
                     }
                     // The result: false when another copy sent and removed it meanwhile, which is fine.
                     _ = try await onQueue { () throws(AmbarError) in try coordinator.removeOutboxMessage(message) }
                 }
-                if messages.count == Self.outboxPage, wait == options.checkInterval { continue }  // a full page sent: more may wait
+                if sentAll, messages.count == Self.outboxPage { continue }  // a full page sent: more may wait
             }
             await signal.wait(after: rings, timeout: wait)
         }
@@ -75,6 +83,9 @@ extension ChangeConsumer {
 
     /// How many outbox messages one round reads.
     static let outboxPage = 100
+
+    /// How many pages of the outbox this copy has read (each round of delivery reads one).
+    var outboxReadCount: Int { state.withLock { $0.outboxReads } }
 
     /// The wait before attempt `attempt + 1` of a message whose `attempt`th failed: `first`,
     /// doubled at each failure, at most `maximum`.

@@ -136,6 +136,8 @@ public final class ChangeConsumer: Sendable {
         var renewedAt: ContinuousClock.Instant?
         /// The copy that holds the consumer while this one stands by.
         var standingBy: ConsumerOwnership?
+        /// How many pages of the outbox ``deliverOutbox(retryDelay:maximumRetryDelay:_:)`` read.
+        var outboxReads = 0
     }
 
     private let stack: DataStack

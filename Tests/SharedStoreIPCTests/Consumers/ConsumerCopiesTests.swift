@@ -1,8 +1,9 @@
 import AmbarStack
 import AmbarTestSupport
 import Foundation
-import SharedStoreIPC
 import XCTest
+
+@testable import SharedStoreIPC
 
 /// Two copies of one durable consumer: one delivers, the other stands by and takes over when the
 /// first stops (at once) or can no longer renew its lease (once it lapses); a copy that lost the
@@ -165,6 +166,50 @@ final class ConsumerCopiesTests: SharedStoreTestCase {
         second.stop()
         try await secondRun.value
         try await secondDelivery.value
+    }
+
+    /// A full page of messages whose first is refused: delivery waits for the retry, reading the
+    /// outbox once per check, instead of reading the same page again and again until it is due.
+    func testARefusedMessageAtTheHeadOfAFullPageIsWaitedForNotPolled() async throws {
+        try await share()
+        var settings = options(lease: .seconds(60))
+        settings.checkInterval = .milliseconds(100)
+        let consumer = try ChangeConsumer(name: "mailer", sharing: sync, options: settings)
+        defer { consumer.stop() }
+        let run = Task {
+            try await consumer.process { transaction, context in
+                for _ in transaction.inserted { try context.recordOutboxMessage(topic: "mail", payload: Data("m".utf8)) }
+            }
+        }
+        let attempts = Locked(0)
+        let delivery = Task {
+            // Every send is refused; the retry comes a second later, ten checks.
+            try await consumer.deliverOutbox(retryDelay: .seconds(1), maximumRetryDelay: .seconds(1)) { _ in
+                attempts.withLock { $0 += 1 }
+                struct Refused: Error {}
+                throw Refused()
+            }
+        }
+        let pageAndOne = ChangeConsumer.outboxPage + 1
+        let context = try stack.importerContext()
+        try await context.perform { () throws(AmbarError) in
+            for n in 0..<pageAndOne {
+                let item = try context.insertObject(entityName: "Item")
+                try item.setValue(.string("u\(n)"), forKey: "uid")
+            }
+            try context.save()
+        }
+        try await until("the first message was refused") { attempts.withLock { $0 } == 1 }
+        let readsAtFirstRefusal = consumer.outboxReadCount
+        try await until("the first message was tried again") { attempts.withLock { $0 } == 2 }
+        let reads = consumer.outboxReadCount - readsAtFirstRefusal
+        XCTAssertEqual(try stack.writerCoordinator.outboxMessages(consumer: "mailer", limit: 1_000).count, pageAndOne, "nothing was sent")
+        // About one read per check (ten in the second); a loop re-reading the page reads thousands.
+        XCTAssertLessThan(reads, 50, "the outbox was read \(reads) times while its first message waited for its retry")
+        XCTAssertGreaterThanOrEqual(reads, 1, "the retry read the outbox")
+        consumer.stop()
+        try await run.value
+        try await delivery.value
     }
 
     func testACopyThatLostItsLeaseMidBatchSavesNothingAndEndsWithTheError() async throws {
