@@ -5,6 +5,8 @@ import GRDB
 /// The outbox (`ambar_outbox`): messages durable consumers recorded with their position moves,
 /// until they are sent.
 extension SQLiteStore {
+    /// - Throws: ``AmbarError/storage(operation:code:message:cause:)`` for a row whose columns are
+    ///   not what Ambar writes (a message is never skipped unsent).
     package func outboxMessages(consumer: String, limit: Int) throws(AmbarError) -> [OutboxMessage] {
         try readOneStatement("read the outbox") { db in
             try Row.fetchAll(
@@ -14,10 +16,13 @@ extension SQLiteStore {
                     FROM ambar_outbox WHERE consumer = ? ORDER BY id LIMIT ?
                     """, arguments: [consumer, limit]
             ).map { row in
+                // Decoded with errors, not traps: a row written outside Ambar fails the read, naming the column.
                 OutboxMessage(
-                    id: row["id"], consumer: row["consumer"], key: row["key"], topic: row["topic"], payload: row["payload"] ?? Data(),
-                    token: row["token"], recorded: Date(timeIntervalSince1970: row["recorded"]), attempts: row["attempts"],
-                    lastError: row["last_error"], notBefore: Date(timeIntervalSince1970: row["not_before"]))
+                    id: try row.decode(forColumn: "id"), consumer: try row.decode(forColumn: "consumer"), key: try row.decode(forColumn: "key"),
+                    topic: try row.decode(forColumn: "topic"), payload: try row.decode(Data?.self, forColumn: "payload") ?? Data(),
+                    token: try row.decode(forColumn: "token"), recorded: Date(timeIntervalSince1970: try row.decode(forColumn: "recorded")),
+                    attempts: try row.decode(forColumn: "attempts"), lastError: try row.decode(forColumn: "last_error"),
+                    notBefore: Date(timeIntervalSince1970: try row.decode(forColumn: "not_before")))
             }
         }
     }

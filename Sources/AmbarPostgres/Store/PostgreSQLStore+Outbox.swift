@@ -5,24 +5,36 @@ import Foundation
 /// The outbox (`ambar_outbox`): messages durable consumers recorded with their position moves,
 /// until they are sent.
 extension PostgreSQLStore {
+    /// - Throws: ``AmbarError/storage(operation:code:message:cause:)`` naming a row whose columns
+    ///   are not what Ambar writes (a message is never skipped unsent).
     func outboxMessages(consumer: String, limit: Int) throws(AmbarError) -> [OutboxMessage] {
-        try read(
+        let rows = try read(
             "read the outbox",
             """
             SELECT id, consumer, key, topic, payload, token, recorded, attempts, last_error, not_before
             FROM ambar_outbox WHERE consumer = $1 ORDER BY id LIMIT $2
-            """, [.text(consumer), .integer(Int64(limit))]
-        ).compactMap { row in
+            """, [.text(consumer), .integer(Int64(limit))])
+        var messages: [OutboxMessage] = []
+        messages.reserveCapacity(rows.count)
+        for row in rows {
             guard let id = PostgreSQLValues.integer(row[0]), let consumer = PostgreSQLValues.text(row[1]), let key = PostgreSQLValues.text(row[2]),
                 let topic = PostgreSQLValues.text(row[3]), let token = PostgreSQLValues.integer(row[5]), let recorded = PostgreSQLValues.real(row[6]),
                 let attempts = PostgreSQLValues.integer(row[7]), let notBefore = PostgreSQLValues.real(row[9])
-            else { return nil }
+            else {
+                throw .storage(
+                    operation: "read the outbox", code: 0,
+                    message:
+                        "ambar_outbox row \(PostgreSQLValues.integer(row[0]).map(String.init) ?? "?") of consumer '\(consumer)' has a missing or mistyped column; it was written outside Ambar: fix or delete it"
+                )
+            }
             var payload = Data()
             if case .blob(let data) = row[4] { payload = data }
-            return OutboxMessage(
-                id: id, consumer: consumer, key: key, topic: topic, payload: payload, token: token, recorded: Date(timeIntervalSince1970: recorded),
-                attempts: Int(attempts), lastError: PostgreSQLValues.text(row[8]), notBefore: Date(timeIntervalSince1970: notBefore))
+            messages.append(
+                OutboxMessage(
+                    id: id, consumer: consumer, key: key, topic: topic, payload: payload, token: token, recorded: Date(timeIntervalSince1970: recorded),
+                    attempts: Int(attempts), lastError: PostgreSQLValues.text(row[8]), notBefore: Date(timeIntervalSince1970: notBefore)))
         }
+        return messages
     }
 
     @discardableResult
