@@ -135,7 +135,13 @@ final class SharedMemoryBell: @unchecked Sendable {
         hearing.store(true, ordering: .releasing)
         let slice = Int64(Self.waitSlice.components.seconds) * 1_000_000_000 + Int64(Self.waitSlice.components.attoseconds / 1_000_000_000)
         let thread = Thread { [self] in
-            _ = ambar_bell_thread_defers_to_running()
+            let scheduling = ambar_bell_thread_defers_to_running()
+            if scheduling != 0 {
+                // It still wakes on every ring; only a committing thread may be preempted by it.
+                Self.logger.notice(
+                    "the bell's thread could not take the batch scheduling class (\(String(cString: strerror(scheduling)))); its wake-ups may preempt a committing thread"
+                )
+            }
             var seen = ambar_bell_sequence(page)
             while !stopped.load(ordering: .acquiring) {
                 let result = ambar_bell_wait(page, seen, slice)

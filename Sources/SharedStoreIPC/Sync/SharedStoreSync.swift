@@ -433,7 +433,7 @@ public final class SharedStoreSync: Sendable {
         guard let token = note.token else { return }
         follower.ownTransactionCommitted(token: token)
         // The bell first, from this (the committing) thread: the others wake and read now.
-        if let bell = bell.withLock({ $0 }), bell.canRing, !bell.ring(token: token) {
+        if let bell = bell.withLock({ $0 }), !bell.ring(token: token) {
             connection.reconnect()  // so that the hub relays this process's frames to everyone
         }
         ledgerSignal.ring()
