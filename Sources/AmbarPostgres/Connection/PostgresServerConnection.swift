@@ -24,11 +24,16 @@ final class PostgresServerConnection: SQLServerConnection, Sendable {
     let location: String
     let statementTimeout: TimeInterval
     private let lost = Atomic<Bool>(false)
+    /// The statements prepared on this connection (``queryRecurring(_:_:)``).
+    private let shapes = Mutex(PreparedShapes())
+    /// Where the tasks of prepared statements run: the connection's own loop.
+    private let executor: EventLoopTaskExecutor
 
     private init(connection: PostgresConnection, location: String, statementTimeout: TimeInterval) {
         self.connection = connection
         self.location = location
         self.statementTimeout = statementTimeout
+        self.executor = EventLoopTaskExecutor(loop: connection.eventLoop)
     }
 
     /// Opens a connection for `url`.
@@ -134,6 +139,53 @@ final class PostgresServerConnection: SQLServerConnection, Sendable {
 
     func query(_ sql: String, _ parameters: [SQLServerValue]) throws(SQLServerError) -> SQLServerResult {
         guard isUsable else { throw SQLServerError(message: "the connection to \(location) was lost", connectionLost: true) }
+        let future = connection.query(PostgresQuery(unsafeSQL: sql, binds: Self.bindings(parameters)), logger: Self.logger)
+        let result = try Self.wait(future, timeout: statementTimeout, location: location) { self.close() }
+        var rows: [[SQLServerValue]] = []
+        rows.reserveCapacity(result.rows.count)
+        for row in result.rows {
+            rows.append(try decode(row))
+        }
+        return SQLServerResult(rows: rows, affectedRows: result.metadata.rows ?? 0)
+    }
+
+    /// Runs the statement as a prepared statement of this connection (``RecurringStatement``):
+    /// the first call of a text and set of parameter types parses and plans it under a name of
+    /// its own (one round trip more), later calls send only the values. Past
+    /// ``PreparedShapes/limit`` shapes it runs unnamed, as ``query(_:_:)`` does.
+    func queryRecurring(_ sql: String, _ parameters: [SQLServerValue]) throws(SQLServerError) -> [[SQLServerValue]] {
+        guard isUsable else { throw SQLServerError(message: "the connection to \(location) was lost", connectionLost: true) }
+        let key = PreparedShapes.Key(sql: sql, parameters: parameters)
+        guard let name = shapes.withLock({ $0.name(for: key) }) else { return try query(sql, parameters).rows }
+        let statement = RecurringStatement(bindings: Self.bindings(parameters))
+        let shape = RecurringStatement.Shape(name: name, sql: sql)
+        let promise = connection.eventLoop.makePromise(of: [[SQLServerValue]].self)
+        Task(executorPreference: executor) { [connection] in
+            do {
+                let rows = try await RecurringStatement.$shape.withValue(shape) {
+                    var rows: [[SQLServerValue]] = []
+                    for try await row in try await connection.execute(statement, logger: Self.logger) {
+                        rows.append(try self.decode(row))
+                    }
+                    return rows
+                }
+                promise.succeed(rows)
+            } catch {
+                promise.fail(error)
+            }
+        }
+        do {
+            let rows = try Self.wait(promise.futureResult, timeout: statementTimeout, location: location) { self.close() }
+            shapes.withLock { $0.ran(key) }
+            return rows
+        } catch {
+            shapes.withLock { $0.failed(key, state: error.sqlState) }
+            throw error
+        }
+    }
+
+    /// postgres-nio's bindings of `parameters`.
+    private static func bindings(_ parameters: [SQLServerValue]) -> PostgresBindings {
         var bindings = PostgresBindings(capacity: parameters.count)
         for parameter in parameters {
             switch parameter {
@@ -147,18 +199,15 @@ final class PostgresServerConnection: SQLServerConnection, Sendable {
             case .textArray(let a): bindings.append(a)
             }
         }
-        let future = connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: Self.logger)
-        let result = try Self.wait(future, timeout: statementTimeout, location: location) { self.close() }
-        var rows: [[SQLServerValue]] = []
-        rows.reserveCapacity(result.rows.count)
-        for row in result.rows {
-            var cells: [SQLServerValue] = []
-            for cell in row {
-                cells.append(try decode(cell))
-            }
-            rows.append(cells)
+        return bindings
+    }
+
+    private func decode(_ row: PostgresRow) throws(SQLServerError) -> [SQLServerValue] {
+        var cells: [SQLServerValue] = []
+        for cell in row {
+            cells.append(try decode(cell))
         }
-        return SQLServerResult(rows: rows, affectedRows: result.metadata.rows ?? 0)
+        return cells
     }
 
     private func decode(_ cell: PostgresCell) throws(SQLServerError) -> SQLServerValue {
@@ -199,6 +248,7 @@ final class PostgresServerConnection: SQLServerConnection, Sendable {
         }
         switch box.withLock({ $0 }) {
         case .success(let value)?: return value
+        case .failure(let error as SQLServerError)?: throw error
         case .failure(let error)?: throw map(error, location: location)
         case nil: throw SQLServerError(message: "no answer", connectionLost: true)
         }

@@ -49,7 +49,7 @@ final class PostgreSQLOneStatementSave: SaveTransaction {
             author: entry.author, contextName: entry.contextName, entry: entry, writes: writes.enumerated().map { "w\($0) AS (\($1) RETURNING 1)" },
             refusingUnless: "\(written) = \(rowCount)", firstParameter: parameters.count + 1)
         do {
-            return try store.ledgerToken(connection.query(ledger.sql, parameters + ledger.parameters).rows.first)
+            return try store.ledgerToken(connection.queryRecurring(ledger.sql, parameters + ledger.parameters).first)
         } catch let error as SQLServerError where error.sqlState == "22012" {
             throw NotOneStatement()
         } catch let error as SQLServerError where error.connectionLost {

@@ -29,7 +29,7 @@ extension PostgreSQLStore {
     /// ``writeLedger(_:_:)``.
     private func appendToLedger(_ connection: any SQLServerConnection, author: String?, contextName: String?, entry: LedgerEntry?) throws -> Int64 {
         let statement = try ledgerStatement(author: author, contextName: contextName, entry: entry, writes: [], firstParameter: 1)
-        return try ledgerToken(connection.query(statement.sql, statement.parameters).rows.first)
+        return try ledgerToken(connection.queryRecurring(statement.sql, statement.parameters).first)
     }
 
     /// The statement that appends a transaction: `writes` (`name AS (statement)` common table

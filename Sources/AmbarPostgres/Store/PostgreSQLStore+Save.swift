@@ -36,8 +36,8 @@ extension PostgreSQLStore {
     /// when it runs dry.
     func reservedKeys(_ connection: any SQLServerConnection, root: String, count: Int) throws -> [Int64] {
         try keyReserve.keys(root: root, count: count) { n in
-            try connection.query("SELECT nextval('\(PostgreSQLSchema.sequence(of: root))') FROM generate_series(1, $1)", [.integer(Int64(n))])
-                .rows.compactMap { PostgreSQLValues.integer($0[0]) }
+            try connection.queryRecurring("SELECT nextval('\(PostgreSQLSchema.sequence(of: root))') FROM generate_series(1, $1)", [.integer(Int64(n))])
+                .compactMap { PostgreSQLValues.integer($0[0]) }
         }
     }
 

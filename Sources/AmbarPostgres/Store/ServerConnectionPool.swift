@@ -18,6 +18,12 @@ private final class CountingConnection: SQLServerConnection, @unchecked Sendable
         return result
     }
 
+    func queryRecurring(_ sql: String, _ parameters: [SQLServerValue]) throws(SQLServerError) -> [[SQLServerValue]] {
+        let rows = try base.queryRecurring(sql, parameters)
+        statements += 1
+        return rows
+    }
+
     var isUsable: Bool { base.isUsable }
     func close() { base.close() }
 }

@@ -5,10 +5,24 @@ import Foundation
 package protocol SQLServerConnection: AnyObject, Sendable {
     /// Runs one statement with positional parameters (`$1`, `$2`, …).
     func query(_ sql: String, _ parameters: [SQLServerValue]) throws(SQLServerError) -> SQLServerResult
+    /// Runs a statement of a shape the store sends again and again (a save's insert, the ledger's
+    /// statement), and returns its rows: a server that can keeps it parsed and planned for the
+    /// connection's life, under a name of its own, and later calls send only the values.
+    ///
+    /// Only for statements whose rows say what they did: the count of rows written is not
+    /// returned.
+    func queryRecurring(_ sql: String, _ parameters: [SQLServerValue]) throws(SQLServerError) -> [[SQLServerValue]]
     /// Whether the connection can still be used (false once it was lost or closed).
     var isUsable: Bool { get }
     /// Closes the connection.
     func close()
+}
+
+extension SQLServerConnection {
+    /// Runs the statement as any other (a connection that does not prepare statements).
+    package func queryRecurring(_ sql: String, _ parameters: [SQLServerValue]) throws(SQLServerError) -> [[SQLServerValue]] {
+        try query(sql, parameters).rows
+    }
 }
 
 /// Opens connections to one database on a server.
