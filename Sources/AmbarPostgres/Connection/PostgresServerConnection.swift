@@ -197,6 +197,7 @@ final class PostgresServerConnection: SQLServerConnection, Sendable {
             case .boolean(let b): bindings.append(b)
             case .integerArray(let a): bindings.append(a)
             case .textArray(let a): bindings.append(a)
+            case .column(let column): bindings.append(PostgresColumnArray(column))
             }
         }
         return bindings

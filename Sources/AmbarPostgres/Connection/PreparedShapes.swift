@@ -40,6 +40,10 @@ struct PreparedShapes {
             case .boolean: 6
             case .integerArray: 7
             case .textArray: 8
+            case .column(.integers): 9
+            case .column(.reals): 10
+            case .column(.texts): 11
+            case .column(.blobs): 12
             }
         }
     }

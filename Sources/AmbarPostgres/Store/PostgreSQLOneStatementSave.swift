@@ -9,7 +9,7 @@ import Foundation
 /// ``SaveWork`` runs over it as over any backend, with the writes kept instead of sent. The save
 /// leaves this path — nothing having been written — when it needs anything the statement cannot
 /// hold: a read (a uniqueness lookup, a row for a merge policy), an update, a delete, a join or
-/// order row, a receipt or a consumer's move, or more rows than one statement's parameters.
+/// order row, a receipt or a consumer's move, or more rows than ``rowLimit``.
 /// The statement itself refuses (a division by zero: PostgreSQL undoes all of it) when a row was
 /// not written, because a unique value was taken (`ON CONFLICT DO NOTHING` skipped it), or when
 /// another process migrated the model meanwhile. Either way the save then runs again as a
@@ -19,8 +19,11 @@ final class PostgreSQLOneStatementSave: SaveTransaction {
     /// The save needs what one statement cannot hold: it runs as a transaction.
     struct NotOneStatement: Error {}
 
-    /// PostgreSQL's bound on a statement's parameters is 65,535; the ledger takes 8.
+    /// PostgreSQL's bound on a statement's parameters is 65,535; the ledger takes 10.
     static let parameterLimit = 30_000
+    /// Rows one statement inserts at most: a larger save runs as a transaction, whose statements
+    /// the server can report on one by one.
+    static let rowLimit = 50_000
 
     let store: PostgreSQLStore
     let connection: any SQLServerConnection
@@ -44,12 +47,14 @@ final class PostgreSQLOneStatementSave: SaveTransaction {
     /// ``NotOneStatement`` when the statement refused (nothing was written).
     func commit() throws -> Int64 {
         guard let entry, !writes.isEmpty else { throw NotOneStatement() }
+        // The count is a parameter, not a literal: the text stays the same for any number of rows.
         let written = (0..<writes.count).map { "(SELECT count(*) FROM w\($0))" }.joined(separator: " + ")
+        let counted = parameters + [.integer(Int64(rowCount))]
         let ledger = try store.ledgerStatement(
             author: entry.author, contextName: entry.contextName, entry: entry, writes: writes.enumerated().map { "w\($0) AS (\($1) RETURNING 1)" },
-            refusingUnless: "\(written) = \(rowCount)", firstParameter: parameters.count + 1)
+            refusingUnless: "\(written) = $\(counted.count)::bigint", firstParameter: counted.count + 1)
         do {
-            return try store.ledgerToken(connection.queryRecurring(ledger.sql, parameters + ledger.parameters).first)
+            return try store.ledgerToken(connection.queryRecurring(ledger.sql, counted + ledger.parameters).first)
         } catch let error as SQLServerError where error.sqlState == "22012" {
             throw NotOneStatement()
         } catch let error as SQLServerError where error.connectionLost {
@@ -85,11 +90,14 @@ final class PostgreSQLOneStatementSave: SaveTransaction {
 
     func insertRows(_ layout: EntityLayout, _ rows: [NewRow]) throws {
         guard !rows.isEmpty else { return }
-        guard parameters.count + rows.count * store.insertParameterCount(layout) <= Self.parameterLimit,
-            let insert = store.insertStatement(layout, rows[...], firstParameter: parameters.count + 1)
+        guard rowCount + rows.count <= Self.rowLimit,
+            let inserts = store.insertStatements(layout, rows[...], firstParameter: parameters.count + 1, numberedOnward: true)
         else { throw NotOneStatement() }
-        writes.append(insert.sql)
-        parameters += insert.parameters
+        for insert in inserts {
+            writes.append(insert.sql)
+            parameters += insert.parameters
+        }
+        guard parameters.count <= Self.parameterLimit else { throw NotOneStatement() }
         rowCount += rows.count
     }
 

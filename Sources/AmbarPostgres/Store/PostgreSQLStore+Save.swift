@@ -40,47 +40,6 @@ extension PostgreSQLStore {
                 .compactMap { PostgreSQLValues.integer($0[0]) }
         }
     }
-
-    /// The parameters one new row of `layout` takes.
-    func insertParameterCount(_ layout: EntityLayout) -> Int {
-        3 + layout.storedAttributes.count
-            + layout.relationships.reduce(0) { count, rel in
-                guard !rel.isToMany, layout.relationshipColumns[rel.index] != nil else { return count }
-                return count + (rel.entityColumn == nil ? 1 : 2)
-            }
-    }
-
-    /// `INSERT … VALUES … ON CONFLICT DO NOTHING` of `rows` at version 1, its placeholders
-    /// numbered from `firstParameter`; `nil` for an entity the store does not number.
-    func insertStatement(_ layout: EntityLayout, _ rows: ArraySlice<NewRow>, firstParameter: Int) -> (sql: String, parameters: [SQLServerValue])? {
-        guard let entityID = entityIDs[layout.name] else { return nil }
-        let root = layout.rootName
-        let toOne = layout.relationships.filter { !$0.isToMany && layout.relationshipColumns[$0.index] != nil }
-        var columns = layout.storedAttributes.map { layout.attributeColumns[$0] ?? "" }
-        for rel in toOne {
-            columns.append(layout.column(ofRelationship: rel.index))
-            if let column = rel.entityColumn { columns.append(column) }
-        }
-        let columnList = (["Z_PK", "Z_ENT", "Z_OPT"] + columns.map(quoted)).joined(separator: ", ")
-        var tuples: [String] = []
-        var parameters: [SQLServerValue] = []
-        parameters.reserveCapacity(rows.count * (columns.count + 3))
-        for row in rows {
-            let first = firstParameter + parameters.count
-            tuples.append(
-                "($\(first), $\(first + 1), $\(first + 2), " + placeholders(root: root, columns: columns, from: first + 3).joined(separator: ", ") + ")")
-            parameters += [.integer(row.primaryKey), .integer(entityID), .integer(1)]
-            for i in layout.storedAttributes { parameters.append(PostgreSQLValues.serverValue(row.values[i])) }
-            for rel in toOne {
-                let destination = row.toOne[safe: rel.index] ?? nil
-                parameters.append(destination?.primaryKey.map { .integer($0) } ?? .null)
-                if rel.entityColumn != nil {
-                    parameters.append(destination.flatMap { entityIDs[$0.entityName] }.map { .integer($0) } ?? .null)
-                }
-            }
-        }
-        return ("INSERT INTO \(quoted(root)) (\(columnList)) VALUES \(tuples.joined(separator: ", ")) ON CONFLICT DO NOTHING", parameters)
-    }
 }
 
 /// A save's statements on a PostgreSQL connection inside its transaction.
@@ -203,18 +162,24 @@ struct PostgreSQLSaveTransaction: SaveTransaction {
 
     func insertRows(_ layout: EntityLayout, _ rows: [NewRow]) throws {
         guard !rows.isEmpty else { return }
-        let rowsPerStatement = max(1, 30_000 / store.insertParameterCount(layout))
-        for start in stride(from: 0, to: rows.count, by: rowsPerStatement) {
-            let chunk = rows[start..<min(start + rowsPerStatement, rows.count)]
-            guard let insert = store.insertStatement(layout, chunk, firstParameter: 1) else { throw AmbarError.unknownEntity(layout.name) }
+        guard let inserts = store.insertStatements(layout, rows[...], firstParameter: 1, numberedOnward: false) else {
+            throw AmbarError.unknownEntity(layout.name)
+        }
+        for insert in inserts {
             // The count of rows written says whether any was refused; only then are the keys
             // written read back (the keys are new, so those present are the ones this wrote).
-            let written = try connection.query(insert.sql, insert.parameters)
-            if written.affectedRows < chunk.count {
+            let written: Int
+            if insert.isArrays {
+                let counted = try connection.queryRecurring("WITH w AS (\(insert.sql) RETURNING 1) SELECT count(*) FROM w", insert.parameters)
+                written = counted.first.flatMap { PostgreSQLValues.integer($0[0]) }.map(Int.init) ?? 0
+            } else {
+                written = try connection.query(insert.sql, insert.parameters).affectedRows
+            }
+            if written < insert.rows.count {
                 let present = try connection.query(
-                    "SELECT Z_PK FROM \(quoted(layout.rootName)) WHERE Z_PK = ANY($1::bigint[])", [.integerArray(chunk.map(\.primaryKey))])
+                    "SELECT Z_PK FROM \(quoted(layout.rootName)) WHERE Z_PK = ANY($1::bigint[])", [.integerArray(insert.rows.map(\.primaryKey))])
                 let keys = Set(present.rows.compactMap { PostgreSQLValues.integer($0[0]) })
-                let refused = chunk.first { !keys.contains($0.primaryKey) }
+                let refused = insert.rows.first { !keys.contains($0.primaryKey) }
                 throw ConstraintRefusal(values: refused?.values ?? [], toOne: refused?.toOne ?? [])
             }
         }

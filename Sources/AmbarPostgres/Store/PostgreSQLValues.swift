@@ -35,7 +35,7 @@ enum PostgreSQLValues {
         case .text(let s), .numeric(let s): return .text(s)
         case .blob(let d): return .blob(d)
         case .boolean(let b): return .integer(b ? 1 : 0)
-        case .integerArray, .textArray: return .null
+        case .integerArray, .textArray, .column: return .null
         }
     }
 

@@ -12,6 +12,17 @@ package enum SQLServerValue: Sendable, Hashable {
     case boolean(Bool)
     case integerArray([Int64])
     case textArray([String])
+    /// One column's values for many rows, NULLs among them (a many-row insert's `unnest`).
+    case column(SQLServerColumn)
+}
+
+/// The values of one column for many rows, each array of one type, with NULLs: sent as one
+/// array parameter (`bigint[]`, `double precision[]`, `text[]`, `bytea[]`).
+package enum SQLServerColumn: Sendable, Hashable {
+    case integers([Int64?])
+    case reals([Double?])
+    case texts([String?])
+    case blobs([Data?])
 }
 
 /// The rows a statement returned and how many rows it changed.
