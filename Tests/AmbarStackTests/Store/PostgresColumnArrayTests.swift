@@ -7,26 +7,8 @@ import XCTest
 
 /// A column's values sent as one array with NULLs among them (`PostgresColumnArray`), read back
 /// by a real PostgreSQL server with `unnest` as rows, element for element.
-final class PostgresColumnArrayTests: XCTestCase {
-    private var connection: PostgresServerConnection!
-
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        let server: PostgresTestServer
-        do {
-            server = try PostgresTestServer.shared()
-        } catch {
-            if PostgresTestServer.isRequired { throw error }
-            throw XCTSkip("no PostgreSQL server on this machine (\(error)); scripts/install-deps --postgres installs one")
-        }
-        connection = try PostgresServerConnection.connect(try PostgresURL(try server.url(database: "column_arrays")))
-    }
-
-    override func tearDown() {
-        connection?.close()
-        connection = nil
-        super.tearDown()
-    }
+final class PostgresColumnArrayTests: PostgresConnectionTestCase {
+    override class var database: String { "column_arrays" }
 
     func testEveryColumnTypeWithNullsComesBackRowForRow() throws {
         let integers: [Int64?] = [1, nil, .min, .max, 0]

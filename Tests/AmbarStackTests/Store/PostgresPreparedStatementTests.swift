@@ -9,27 +9,12 @@ import XCTest
 /// connection on a real PostgreSQL server: prepared on their second call and reused after, kept
 /// when the server refuses a call's values, and prepared again under a new name once a
 /// preparation that failed can succeed.
-final class PostgresPreparedStatementTests: XCTestCase {
-    private var connection: PostgresServerConnection!
+final class PostgresPreparedStatementTests: PostgresConnectionTestCase {
+    override class var database: String { "prepared_statements" }
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        let server: PostgresTestServer
-        do {
-            server = try PostgresTestServer.shared()
-        } catch {
-            if PostgresTestServer.isRequired { throw error }
-            throw XCTSkip("no PostgreSQL server on this machine (\(error)); scripts/install-deps --postgres installs one")
-        }
-        let url = try server.url(database: "prepared_\(name.filter(\.isLetter).suffix(40))")
-        connection = try PostgresServerConnection.connect(try PostgresURL(url))
         _ = try connection.query("DROP TABLE IF EXISTS later_table", [])
-    }
-
-    override func tearDown() {
-        connection?.close()
-        connection = nil
-        super.tearDown()
     }
 
     /// The names of this session's prepared statements.
