@@ -21,6 +21,17 @@ final class HubConnection: Sendable {
         var stopped = false
         /// The last trouble logged, so that a lasting one is logged once, not at every attempt.
         var lastTrouble: String?
+        /// The newest save announcement made while no connection was open (before the first
+        /// one, while reconnecting, while no hub answers): sent as soon as one is, so that the
+        /// others hear of the saves made meanwhile then, not at their next ledger check.
+        var unannounced: Frame?
+
+        /// Keeps `frame` if it announces a save newer than the one kept.
+        mutating func keepUnannounced(_ frame: Frame) {
+            guard let token = frame.announcedToken else { return }
+            if let kept = unannounced?.announcedToken, kept >= token { return }
+            unannounced = frame
+        }
     }
 
     private let configuration: SharingConfiguration
@@ -84,9 +95,17 @@ final class HubConnection: Sendable {
     /// Sends `frame` to the hub if connected. Returns whether it was queued: not when there is
     /// no connection, when the hub is not reading (the send side is bounded), or when the frame is
     /// too large (`WireError` is thrown then, and nothing is sent).
+    ///
+    /// A save's announcement (`didSave`, `tokenOnly`) made while no connection is open is not
+    /// lost: the newest one is kept and sent first thing on the next connection.
     @discardableResult
     func send(_ frame: Frame) throws(WireError) -> Bool {
-        guard let client = state.withLock({ $0.client }) else { return false }
+        let client = state.withLock { s -> SyncClient? in
+            if let client = s.client, client.isActive { return client }
+            s.keepUnannounced(frame)
+            return nil
+        }
+        guard let client else { return false }
         return try client.send(frame)
     }
 
@@ -94,7 +113,13 @@ final class HubConnection: Sendable {
     /// fresh `hello` (the process's use of the bell changed: the hub must relay it frames it
     /// left to the bell before, or may leave out more).
     func reconnect() {
-        guard let client = state.withLock({ $0.client }) else { return }
+        // Forgotten at once: what is sent from now on waits for the next connection.
+        guard
+            let client = state.withLock({ s in
+                defer { s.client = nil }
+                return s.client
+            })
+        else { return }
         Self.logger.debug("reconnecting to the hub: this process's use of the shared-memory bell changed")
         client.beginClosing()
     }
@@ -153,6 +178,11 @@ final class HubConnection: Sendable {
                     if !s.stopped {
                         s.client = client
                         s.lastTrouble = nil
+                        // Under the lock: before any announcement sent from now on.
+                        if let frame = s.unannounced {
+                            s.unannounced = nil
+                            Self.announce(frame, on: client)
+                        }
                     }
                     return s.stopped
                 }
@@ -195,6 +225,21 @@ final class HubConnection: Sendable {
                 continue
             }
             do { try await Task.sleep(for: backoff.next()) } catch { return }
+        }
+    }
+
+    /// Sends an announcement kept while no connection was open; one too large for a frame goes
+    /// as its token alone.
+    private static func announce(_ frame: Frame, on client: SyncClient) {
+        do {
+            _ = try client.send(frame)
+        } catch {
+            guard let token = frame.reducedToToken else { return }
+            do {
+                _ = try client.send(token)
+            } catch {
+                logger.error("could not send the kept announcement \(token) to the hub (\(error)); the others see it at their next ledger check")
+            }
         }
     }
 

@@ -190,16 +190,8 @@ final class CatchUpDoorbell: @unchecked Sendable {
 
     /// Keeps `frame`'s token if it is newer than the one kept.
     func keep(_ frame: Frame) {
-        let hint: Frame
-        switch frame {
-        case .didSave(let save):
-            hint = .tokenOnly(storeUUID: save.storeUUID, token: save.token, processID: save.processID, instanceID: save.instanceID)
-        case .tokenOnly:
-            hint = frame
-        default:
-            return
-        }
-        if case .tokenOnly(_, let newToken, _, _) = hint, case .tokenOnly(_, let keptToken, _, _)? = pending, keptToken >= newToken { return }
+        guard let hint = frame.reducedToToken, let newToken = hint.announcedToken else { return }
+        if let keptToken = pending?.announcedToken, keptToken >= newToken { return }
         pending = hint
     }
 

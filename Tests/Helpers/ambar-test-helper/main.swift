@@ -111,6 +111,10 @@ func runPeer(directory: URL, store argument: String) throws {
             if let seconds = ProcessInfo.processInfo.environment["AMBAR_HELPER_LEDGER_CHECK_SECONDS"].flatMap(Int64.init) {
                 configuration.ledgerCheckInterval = .seconds(seconds)
             }
+            // A test that must keep the hub out of this process says so.
+            if ProcessInfo.processInfo.environment["AMBAR_HELPER_MAY_NOT_SERVE_HUB"] == "1" {
+                configuration.mayServeHub = false
+            }
             let sync = try await SharedStoreSync.start(stack: stack, configuration: configuration)
             let observation = sync.observeRemoteMerges { event in
                 if event.historyExpired {

@@ -125,6 +125,35 @@ final class FaultToleranceTests: XCTestCase {
         guard case .didSave? = next else { return XCTFail("the listener got \(String(describing: next)), not the next save") }
     }
 
+    /// A save made while its process has no hub connection is announced as soon as the process
+    /// connects: the others hear of it then, not at their next ledger check. The hub comes up
+    /// under another name with its listener already connected, and its socket is then moved to
+    /// where the writer looks, so that the listener is there before the writer connects.
+    func testASaveMadeWithoutAHubIsAnnouncedOnConnecting() async throws {
+        let writer = try Peer(
+            "writer", directory: directory, storeArgument: directory.store.path, environment: ["AMBAR_HELPER_MAY_NOT_SERVE_HUB": "1"])
+        defer { writer.kill() }
+        let answer = try writer.send("insert a 1")
+        guard answer.hasPrefix("ok "), let token = Int64(answer.dropFirst(3)) else { return XCTFail("the save failed: \(answer)") }
+        guard let uuid = UUID(uuidString: storeUUID) else { return XCTFail("bad store UUID") }
+        let elsewhere = directory.url.appendingPathComponent(".ambar/elsewhere.sock").path
+        let hub = try await SyncHub.start(try SyncHub.Configuration(socketPath: elsewhere, storeUUID: uuid, storeFile: directory.store))
+        let listener = try RawPeer(elsewhere)
+        defer { listener.close() }
+        try listener.write(
+            try WireFormat.encode(
+                .hello(.init(storeUUID: uuid, processID: getpid(), instanceID: UInt64.random(in: 1...UInt64.max / 2), processName: "listener", cursor: 0))))
+        guard case .welcome? = try listener.readFrame() else {
+            await hub.stop()
+            return XCTFail("no welcome for the listener")
+        }
+        XCTAssertEqual(rename(elsewhere, socketPath), 0, "moving the hub's socket: errno \(errno)")
+        let announced = try listener.readFrame(timeout: 20)
+        await hub.stop()
+        guard case .didSave(let save)? = announced else { return XCTFail("the listener got \(String(describing: announced)), not the writer's save") }
+        XCTAssertEqual(save.token, token)
+    }
+
     struct ConditionNotMet: Error {
         let description: String
         init(_ description: String) { self.description = description }
