@@ -188,7 +188,8 @@ extension ManagedObjectContext {
             // Rows mostly share one entity: its layout is looked up once, by the ID's scope.
             var last: (scope: UnsafeMutableRawPointer, layout: EntityLayout)?
             // A context with nothing registered (a fresh reader or importer) needs no lookup:
-            // one fetch never reads the same row twice.
+            // one fetch never reads the same row twice. Its objects are registered after the
+            // rows are read, in a table sized once for all of them.
             let nothingRegistered = state.registered.isEmpty
             // Builds (or fills) the object of one row; called as each row is read, while the
             // row's values are still in the cache.
@@ -211,7 +212,7 @@ extension ManagedObjectContext {
                     last = (id.scope.toOpaque(), found)
                 }
                 let object = layout.objectClass.init(ManagedObjectInitToken(layout: layout, objectID: id, context: self, row: row))
-                state.registered[id] = object
+                if !nothingRegistered { state.registered[id] = object }
                 object.setFetched(asFault: asFaults)
                 objects.append(object)
             }
@@ -220,6 +221,10 @@ extension ManagedObjectContext {
                 for row in prefetched { add(row) }
             } else {
                 try store.forEachRow(query, add)
+            }
+            if nothingRegistered {
+                state.registered.reserveCapacity(objects.count)
+                for object in objects { state.registered[object.objectID] = object }
             }
 
         }
