@@ -84,7 +84,11 @@ extension SQLiteStore {
     /// The ledger page after `token` and the rows `select` names for it, in one read transaction
     /// on the ledger reader's own connection (for a store in memory, which no other process
     /// follows, through the pool).
-    package func ledgerPage(after token: Int64, limit: Int, rowsOf select: ([HistoryTransaction]) -> Set<ManagedObjectID>?) throws(AmbarError) -> LedgerPage {
+    /// (`expecting` is not needed here: the page and its rows are read in one read transaction of
+    /// this process, with no round trip between them.)
+    package func ledgerPage(
+        after token: Int64, limit: Int, expecting: Set<ManagedObjectID>, rowsOf select: ([HistoryTransaction]) -> Set<ManagedObjectID>?
+    ) throws(AmbarError) -> LedgerPage {
         guard let ledgerReader else { return try ledgerPageInTwoReads(after: token, limit: limit, rowsOf: select) }
         let result: Result<LedgerPage, AmbarError>
         do {

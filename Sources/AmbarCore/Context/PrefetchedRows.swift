@@ -68,15 +68,17 @@ extension PersistentStoreCoordinator {
     /// Reads the ledger after `token` (at most `limit` transactions) and, in the same read
     /// transaction where the backend can (SQLite: on a connection of its own), the rows of the
     /// objects `select` names for them, on the caller's thread, for a merge on another queue.
+    /// `expecting` names the rows the caller expects `select` to name (a doorbell's claim): a
+    /// server store reads them in the page's own statement, one round trip for both.
     ///
     /// - Throws: ``AmbarError/historyExpired(after:purgedThrough:)`` when those transactions were
     ///   purged, and the errors of a read.
     package func ledgerPage(
-        after token: Int64, limit: Int, rowsOf select: ([HistoryTransaction]) -> Set<ManagedObjectID>?
+        after token: Int64, limit: Int, expecting: Set<ManagedObjectID> = [], rowsOf select: ([HistoryTransaction]) -> Set<ManagedObjectID>?
     ) throws(AmbarError) -> (transactions: [HistoryTransaction], rows: PrefetchedRows) {
         try checkUsable()
         var requested = Set<ManagedObjectID>()
-        let page = try store.ledgerPage(after: token, limit: limit) { transactions in
+        let page = try store.ledgerPage(after: token, limit: limit, expecting: expecting.filter { !$0.isTemporaryID }) { transactions in
             guard let ids = select(transactions)?.filter({ !$0.isTemporaryID }), !ids.isEmpty else { return nil }
             requested = ids
             return ids

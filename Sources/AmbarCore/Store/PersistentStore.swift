@@ -63,7 +63,14 @@ package protocol PersistentStore: AnyObject, Sendable {
     func history(after token: Int64, limit: Int?) throws(AmbarError) -> [HistoryTransaction]
     /// The transactions after `token` (at most `limit`) and the rows of the objects `select`
     /// names for them (nil: none), in one read transaction where the backend can.
-    func ledgerPage(after token: Int64, limit: Int, rowsOf select: ([HistoryTransaction]) -> Set<ManagedObjectID>?) throws(AmbarError) -> LedgerPage
+    ///
+    /// `expecting` names rows the caller expects `select` to name (from a doorbell's claim, which
+    /// the ledger has not confirmed yet): a backend for which each statement is a round trip
+    /// reads them in the same statement as the page, and reads again only what `select` names
+    /// beyond them. Rows read for IDs that `select` does not name are left out.
+    func ledgerPage(
+        after token: Int64, limit: Int, expecting: Set<ManagedObjectID>, rowsOf select: ([HistoryTransaction]) -> Set<ManagedObjectID>?
+    ) throws(AmbarError) -> LedgerPage
     /// Records a position: a durable consumer's (`lease == nil`), or a sharing process's merge
     /// position that holds history back for `lease` seconds. `lockWait` bounds how long the write
     /// waits for another connection's lock (nil: as long as the store's other writes do). Returns
@@ -127,7 +134,9 @@ extension PersistentStore {
 
     package func serverStatus() throws(AmbarError) -> StoreServerStatus? { nil }
     package func verifyIdentity() throws(AmbarError) {}
-    package func ledgerPage(after token: Int64, limit: Int, rowsOf select: ([HistoryTransaction]) -> Set<ManagedObjectID>?) throws(AmbarError) -> LedgerPage {
+    package func ledgerPage(
+        after token: Int64, limit: Int, expecting: Set<ManagedObjectID>, rowsOf select: ([HistoryTransaction]) -> Set<ManagedObjectID>?
+    ) throws(AmbarError) -> LedgerPage {
         try ledgerPageInTwoReads(after: token, limit: limit, rowsOf: select)
     }
 

@@ -136,30 +136,46 @@ extension PostgreSQLStore {
     /// One statement, so one snapshot and one round trip: the purge point beside the transactions
     /// after `token` (none: one row of NULLs after the purge point).
     func history(after token: Int64, limit: Int?) throws(AmbarError) -> [HistoryTransaction] {
-        let rows = try read(
-            "read history",
-            """
-            SELECT m.value, t.token, t.timestamp, t.author, t.pid, t.context_name, t.instance, t.changes
-            FROM (SELECT value FROM ambar_metadata WHERE key = 'history_purged_through') AS m
-            LEFT JOIN LATERAL (
-                SELECT token, timestamp, author, pid, context_name, instance, changes FROM ambar_transactions
-                WHERE token > $1 ORDER BY token LIMIT \(limit.map { String(max(0, $0)) } ?? "ALL")
-            ) AS t ON true
-            ORDER BY t.token
-            """, [.integer(token)])
-        let purged = rows.first.flatMap { PostgreSQLValues.text($0[0]) }.flatMap { Int64($0) } ?? 0
+        let rows = try read("read history", "\(Self.historySelect(limit: limit, leadingNulls: 0)) ORDER BY t.token", [.integer(token)])
+        return try transactions(in: rows, from: 0, after: token)
+    }
+
+    /// The SELECT of the purge point and the transactions after `$1` (at most `limit`), its
+    /// columns after `leadingNulls` NULLs: the purge point, then token, timestamp, author, pid,
+    /// context name, instance and changes (``historyColumns`` in all).
+    static func historySelect(limit: Int?, leadingNulls: Int) -> String {
+        """
+        SELECT \(String(repeating: "NULL, ", count: leadingNulls))m.value, t.token, t.timestamp, t.author, t.pid, t.context_name, t.instance, t.changes
+        FROM (SELECT value FROM ambar_metadata WHERE key = 'history_purged_through') AS m
+        LEFT JOIN LATERAL (
+            SELECT token, timestamp, author, pid, context_name, instance, changes FROM ambar_transactions
+            WHERE token > $1 ORDER BY token LIMIT \(limit.map { String(max(0, $0)) } ?? "ALL")
+        ) AS t ON true
+        """
+    }
+
+    /// How many columns ``historySelect(limit:leadingNulls:)`` has after its leading NULLs.
+    static let historyColumns = 8
+
+    /// The transactions of rows of ``historySelect(limit:leadingNulls:)`` whose columns start at
+    /// `first`, in the order given; throws ``AmbarError/historyExpired(after:purgedThrough:)``
+    /// when the purge point is past `token`.
+    func transactions(in rows: [[SQLServerValue]], from first: Int, after token: Int64) throws(AmbarError) -> [HistoryTransaction] {
+        let purged = rows.first.flatMap { PostgreSQLValues.text($0[first]) }.flatMap { Int64($0) } ?? 0
         if token < purged { throw .historyExpired(after: token, purgedThrough: purged) }
         var result: [HistoryTransaction] = []
         result.reserveCapacity(rows.count)
         for row in rows {
-            guard let t = PostgreSQLValues.integer(row[1]) else { continue }
+            guard let t = PostgreSQLValues.integer(row[first + 1]) else { continue }
             var gathered = LedgerChanges(store: identifier)
-            if case .blob(let changes) = row[7] { try gathered.add(encoded: changes, location: location) }
+            if case .blob(let changes) = row[first + 7] { try gathered.add(encoded: changes, location: location) }
             result.append(
                 HistoryTransaction(
-                    token: t, timestamp: Date(timeIntervalSince1970: PostgreSQLValues.real(row[2]) ?? 0), author: PostgreSQLValues.text(row[3]),
-                    processID: Int32(truncatingIfNeeded: PostgreSQLValues.integer(row[4]) ?? 0),
-                    instanceID: PostgreSQLValues.integer(row[6]).map { UInt64(bitPattern: $0) }, contextName: PostgreSQLValues.text(row[5]),
+                    token: t, timestamp: Date(timeIntervalSince1970: PostgreSQLValues.real(row[first + 2]) ?? 0),
+                    author: PostgreSQLValues.text(row[first + 3]),
+                    processID: Int32(truncatingIfNeeded: PostgreSQLValues.integer(row[first + 4]) ?? 0),
+                    instanceID: PostgreSQLValues.integer(row[first + 6]).map { UInt64(bitPattern: $0) },
+                    contextName: PostgreSQLValues.text(row[first + 5]),
                     inserted: gathered.inserted, updated: gathered.updated, deleted: gathered.deleted,
                     updatedProperties: gathered.updatedProperties, tombstones: gathered.tombstones))
         }

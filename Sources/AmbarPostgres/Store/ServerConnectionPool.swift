@@ -38,6 +38,7 @@ final class ServerConnectionPool: Sendable {
     let sessionSetup: String?
     private let idle = Locked<[any SQLServerConnection]>([])
     private let isClosed = Atomic<Bool>(false)
+    private let statements = Atomic<Int>(0)
     /// Idle connections kept at most; more are closed when returned.
     static let idleLimit = 8
 
@@ -48,6 +49,10 @@ final class ServerConnectionPool: Sendable {
 
     var location: String { connector.displayLocation }
 
+    /// How many statements the store's work sent through this pool (each one a round trip to
+    /// the server), session setups left out.
+    var statementsSent: Int { statements.load(ordering: .relaxed) }
+
     /// Runs `body` on a connection of its own. When a connection that sat idle turns out dead at
     /// `body`'s first statement (nothing ran), `body` runs again on a new connection.
     func withConnection<T>(_ operation: String, _ body: (any SQLServerConnection) throws -> T) throws(AmbarError) -> T {
@@ -56,6 +61,7 @@ final class ServerConnectionPool: Sendable {
             let idleConnection = idle.withLock { $0.popLast() }
             if let idleConnection, idleConnection.isUsable {
                 let counted = CountingConnection(idleConnection)
+                defer { statements.add(counted.statements, ordering: .relaxed) }
                 do {
                     let result = try body(counted)
                     giveBack(idleConnection)
@@ -72,7 +78,9 @@ final class ServerConnectionPool: Sendable {
             let connection = try connector.connect()
             defer { giveBack(connection) }
             if let sessionSetup { _ = try connection.query(sessionSetup, []) }
-            return try body(connection)
+            let counted = CountingConnection(connection)
+            defer { statements.add(counted.statements, ordering: .relaxed) }
+            return try body(counted)
         } catch {
             throw Self.map(error, operation: operation, location: location)
         }

@@ -18,6 +18,9 @@ package struct RowSpec: Sendable {
     package let perEntity: [Int64: EntityMap]
     /// The SELECT list with the `t0` alias, built once.
     package let selectListT0: String
+    /// How many columns the SELECT list has: the primary key, entity and version, then the
+    /// table's own.
+    package var columnCount: Int { 3 + columns.count }
 
     init(columns: [String], perEntity: [Int64: EntityMap]) {
         self.columns = columns

@@ -212,15 +212,16 @@ final class LedgerFollower: Sendable {
     /// One pass over the ledger after the cursor, page by page.
     private func readLedger() {
         while true {
-            let cursor = state.withLock { $0.cursor }
+            let (cursor, expecting) = state.withLock { s in (s.cursor, readsRowsAhead ? Self.expectedRows(s.claims, after: s.cursor) : []) }
             let page: [HistoryTransaction]
             let rows: PrefetchedRows
             let span = startSpan("ambar.ledger.read")
             defer { span.end() }
             span.attributes["ambar.after"] = cursor
             do {
-                // The page and the rows it changed, in one read (SQLite: on a connection of its own).
-                (page, rows) = try coordinator.ledgerPage(after: cursor, limit: Self.pageSize, rowsOf: rowsToReadAhead)
+                // The page and the rows it changed, in one read (SQLite: on a connection of its own;
+                // a server: in one statement when the doorbells named those rows).
+                (page, rows) = try coordinator.ledgerPage(after: cursor, limit: Self.pageSize, expecting: expecting, rowsOf: rowsToReadAhead)
                 span.attributes["ambar.transactions"] = page.count
             } catch .historyExpired {
                 historyExpired(after: cursor)
@@ -271,6 +272,22 @@ final class LedgerFollower: Sendable {
             if ids.count > Self.maximumRowsReadAhead { return nil }
         }
         return ids.isEmpty ? nil : ids
+    }
+
+    /// The rows that the doorbells waiting for the ledger say its next transactions from other
+    /// processes inserted or updated: a server store reads them in the page's own statement.
+    /// Only a hint, which costs nothing when wrong: the rows merged are those of the objects the
+    /// ledger names; rows of objects it does not name are dropped, and those it names beyond the
+    /// hint are read after the page. None past ``maximumRowsReadAhead`` objects.
+    private static func expectedRows(_ claims: [Int64: Doorbell], after cursor: Int64) -> Set<ManagedObjectID> {
+        var ids = Set<ManagedObjectID>()
+        for (token, doorbell) in claims where token > cursor && doorbell.instanceID != ProcessInstance.id {
+            guard let claim = doorbell.claim else { continue }
+            ids.formUnion(claim.inserted)
+            ids.formUnion(claim.updated)
+            if ids.count > maximumRowsReadAhead { return [] }
+        }
+        return ids
     }
 
     private func check(_ doorbell: Doorbell, against transaction: HistoryTransaction, _ s: inout State) {
