@@ -288,21 +288,21 @@ extension ManagedObjectContext {
             changes.deletes.append(DeleteChange(id: object.objectID, expectedVersion: object.version))
         }
         let started = ContinuousClock.now
-        let span = startSpan("ambar.save")
-        defer { span.end() }
-        span.attributes["ambar.inserted"] = changes.inserts.count
-        span.attributes["ambar.updated"] = changes.updates.count
-        span.attributes["ambar.deleted"] = changes.deletes.count
+        let span = startSpanIfTracing("ambar.save")
+        defer { span?.end() }
+        span?.attributes["ambar.inserted"] = changes.inserts.count
+        span?.attributes["ambar.updated"] = changes.updates.count
+        span?.attributes["ambar.deleted"] = changes.deletes.count
         let outcome: SaveOutcome
         do {
             outcome = try persistentStoreCoordinator.store.save(changes)
         } catch {
             StoreMetrics.saveFailures.increment()
-            span.recordError(error)
-            span.setStatus(SpanStatus(code: .error))
+            span?.recordError(error)
+            span?.setStatus(SpanStatus(code: .error))
             throw error
         }
-        if let token = outcome.token { span.attributes["ambar.token"] = token }
+        if let token = outcome.token { span?.attributes["ambar.token"] = token }
         recordSavedToken(outcome.token)
         StoreMetrics.saved(objects: changes.inserts.count + changes.updates.count + changes.deletes.count, duration: ContinuousClock.now - started)
         for object in transientOnly {

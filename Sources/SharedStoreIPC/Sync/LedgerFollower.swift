@@ -156,9 +156,9 @@ final class LedgerFollower: Sendable {
 
     /// A doorbell: reads the ledger now, unless the token is one already merged.
     func ring(_ doorbell: Doorbell) {
-        let span = startSpan("ambar.doorbell")
-        defer { span.end() }
-        span.attributes["ambar.token"] = doorbell.token
+        let span = startSpanIfTracing("ambar.doorbell")
+        defer { span?.end() }
+        span?.attributes["ambar.token"] = doorbell.token
         let run = state.withLock { s -> Bool in
             guard !s.stopped, doorbell.token > s.cursor else { return false }
             if doorbell.claim != nil || doorbell.instanceID != nil, s.claims.count < Self.maximumPendingClaims {
@@ -215,14 +215,14 @@ final class LedgerFollower: Sendable {
             let (cursor, expecting) = state.withLock { s in (s.cursor, readsRowsAhead ? Self.expectedRows(s.claims, after: s.cursor) : []) }
             let page: [HistoryTransaction]
             let rows: PrefetchedRows
-            let span = startSpan("ambar.ledger.read")
-            defer { span.end() }
-            span.attributes["ambar.after"] = cursor
+            let span = startSpanIfTracing("ambar.ledger.read")
+            defer { span?.end() }
+            span?.attributes["ambar.after"] = cursor
             do {
                 // The page and the rows it changed, in one read (SQLite: on a connection of its own;
                 // a server: in one statement when the doorbells named those rows).
                 (page, rows) = try coordinator.ledgerPage(after: cursor, limit: Self.pageSize, expecting: expecting, rowsOf: rowsToReadAhead)
-                span.attributes["ambar.transactions"] = page.count
+                span?.attributes["ambar.transactions"] = page.count
             } catch .historyExpired {
                 historyExpired(after: cursor)
                 return
@@ -449,11 +449,11 @@ final class LedgerFollower: Sendable {
             rows.add(pending.rows)
             lastPage = pending.page
         }
-        let span = startSpan("ambar.merge")
-        span.attributes["ambar.transactions"] = batch.count
-        if let last = batch.last { span.attributes["ambar.token"] = last.transaction.token }
+        let span = startSpanIfTracing("ambar.merge")
+        span?.attributes["ambar.transactions"] = batch.count
+        if let last = batch.last { span?.attributes["ambar.token"] = last.transaction.token }
         let change = main.mergeChanges(fromContextDidSave: combined, prefetched: rows)
-        span.end()
+        span?.end()
         if !change.notReread.isEmpty { remergeLater(change.notReread) }
         let now = Date()
         for pending in batch {

@@ -1,3 +1,4 @@
+import AmbarCore
 import AmbarStack
 import AmbarTestSupport
 import Foundation
@@ -57,5 +58,23 @@ final class TracingSpansTests: SharedStoreTestCase {
             "a ledger read that found the writer's transactions")
         XCTAssertTrue(named("ambar.merge").contains { $0.attributes["ambar.transactions"] != nil }, "a merge")
         tracer.clearAll()
+    }
+
+    /// Without a tracer no span is started (nil: its attributes are never built); with one, in a
+    /// `withTracer` scope as well as bootstrapped, the span is the tracer's.
+    func testASpanIsStartedOnlyWhenATracerIsActive() throws {
+        withTracer(NoOpTracer()) {
+            XCTAssertNil(startSpanIfTracing("ambar.test"), "no span without a tracer")
+        }
+        let scoped = InMemoryTracer()
+        withTracer(scoped) {
+            let span = startSpanIfTracing("ambar.test")
+            XCTAssertNotNil(span, "a span with a tracer")
+            span?.attributes["ambar.token"] = 7
+            span?.end()
+        }
+        let finished = scoped.finishedSpans.filter { $0.operationName == "ambar.test" }
+        XCTAssertEqual(finished.count, 1, "the span reached the scoped tracer")
+        XCTAssertEqual(finished.first?.attributes["ambar.token"]?.toSpanAttribute(), 7)
     }
 }
