@@ -33,16 +33,25 @@ int64_t ambar_bell_token(const void *page) {
     return __atomic_load_n(&header->token, __ATOMIC_ACQUIRE);
 }
 
-int ambar_bell_ring(void *page, int64_t token) {
+void ambar_bell_raise(void *page, int64_t token) {
     ambar_bell_header *header = page;
     int64_t current = __atomic_load_n(&header->token, __ATOMIC_RELAXED);
     while (current < token &&
            !__atomic_compare_exchange_n(&header->token, &current, token, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
     }
     __atomic_add_fetch(&header->sequence, 1, __ATOMIC_RELEASE);
+}
+
+int ambar_bell_wake(void *page) {
+    ambar_bell_header *header = page;
     // A shared (not private) futex: the waiters are other processes mapping the same file.
     if (syscall(SYS_futex, &header->sequence, FUTEX_WAKE, INT_MAX, NULL, NULL, 0) < 0) return errno;
     return 0;
+}
+
+int ambar_bell_ring(void *page, int64_t token) {
+    ambar_bell_raise(page, token);
+    return ambar_bell_wake(page);
 }
 
 int ambar_bell_wait(const void *page, uint32_t seen, int64_t timeout_ns) {

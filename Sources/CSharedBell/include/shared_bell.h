@@ -29,8 +29,12 @@ int ambar_bell_claim(void *page);
 uint32_t ambar_bell_sequence(const void *page);
 /// The newest token rung (acquire).
 int64_t ambar_bell_token(const void *page);
-/// Raises the token to `token` (never lowers it), increments the sequence and wakes every
-/// waiter; returns 0, or errno when the wake failed.
+/// Raises the token to `token` (never lowers it) and increments the sequence, waking no one: a
+/// waiter about to wait returns at once, a sleeping one waits for `ambar_bell_wake`.
+void ambar_bell_raise(void *page, int64_t token);
+/// Wakes every waiter; returns 0, or errno when the wake failed.
+int ambar_bell_wake(void *page);
+/// `ambar_bell_raise`, then `ambar_bell_wake`; returns 0, or errno when the wake failed.
 int ambar_bell_ring(void *page, int64_t token);
 /// Waits until the sequence is no longer `seen`, at most `timeout_ns`; returns 0 (woken, or the
 /// sequence had already moved), ETIMEDOUT, EINTR, or another errno.

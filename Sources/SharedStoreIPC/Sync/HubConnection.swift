@@ -109,6 +109,14 @@ final class HubConnection: Sendable {
         return try client.send(frame)
     }
 
+    /// Runs `work` on the event loop of the open connection to the hub, before any frame sent
+    /// after this call is written. Returns false, and runs nothing, when no connection is open.
+    func runOnConnectionLoop(_ work: @escaping @Sendable () -> Void) -> Bool {
+        guard let client = state.withLock({ s in s.client.flatMap { $0.isActive ? $0 : nil } }) else { return false }
+        client.execute(work)
+        return true
+    }
+
     /// Closes the open connection, if any, so that the loop of ``run()`` connects again with a
     /// fresh `hello` (the process's use of the bell changed: the hub must relay it frames it
     /// left to the bell before, or may leave out more).

@@ -111,14 +111,31 @@ final class SharedMemoryBell: @unchecked Sendable {
         munmap(page, Self.size)
     }
 
-    /// Rings: raises the token to `token` and wakes every process waiting on the bell (nothing,
-    /// once a ring failed). Returns false when this ring's wake failed: the process then no longer says it rings (``use``), so that
-    /// once it has told the hub (a new `hello`), the hub relays its frames to every process; the
-    /// processes the failed ring did not wake find the transaction at their next ledger check.
+    /// Rings: ``raise(token:)``, then ``wake()`` (nothing, once a ring failed). Returns false when
+    /// this ring's wake failed (see ``wake()``).
     @discardableResult
     func ring(token: Int64) -> Bool {
-        guard canRing, !ringFailed.load(ordering: .relaxed) else { return true }
-        let error = ambar_bell_ring(page, token)
+        guard raise(token: token) else { return true }
+        return wake()
+    }
+
+    /// A ring's first half: raises the token to `token` and moves the sequence, waking no one. A
+    /// process whose bell thread is about to wait sees the ring at once; a sleeping one waits for
+    /// ``wake()``. Returns whether a wake must follow: false when this process does not ring (the
+    /// bell was opened read-only, or a ring failed before).
+    func raise(token: Int64) -> Bool {
+        guard canRing, !ringFailed.load(ordering: .relaxed) else { return false }
+        ambar_bell_raise(page, token)
+        return true
+    }
+
+    /// A ring's second half: wakes every process waiting on the bell (one system call, whose cost
+    /// grows with the number of processes woken). Returns false when the wake failed: the process
+    /// then no longer says it rings (``use``), so that once it has told the hub (a new `hello`),
+    /// the hub relays its frames to every process; the processes the failed wake did not reach
+    /// find the transaction at their next ledger check.
+    func wake() -> Bool {
+        let error = ambar_bell_wake(page)
         guard error != 0 else { return true }
         ringFailed.store(true, ordering: .releasing)
         Self.logger.error(

@@ -432,9 +432,15 @@ public final class SharedStoreSync: Sendable {
     private func localDidSave(_ note: DidSaveNotification) {
         guard let token = note.token else { return }
         follower.ownTransactionCommitted(token: token)
-        // The bell first, from this (the committing) thread: the others wake and read now.
-        if let bell = bell.withLock({ $0 }), !bell.ring(token: token) {
-            connection.reconnect()  // so that the hub relays this process's frames to everyone
+        // The bell first. This (the committing) thread raises it; the wake of every sleeping
+        // process, one system call whose cost grows with them, runs on the hub connection's event
+        // loop, which the hub frame below wakes anyway: the commit makes one wake-up, not one per
+        // process. Without a connection, the wake is made here.
+        if let bell = bell.withLock({ $0 }), bell.raise(token: token) {
+            let wake: @Sendable () -> Void = { [connection] in
+                if !bell.wake() { connection.reconnect() }  // so that the hub relays this process's frames to everyone
+            }
+            if !connection.runOnConnectionLoop(wake) { wake() }
         }
         ledgerSignal.ring()
         let save = Frame.DidSave(notification: note, storeUUID: storeUUID, token: token, processID: getpid())

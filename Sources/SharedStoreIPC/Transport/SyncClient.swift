@@ -149,6 +149,12 @@ public final class SyncClient: Sendable {
         return true
     }
 
+    /// Runs `work` on the connection's event loop, in order with the frames sent: before any
+    /// frame ``send(_:)`` queues after this call.
+    func execute(_ work: @escaping @Sendable () -> Void) {
+        channel.eventLoop.execute(work)
+    }
+
     /// Whether the connection is open.
     public var isActive: Bool { channel.isActive }
 
