@@ -437,8 +437,17 @@ public final class SharedStoreSync: Sendable {
         // loop, which the hub frame below wakes anyway: the commit makes one wake-up, not one per
         // process. Without a connection, the wake is made here.
         if let bell = bell.withLock({ $0 }), bell.raise(token: token) {
-            let wake: @Sendable () -> Void = { [connection] in
-                if !bell.wake() { connection.reconnect() }  // so that the hub relays this process's frames to everyone
+            let wake: @Sendable () -> Void = { [connection, storeUUID] in
+                guard !bell.wake() else { return }
+                // So that the hub relays this process's frames to everyone: a new hello, on which
+                // this save is announced again (the frame below may have gone to the closed
+                // connection, whose hub left it to the bell).
+                connection.reconnect()
+                do {
+                    try connection.send(.tokenOnly(storeUUID: storeUUID, token: token, processID: getpid(), instanceID: ProcessInstance.id))
+                } catch {
+                    Self.logger.error("could not announce token \(token) again (\(error)); the others see it at their next ledger check")
+                }
             }
             if !connection.runOnConnectionLoop(wake) { wake() }
         }
