@@ -282,6 +282,10 @@ final class MetricsEndpointTests: AgentTestCase {
         let log = directory.url.appendingPathComponent("hub.log")
         _ = try startAgent(["hub", "--directory", directory.url.path, "--metrics", "127.0.0.1:0", "--metrics-token-file", tokenFile.path], log: log)
         let url = try metricsEndpoint(in: log)
+        // The endpoint answers from the start; the store's gauges are there once the hub has
+        // opened the store, which it has when its socket is there.
+        let socket = directory.url.appendingPathComponent(".ambar/sync.sock").path
+        XCTAssertTrue(eventually(timeout: 30) { FileManager.default.fileExists(atPath: socket) }, "the hub serves at \(socket)")
         let script = #"""
             import sys, urllib.request, urllib.error
             for header in [None, "Bearer wrong", "Bearer scrape-s3cret"]:
