@@ -48,6 +48,7 @@ final class SharedMemoryBell: @unchecked Sendable {
     /// Whether the waiting thread runs (started, and waiting has not failed).
     private let hearing = Atomic<Bool>(false)
     private let received = Atomic<Int>(0)
+    private let foundAtTimeout = Atomic<Int>(0)
 
     /// The bell of the store `storeUUID` in the shared directory `directory`:
     /// `<directory>/.ambar/bell-<store UUID>`.
@@ -172,6 +173,7 @@ final class SharedMemoryBell: @unchecked Sendable {
                 guard now != seen, !stopped.load(ordering: .acquiring) else { continue }
                 seen = now
                 received.add(1, ordering: .relaxed)
+                if result == ETIMEDOUT { foundAtTimeout.add(1, ordering: .relaxed) }
                 onRing(ambar_bell_token(page))
             }
         }
@@ -194,6 +196,11 @@ final class SharedMemoryBell: @unchecked Sendable {
 
     /// How many rings the waiting thread saw.
     var ringsReceived: Int { received.load(ordering: .relaxed) }
+
+    /// How many of those rings no wake reached: the waiting thread found the sequence moved when
+    /// its wait slice ran out (a ringer that raised the bell and did not wake it, or a ring in the
+    /// moment between the slice's end and the look).
+    var ringsFoundAtTimeout: Int { foundAtTimeout.load(ordering: .relaxed) }
 
     /// Whether the file at ``path`` is still the one mapped (not removed or replaced since).
     var isStillAtPath: Bool {

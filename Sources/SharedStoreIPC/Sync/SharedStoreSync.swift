@@ -563,6 +563,10 @@ public final class SharedStoreSync: Sendable {
     /// directly, before its hub frame is relayed.
     public var bellRingsReceived: Int { bell.withLock { $0 }?.ringsReceived ?? 0 }
 
+    /// How many of ``bellRingsReceived`` no wake reached: seen only when the bell thread's wait
+    /// slice ran out (for the tests: a ring's wake that never came).
+    package var bellRingsFoundAtTimeout: Int { bell.withLock { $0 }?.ringsFoundAtTimeout ?? 0 }
+
     /// Why this process cannot use the shared-memory bell fully (its doorbells then go through the
     /// hub: all of them, or, when it could only open the bell for reading, those of its own
     /// commits), or nil when it can.

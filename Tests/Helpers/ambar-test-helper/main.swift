@@ -258,7 +258,7 @@ func runPeer(directory: URL, store argument: String) throws {
                 case "status":
                     let sync = syncBox.withLock { $0 }
                     reply(
-                        "status connected=\(sync?.isConnected ?? false) hub=\(sync?.servesHub ?? false) listening=\(sync?.isListeningToServer ?? false) rejected=\(sync?.rejectedMessages ?? -1) merged=\(sync?.mergedThrough ?? -1) expired=\(expiredCount.withLock { $0 }) checks=\(sync?.ledgerChecks ?? 0) bell=\(sync?.bellRingsReceived ?? 0) bellProblem=\(sync?.bellProblem == nil ? "none" : "yes")"
+                        "status connected=\(sync?.isConnected ?? false) hub=\(sync?.servesHub ?? false) listening=\(sync?.isListeningToServer ?? false) rejected=\(sync?.rejectedMessages ?? -1) merged=\(sync?.mergedThrough ?? -1) expired=\(expiredCount.withLock { $0 }) checks=\(sync?.ledgerChecks ?? 0) bell=\(sync?.bellRingsReceived ?? 0) bellLate=\(sync?.bellRingsFoundAtTimeout ?? 0) bellProblem=\(sync?.bellProblem == nil ? "none" : "yes")"
                     )
                 case "bigsaves":
                     let saves = words.count > 1 ? Int(words[1]) ?? 0 : 0

@@ -57,6 +57,8 @@ final class SharedMemoryBellTests: XCTestCase {
         let after = try watcher.send("status")
         XCTAssertEqual(statusField(after, "checks"), statusField(before, "checks"), "no periodic ledger check delivered it: \(before) → \(after)")
         XCTAssertGreaterThan(statusField(after, "bell"), statusField(before, "bell"), "the bell rang: \(after)")
+        XCTAssertTrue(after.contains("bellLate="), after)
+        XCTAssertEqual(statusField(after, "bellLate"), statusField(before, "bellLate"), "the ring's wake reached it, not its wait slice's end: \(after)")
         XCTAssertTrue(after.contains("connected=true"), "the watcher still counts on the (frozen) hub: \(after)")
     }
 
