@@ -18,6 +18,8 @@ extension SQLiteStore {
 struct SQLiteSaveTransaction: SaveTransaction {
     let store: SQLiteStore
     let db: Database
+    /// The last UPDATE statement, reused while the updates keep its shape.
+    let updates = UpdateStatementCache()
 
     var storeIdentifier: String { store.identifier }
     var entityIDs: [String: Int64] { store.entityIDs }
@@ -102,11 +104,8 @@ struct SQLiteSaveTransaction: SaveTransaction {
     func updateRow(root: String, primaryKey: Int64, version: Int64, assignments: [(column: String, value: StoredScalar)], expectedVersion: Int64?) throws
         -> Bool
     {
-        var sql = "UPDATE \(quoted(root)) SET Z_OPT = ?"
-        for (column, _) in assignments { sql += ", \(quoted(column)) = ?" }
-        sql += expectedVersion == nil ? " WHERE Z_PK = ?" : " WHERE Z_PK = ? AND Z_OPT = ?"
         // Bound straight into SQLite, as inserts are.
-        let handle = try db.cachedStatement(sql: sql).sqliteStatement
+        let handle = try updates.statement(db, root: root, assignments: assignments, checksVersion: expectedVersion != nil).sqliteStatement
         defer { sqlite3_clear_bindings(handle) }
         sqlite3_reset(handle)
         sqlite3_bind_int64(handle, 1, version)
