@@ -117,7 +117,7 @@ extension ManagedObjectContext {
     /// Takes fresh committed values, re-applying local unsaved edits on top.
     private func refreshKeepingChanges(_ object: ManagedObject, _ fresh: ObjectState, storeWins: Bool) {
         if !object.refresh(from: fresh, storeWins: storeWins) {
-            state.updated.removeValue(forKey: ObjectIdentifier(object))
+            state.forgetUpdate(ObjectIdentifier(object))
         }
     }
 
@@ -146,7 +146,7 @@ extension ManagedObjectContext {
             refreshKeepingChanges(object, fresh, storeWins: false)
         } else {
             let key = ObjectIdentifier(object)
-            state.updated.removeValue(forKey: key)
+            state.forgetUpdate(key)
             if state.deleted.removeValue(forKey: key) != nil { object.markRegistered() }
             object.turnIntoFault()
         }

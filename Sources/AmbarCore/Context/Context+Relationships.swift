@@ -251,7 +251,7 @@ extension ManagedObjectContext {
             }
         }
         let key = ObjectIdentifier(object)
-        state.updated.removeValue(forKey: key)
+        state.forgetUpdate(key)
         if object.lifecycle == .inserted {
             // Never saved: the object is simply forgotten. Observers that were told of the insert
             // are told of the delete.

@@ -251,13 +251,13 @@ extension ManagedObjectContext {
     }
 
     private func saveToStore() throws(AmbarError) {
-        let inserted = state.inserted.values.sorted { PredicateEvaluation.idPrecedes($0.objectID, $1.objectID) }
+        let inserted = ObjectIDOrder.sorted(state.inserted.values)
         // Objects whose only changes are transient have nothing to write: their changes are
         // committed in memory below, without a row version or a ledger entry.
         let changedInMemory = state.updated.values.filter(\.isUpdated)
         let transientOnly = changedInMemory.filter { !$0.hasStoredChanges }
-        let updated = changedInMemory.filter(\.hasStoredChanges).sorted { PredicateEvaluation.idPrecedes($0.objectID, $1.objectID) }
-        let deleted = state.deleted.values.sorted { PredicateEvaluation.idPrecedes($0.objectID, $1.objectID) }
+        let updated = ObjectIDOrder.sorted(changedInMemory.lazy.filter(\.hasStoredChanges))
+        let deleted = ObjectIDOrder.sorted(state.deleted.values)
         var changes = ChangeSet()
         changes.mergePolicy = mergePolicy
         changes.author = transactionAuthor
@@ -270,17 +270,15 @@ extension ManagedObjectContext {
             changes.joins += joinChanges(object)
             changes.orders += orderChanges(object)
         }
+        var shapes = UpdateShapes()
+        changes.updates.reserveCapacity(updated.count)
         for object in updated {
-            let layout = object.layout
-            let storedAttributes = object.changedAttributes.filter { !layout.attributes[$0].isTransient }.sorted()
-            let storedRelationships = object.changedRelationships.filter { !layout.relationships[$0].description.isTransient }.sorted()
-            let names = storedAttributes.map { layout.attributes[$0].name } + storedRelationships.map { layout.relationships[$0].name }
+            let shape = shapes.shape(of: object)
             changes.updates.append(
                 UpdateChange(
-                    id: object.objectID, changedNames: names, expectedVersion: object.version, snapshot: object.snapshot, values: object.values,
-                    changedAttributes: storedAttributes,
-                    snapshotToOne: object.snapshotToOne, toOne: object.toOne,
-                    changedToOne: storedRelationships.filter { !layout.relationships[$0].isToMany }))
+                    id: object.objectID, ledgerProperties: shape.ledgerProperties, expectedVersion: object.version, snapshot: object.snapshot,
+                    values: object.values, changedAttributes: shape.attributes,
+                    snapshotToOne: object.snapshotToOne, toOne: object.toOne, changedToOne: shape.toOne))
             changes.joins += joinChanges(object)
             changes.orders += orderChanges(object)
         }
@@ -307,7 +305,7 @@ extension ManagedObjectContext {
         StoreMetrics.saved(objects: changes.inserts.count + changes.updates.count + changes.deletes.count, duration: ContinuousClock.now - started)
         for object in transientOnly {
             object.commit(version: object.version)
-            state.updated.removeValue(forKey: ObjectIdentifier(object))
+            state.forgetUpdate(ObjectIdentifier(object))
         }
         apply(outcome, inserted: inserted, updated: updated, deleted: deleted)
         if !outcome.deletedByRule.isEmpty || !outcome.nullifiedByRule.isEmpty {
@@ -395,7 +393,7 @@ extension ManagedObjectContext {
         for object in updated { object.commit(version: object.version) }
         for object in deleted { invalidate(object) }
         state.inserted.removeAll()
-        state.updated.removeAll()
+        state.forgetAllUpdates()
         state.deleted.removeAll()
         let note = DidSaveNotification(
             context: identifier, contextName: name, author: transactionAuthor,
@@ -433,7 +431,7 @@ extension ManagedObjectContext {
                 continue
             }
             try object.fireFaultOrThrow()
-            state.updated.removeValue(forKey: key)
+            state.forgetUpdate(key)
             object.markDeleted()
             state.deleted[key] = object
             state.pendingDeleted.insert(id)

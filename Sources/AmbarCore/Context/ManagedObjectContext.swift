@@ -313,9 +313,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             updated: state.pendingUpdated.subtracting(state.pendingInserted).subtracting(state.pendingDeleted),
             deleted: state.pendingDeleted, refreshed: [], invalidated: [], invalidatedAll: false)
         for id in state.pendingInserted { state.registered[id]?.markInsertAnnounced() }
-        state.pendingInserted.removeAll()
-        state.pendingUpdated.removeAll()
-        state.pendingDeleted.removeAll()
+        state.announcedPendingChanges()
         objectsDidChangeObservers.post(note)
     }
 
@@ -438,11 +436,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
     func objectDidChange(_ object: ManagedObject) {
         switch object.lifecycle {
         case .registered:
-            state.updated[ObjectIdentifier(object)] = object
-            state.pendingUpdated.insert(object.objectID)
+            state.recordUpdate(object)
         case .inserted:
             // Edits to an insert not yet announced are part of its insert notification.
-            if object.insertAnnounced { state.pendingUpdated.insert(object.objectID) }
+            if object.insertAnnounced { state.recordEditOfAnnouncedInsert(object) }
         case .deleted, .invalidated, .detached:
             break
         }
@@ -460,7 +457,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     func invalidate(_ object: ManagedObject) {
         let key = ObjectIdentifier(object)
         state.inserted.removeValue(forKey: key)
-        state.updated.removeValue(forKey: key)
+        state.forgetUpdate(key)
         state.deleted.removeValue(forKey: key)
         if state.registered[object.objectID] === object { state.registered.removeValue(forKey: object.objectID) }
         object.markInvalid()
@@ -473,7 +470,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
 final class ContextState {
     @exclusivity(unchecked) var registered: [ManagedObjectID: ManagedObject] = [:]
     @exclusivity(unchecked) var inserted: [ObjectIdentifier: ManagedObject] = [:]
-    @exclusivity(unchecked) var updated: [ObjectIdentifier: ManagedObject] = [:]
+    /// Objects changed since their last save (some may have had their changes undone: check
+    /// ``ManagedObject/isUpdated``). Entries leave only through ``forgetUpdate(_:)``,
+    /// ``forgetAllUpdates()`` and ``clearChanges()``, which move ``changeEpoch`` on.
+    @exclusivity(unchecked) private(set) var updated: [ObjectIdentifier: ManagedObject] = [:]
     @exclusivity(unchecked) var deleted: [ObjectIdentifier: ManagedObject] = [:]
     /// The idempotency key of the save in progress (``ManagedObjectContext/save(idempotencyKey:)``).
     var idempotencyKey: String?
@@ -482,7 +482,13 @@ final class ContextState {
     /// Outbox messages recorded since the last save (``ManagedObjectContext/recordOutboxMessage(topic:payload:key:)``).
     var outbox: [OutboxDraft] = []
     var pendingInserted = Set<ManagedObjectID>()
-    var pendingUpdated = Set<ManagedObjectID>()
+    /// The IDs of objects changed since the last objects-did-change notification. Cleared only
+    /// through ``announcedPendingChanges()`` and ``clearChanges()``, which move ``changeEpoch`` on.
+    @exclusivity(unchecked) private(set) var pendingUpdated = Set<ManagedObjectID>()
+    /// Moves on whenever an object may have left ``updated`` or ``pendingUpdated``. An object
+    /// that recorded a change in the current epoch is in both, so its next edits skip the two
+    /// table writes (``recordUpdate(_:)``); a set of two properties used to write both twice.
+    @exclusivity(unchecked) private(set) var changeEpoch: UInt64 = 1
     var pendingDeleted = Set<ManagedObjectID>()
     var depth = 0
     /// The rows read for the merge being announced (see ``PrefetchedRows``); nil otherwise.
@@ -501,6 +507,42 @@ final class ContextState {
         pendingUpdated.removeAll()
         pendingDeleted.removeAll()
         outbox.removeAll()
+        changeEpoch &+= 1
+    }
+
+    /// Records that a registered (saved) `object` changed: it joins ``updated`` and
+    /// ``pendingUpdated`` once per epoch.
+    func recordUpdate(_ object: ManagedObject) {
+        guard object.recordedChangeEpoch != changeEpoch else { return }
+        updated[ObjectIdentifier(object)] = object
+        pendingUpdated.insert(object.objectID)
+        object.recordedChangeEpoch = changeEpoch
+    }
+
+    /// Records an edit of an inserted object that observers were already told of.
+    func recordEditOfAnnouncedInsert(_ object: ManagedObject) {
+        pendingUpdated.insert(object.objectID)
+    }
+
+    /// Takes the object with `key` out of ``updated`` (its changes were saved, undone or
+    /// dropped, or it was deleted).
+    func forgetUpdate(_ key: ObjectIdentifier) {
+        updated.removeValue(forKey: key)
+        changeEpoch &+= 1
+    }
+
+    /// Empties ``updated`` (a child context's save handed its changes to the parent).
+    func forgetAllUpdates() {
+        updated.removeAll()
+        changeEpoch &+= 1
+    }
+
+    /// Forgets the pending announcements once an objects-did-change notification told them.
+    func announcedPendingChanges() {
+        pendingInserted.removeAll()
+        pendingUpdated.removeAll()
+        pendingDeleted.removeAll()
+        changeEpoch &+= 1
     }
 
     /// A number no results-controller pass in this context used before: objects a change touches

@@ -4,7 +4,7 @@
 /// first 64 indexes live in one word inside the object, with no allocation and no hashing;
 /// entities with more properties spill the rest into an array of words. Iteration is in
 /// ascending order, so `sorted()` is already sorted.
-struct PropertyIndexSet: Sequence, Sendable {
+struct PropertyIndexSet: Sequence, Hashable, Sendable {
     private var low: UInt64 = 0
     private var high: [UInt64] = []
 

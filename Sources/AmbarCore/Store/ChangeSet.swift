@@ -10,8 +10,9 @@ package struct InsertChange: Sendable {
 /// An object to update, with what the context had read and what it changed.
 package struct UpdateChange: Sendable {
     package let id: ManagedObjectID
-    /// The names of every changed property (attributes and relationships), for the ledger.
-    package var changedNames: [String] = []
+    /// The names of every changed stored property (attributes and relationships), sorted and
+    /// joined by commas, as the ledger records them.
+    package let ledgerProperties: String
     package let expectedVersion: Int64
     package let snapshot: [AttributeValue]
     package let values: [AttributeValue]

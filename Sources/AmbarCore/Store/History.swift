@@ -159,9 +159,14 @@ package struct LedgerEntry: Sendable {
     }
 
     package mutating func record(_ id: ManagedObjectID, _ kind: Kind, properties: [String]? = nil) {
+        record(id, kind, ledgerProperties: properties.map { $0.sorted().joined(separator: ",") })
+    }
+
+    /// Records one object, with the changed properties of an update already sorted and joined
+    /// by commas (``UpdateChange/ledgerProperties``).
+    package mutating func record(_ id: ManagedObjectID, _ kind: Kind, ledgerProperties: String?) {
         guard let pk = id.primaryKey else { return }
-        let names = properties.map { $0.sorted().joined(separator: ",") }
-        groups[LedgerGroup(entity: id.entityName, kind: kind, properties: kind == .update ? names : nil), default: []].append(pk)
+        groups[LedgerGroup(entity: id.entityName, kind: kind, properties: kind == .update ? ledgerProperties : nil), default: []].append(pk)
     }
 
     /// Records many objects of one entity at once (inserts and deletes).

@@ -314,7 +314,7 @@ package struct SaveWork<Transaction: SaveTransaction> {
         if changed {
             outcome.versions[update.id] = update.expectedVersion + 1
             outcome.updated.insert(update.id)
-            ledger.record(update.id, .update, properties: update.changedNames)
+            ledger.record(update.id, .update, ledgerProperties: update.ledgerProperties)
             return
         }
         guard let current = try currentRow(update.id) else {
@@ -352,7 +352,7 @@ package struct SaveWork<Transaction: SaveTransaction> {
         try overwriteRow(update.id, values: merged, toOne: mergedToOne, layout: layout, newVersion: version)
         outcome.versions[update.id] = version
         outcome.updated.insert(update.id)
-        ledger.record(update.id, .update, properties: update.changedNames)
+        ledger.record(update.id, .update, ledgerProperties: update.ledgerProperties)
         outcome.refreshed[update.id] = StoreRow(id: update.id, version: version, values: merged, toOne: mergedToOne)
     }
 

@@ -166,4 +166,41 @@ final class NotificationTests: StoreTestCase {
             XCTAssertEqual((context.registeredObject(for: id) as? Employee)?.salary, 4)
         }
     }
+
+    /// A context records an object's first edit and skips the bookkeeping of the next ones; an
+    /// announcement, a refresh or a save must make the next edit count again.
+    func testEditsAfterAnAnnouncementOrARefreshAreAnnouncedAndSaved() throws {
+        let id = try seedEmployee("A", salary: 1)
+        let context = privateContext()
+        let changes = Collector<ObjectsDidChangeNotification>()
+        let observation = context.observeObjectsDidChange { changes.append($0) }
+        defer { observation.cancel() }
+        try context.performAndWait {
+            let e = try XCTUnwrap(try context.existingObject(with: id) as? Employee)
+            e.salary = 2
+            e.age = 30
+        }
+        try context.performAndWait {
+            let e = try XCTUnwrap(context.registeredObject(for: id) as? Employee)
+            e.salary = 3
+        }
+        XCTAssertEqual(changes.all.map(\.updated), [[id], [id]], "each block's edit is announced")
+        try context.performAndWait {
+            let e = try XCTUnwrap(context.registeredObject(for: id) as? Employee)
+            e.salary = 4
+            try context.refresh(e, mergeChanges: false)
+            XCTAssertFalse(context.hasChanges)
+            e.salary = 5
+            XCTAssertTrue(context.hasChanges, "an edit after a refresh is a change again")
+            XCTAssertEqual(context.updatedObjects.map(\.objectID), [id])
+            try context.save()
+            e.salary = 6
+            XCTAssertEqual(context.updatedObjects.map(\.objectID), [id], "an edit after a save is a change again")
+            try context.save()
+        }
+        let reader = privateContext("reader")
+        try reader.performAndWait {
+            XCTAssertEqual((try reader.existingObject(with: id) as? Employee)?.salary, 6)
+        }
+    }
 }
