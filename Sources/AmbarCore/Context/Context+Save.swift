@@ -195,29 +195,33 @@ extension ManagedObjectContext {
         for object in state.updated.values where object.isUpdated { try validate(object) }
     }
 
+    /// Checks `object` against its model's rules. Walks the layout's lists of the properties
+    /// that have rules, not every property: copying each property's description cost more than
+    /// the checks in an import.
     private func validate(_ object: ManagedObject) throws(AmbarError) {
-        for (i, attribute) in object.layout.attributes.enumerated() where !attribute.isOptional && !attribute.isTransient && object.values[i].isNull {
-            throw .validation(object: object.objectID, property: attribute.name, reason: "a value is required (the attribute is not optional)")
+        let layout = object.layout
+        for i in layout.requiredAttributes where object.values[i].isNull {
+            throw .validation(object: object.objectID, property: layout.attributes[i].name, reason: "a value is required (the attribute is not optional)")
         }
-        for i in object.layout.validatedAttributes {
-            let attribute = object.layout.attributes[i]
-            if let reason = attribute.validation.violation(of: object.values[i], type: attribute.type) {
-                throw .validation(object: object.objectID, property: attribute.name, reason: reason)
+        for i in layout.validatedAttributes {
+            if let reason = layout.attributes[i].validation.violation(of: object.values[i], type: layout.attributes[i].type) {
+                throw .validation(object: object.objectID, property: layout.attributes[i].name, reason: reason)
             }
         }
-        for relationship in object.layout.relationships
-        where relationship.isToMany && (relationship.description.minCount > 0 || relationship.description.maxCount > 0) {
-            let count = try requireToMany(object, relationship.index).filter { state.registered[$0]?.lifecycle != .deleted }.count
-            let (low, high) = (relationship.description.minCount, relationship.description.maxCount)
+        for i in layout.countedToMany {
+            let count = try requireToMany(object, i).filter { state.registered[$0]?.lifecycle != .deleted }.count
+            let (low, high) = (layout.relationships[i].description.minCount, layout.relationships[i].description.maxCount)
             if count < low || (high > 0 && count > high) {
                 let limits = high > 0 ? "\(low)…\(high)" : "at least \(low)"
-                throw .validation(object: object.objectID, property: relationship.name, reason: "it holds \(count) objects; the model allows \(limits)")
+                throw .validation(
+                    object: object.objectID, property: layout.relationships[i].name, reason: "it holds \(count) objects; the model allows \(limits)")
             }
         }
-        for relationship in object.layout.relationships where !relationship.isToMany && !relationship.description.isOptional {
-            let target = object.toOne[relationship.index]
+        for i in layout.requiredToOne {
+            let target = object.toOne[i]
             if target == nil || state.registered[target!]?.lifecycle == .deleted {
-                throw .validation(object: object.objectID, property: relationship.name, reason: "a destination is required (the relationship is not optional)")
+                throw .validation(
+                    object: object.objectID, property: layout.relationships[i].name, reason: "a destination is required (the relationship is not optional)")
             }
         }
     }
@@ -324,16 +328,18 @@ extension ManagedObjectContext {
     private func apply(_ outcome: SaveOutcome, inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]) {
         var refreshed = Set<ManagedObjectID>()
         var invalidated = Set<ManagedObjectID>()
-        remapIDs(outcome.permanentIDs, in: inserted + updated + deleted)
+        for objects in [inserted, updated, deleted] { remapIDs(outcome.permanentIDs, in: objects) }
+        // Most saves refresh nothing: skip hashing every inserted object's ID to find out.
+        let anyRefreshed = !outcome.refreshed.isEmpty
         for object in inserted {
             if let permanent = outcome.permanentIDs[object.objectID] { reregister(object, as: permanent) }
             object.markRegistered()
-            if let row = outcome.refreshed[object.objectID] {
+            if anyRefreshed, let row = outcome.refreshed[object.objectID] {
                 object.load(values: row.values, toOne: row.toOne, version: row.version)
                 object.dropLoadedToMany()
                 refreshed.insert(object.objectID)
             } else {
-                object.commit(version: outcome.versions[object.objectID] ?? 1)
+                object.commit(version: outcome.versions.isEmpty ? 1 : outcome.versions[object.objectID] ?? 1)
             }
         }
         for object in updated {

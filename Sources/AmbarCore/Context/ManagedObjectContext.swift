@@ -445,13 +445,20 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
     }
 
+    /// Registers `object` under `newID` instead of its current ID (a temporary ID that became
+    /// permanent). Two table operations: the removal hands back what it removed, and the insert
+    /// what it replaced.
     func reregister(_ object: ManagedObject, as newID: ManagedObjectID) {
         let oldID = object.objectID
         guard oldID != newID else { return }
-        if state.registered[oldID] === object { state.registered.removeValue(forKey: oldID) }
-        if let other = state.registered[newID], other !== object { invalidate(other) }
+        if let removed = state.registered.removeValue(forKey: oldID), removed !== object {
+            state.registered[oldID] = removed
+        }
         object.takePermanentID(newID)
-        state.registered[newID] = object
+        if let other = state.registered.updateValue(object, forKey: newID), other !== object {
+            // Its entry is this object's now, so `invalidate` leaves the table as it is.
+            invalidate(other)
+        }
     }
 
     func invalidate(_ object: ManagedObject) {

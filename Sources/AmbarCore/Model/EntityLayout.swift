@@ -43,6 +43,12 @@ package final class EntityLayout: Sendable {
     let toManyRelationships: [Int]
     /// The indexes of the attributes with validation rules.
     let validatedAttributes: [Int]
+    /// The indexes of the stored attributes that must have a value (not optional).
+    let requiredAttributes: [Int]
+    /// The indexes of the to-many relationships with a minimum or maximum count.
+    let countedToMany: [Int]
+    /// The indexes of the to-one relationships that must have a destination (not optional).
+    let requiredToOne: [Int]
     /// The scope of this entity's temporary object IDs.
     let temporaryScope: Unmanaged<ObjectIDScope>
     /// Attribute names compared one by one (cheaper than hashing for the few attributes most
@@ -81,6 +87,11 @@ package final class EntityLayout: Sendable {
         self.attributeNames = attributes.map(\.name)
         self.temporaryScope = ObjectIDScope.interned(entityName: name, storeIdentifier: "")
         self.validatedAttributes = attributes.indices.filter { !attributes[$0].validation.isEmpty }
+        self.requiredAttributes = attributes.indices.filter { !attributes[$0].isOptional && !attributes[$0].isTransient }
+        self.countedToMany = relationships.indices.filter {
+            relationships[$0].isToMany && (relationships[$0].description.minCount > 0 || relationships[$0].description.maxCount > 0)
+        }
+        self.requiredToOne = relationships.indices.filter { !relationships[$0].isToMany && !relationships[$0].description.isOptional }
     }
 
     /// The index of the attribute named `name`. Typed properties (`@Managed`) look their
