@@ -246,7 +246,8 @@ extension AmbarError: CustomStringConvertible, LocalizedError {
             return
                 "The store at \(path) cannot be written: \(reason). Nothing was written; a context that was saving keeps its changes. Make the file and its file system writable, then try again."
         case .storage(let operation, let code, let message, _):
-            return "The store failed during \(operation) (code \(code)): \(message). The transaction was rolled back; the context keeps its changes."
+            return
+                "The store failed during \(operation) (code \(code)): \(message). Its transaction was rolled back, so nothing of it was kept; a context that was saving keeps its unsaved changes, and a read can be retried."
         case .serverUnavailable(let server, let operation, let reason, _):
             return
                 "The database server \(server) failed during \(operation): \(reason). Check that the server runs and is reachable, then retry. Nothing is lost: a context keeps its unsaved changes; if this was a save, it may or may not have committed (the ledger tells, and a save with an idempotency key is safe to retry)."

@@ -26,6 +26,15 @@ final class ErrorTests: StoreTestCase {
         check([EntityDescription("bad name")], contains: "entity name")
     }
 
+    /// A failed statement's message holds for reads as for saves: it said "the context keeps its
+    /// changes" to a reader, which had none.
+    func testAFailedStatementSaysWhatItMeansForASaveAndForARead() {
+        let text = AmbarError.storage(operation: "fetch of Employee", code: 11, message: "database disk image is malformed").description
+        XCTAssertTrue(text.contains("fetch of Employee (code 11): database disk image is malformed"), text)
+        XCTAssertTrue(text.contains("a context that was saving keeps its unsaved changes"), text)
+        XCTAssertTrue(text.contains("a read can be retried"), text)
+    }
+
     func testModelIsCodableWithStableHash() throws {
         let data = try JSONEncoder().encode(model)
         let decoded = try JSONDecoder().decode(ManagedObjectModel.self, from: data)
