@@ -27,6 +27,12 @@ extension SQLiteStore {
         }
     }
 
+    package func outboxCount(consumer: String) throws(AmbarError) -> Int {
+        try readOneStatement("count the outbox") { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM ambar_outbox WHERE consumer = ?", arguments: [consumer]) ?? 0
+        }
+    }
+
     @discardableResult
     package func removeOutboxMessage(_ message: OutboxMessage) throws(AmbarError) -> Bool {
         try write("remove a sent outbox message") { db -> Bool in

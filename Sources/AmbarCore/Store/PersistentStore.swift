@@ -97,6 +97,8 @@ package protocol PersistentStore: AnyObject, Sendable {
     func consumerStandbys() throws(AmbarError) -> [ConsumerStandby]
     /// `consumer`'s outbox messages not sent yet, oldest first, at most `limit`.
     func outboxMessages(consumer: String, limit: Int) throws(AmbarError) -> [OutboxMessage]
+    /// How many of `consumer`'s outbox messages are not sent yet.
+    func outboxCount(consumer: String) throws(AmbarError) -> Int
     /// Removes a sent outbox message (the row with its id and key); returns whether it was there.
     @discardableResult
     func removeOutboxMessage(_ message: OutboxMessage) throws(AmbarError) -> Bool

@@ -225,6 +225,17 @@ public final class PersistentStoreCoordinator: Sendable {
         return try store.outboxMessages(consumer: consumer, limit: max(1, limit))
     }
 
+    /// How many of `consumer`'s outbox messages are not sent yet (counted, not read: cheap for a
+    /// backlog of any size).
+    ///
+    /// ```swift
+    /// let waiting = try coordinator.outboxCount(consumer: "mailer")
+    /// ```
+    public func outboxCount(consumer: String) throws(AmbarError) -> Int {
+        try checkUsable()
+        return try store.outboxCount(consumer: consumer)
+    }
+
     /// Removes `message` from the outbox, once it was sent; returns whether it was there (a copy
     /// of the consumer on another host may have sent and removed it first). Only the row with
     /// its id and key goes, never a message recorded since under a reused id.

@@ -37,6 +37,14 @@ extension PostgreSQLStore {
         return messages
     }
 
+    func outboxCount(consumer: String) throws(AmbarError) -> Int {
+        let rows = try read("count the outbox", "SELECT count(*) FROM ambar_outbox WHERE consumer = $1", [.text(consumer)])
+        guard let count = rows.first.flatMap({ PostgreSQLValues.integer($0[0]) }) else {
+            throw .storage(operation: "count the outbox", code: 0, message: "the server answered the count of '\(consumer)''s outbox with no number")
+        }
+        return Int(count)
+    }
+
     @discardableResult
     func removeOutboxMessage(_ message: OutboxMessage) throws(AmbarError) -> Bool {
         try write("remove a sent outbox message") { connection -> Bool in

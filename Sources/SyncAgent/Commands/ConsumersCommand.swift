@@ -28,7 +28,7 @@ struct ConsumersCommand: ParsableCommand {
     @Flag(
         name: .long,
         help:
-            "One JSON object per line: consumer, kind, token, lag_tokens, lag_seconds, expired, last_seen, age_seconds, lease_seconds (a process's own lease; for a durable consumer, the consumer lease: see --consumer-lease), for a durable consumer standbys (the copies standing by: host, pid, started) and outbox (pending: its messages not sent yet, counted up to 1,001, which means at least that many; next_key, next_recorded, next_attempts, next_last_error: the next to send), and for a consumer with an ownership lease owner (host, pid, started), owner_epoch, owner_lease_remaining_seconds (negative once it lapsed)."
+            "One JSON object per line: consumer, kind, token, lag_tokens, lag_seconds, expired, last_seen, age_seconds, lease_seconds (a process's own lease; for a durable consumer, the consumer lease: see --consumer-lease), for a durable consumer standbys (the copies standing by: host, pid, started) and outbox (pending: how many of its messages are not sent yet; next_key, next_recorded, next_attempts, next_last_error: the next to send), and for a consumer with an ownership lease owner (host, pid, started), owner_epoch, owner_lease_remaining_seconds (negative once it lapsed)."
     )
     var json = false
 
@@ -45,9 +45,6 @@ struct ConsumersCommand: ParsableCommand {
     func validate() throws {
         guard consumerLease > 0, consumerLease.isFinite else { throw ValidationError("--consumer-lease must be a positive number of seconds.") }
     }
-
-    /// The most outbox messages counted per consumer (one more than reported).
-    static let outboxCounted = 1_001
 
     func run() throws {
         bootstrapLogging(level: .warning)
@@ -81,9 +78,8 @@ struct ConsumersCommand: ParsableCommand {
                     line["standbys"] = (standbys[cursor.consumer] ?? []).map { standby -> [String: Any] in
                         ["host": standby.owner.host, "pid": Int(standby.owner.pid), "started": ISO8601DateFormatter().string(from: standby.owner.started)]
                     }
-                    let outbox = try coordinator.outboxMessages(consumer: cursor.consumer, limit: Self.outboxCounted)
-                    var waiting: [String: Any] = ["pending": outbox.count]
-                    if let next = outbox.first {
+                    var waiting: [String: Any] = ["pending": try coordinator.outboxCount(consumer: cursor.consumer)]
+                    if let next = try coordinator.outboxMessages(consumer: cursor.consumer, limit: 1).first {
                         waiting["next_key"] = next.key
                         waiting["next_recorded"] = ISO8601DateFormatter().string(from: next.recorded)
                         waiting["next_attempts"] = next.attempts
@@ -113,9 +109,8 @@ struct ConsumersCommand: ParsableCommand {
                     text += "  standing by: \(waiting.map { "\($0.owner)" }.joined(separator: ", "))"
                 }
                 if cursor.isDurable {
-                    let outbox = try coordinator.outboxMessages(consumer: cursor.consumer, limit: Self.outboxCounted)
-                    if let next = outbox.first {
-                        text += "  outbox \(outbox.count == Self.outboxCounted ? "\(outbox.count - 1)+" : "\(outbox.count)") waiting"
+                    if let next = try coordinator.outboxMessages(consumer: cursor.consumer, limit: 1).first {
+                        text += "  outbox \(try coordinator.outboxCount(consumer: cursor.consumer)) waiting"
                         if let error = next.lastError { text += " (next failed \(next.attempts) time(s): \(error))" }
                     }
                 }

@@ -56,6 +56,24 @@ final class OutboxTests: StoreTestCase {
         XCTAssertEqual(try coordinator.outboxMessages(consumer: "mailer", limit: 1).map(\.key), ["mailer/7/1"])
     }
 
+    /// The count is exact whatever the backlog, and per consumer: `sync-agent consumers` used to
+    /// read up to 1,001 messages to count them and said "1000+" beyond.
+    func testTheOutboxIsCountedExactlyPerConsumer() throws {
+        XCTAssertEqual(try coordinator.outboxCount(consumer: "mailer"), 0)
+        let context = privateContext("consumer")
+        try context.performAndWait { () throws(AmbarError) in
+            for i in 0..<1_500 { try context.recordOutboxMessage(topic: "mail", payload: Data("\(i)".utf8)) }
+            try context.save(movingConsumer: "mailer", from: nil, to: 3)
+            try context.recordOutboxMessage(topic: "hook", payload: Data())
+            try context.save(movingConsumer: "hooks", from: nil, to: 3)
+        }
+        XCTAssertEqual(try coordinator.outboxCount(consumer: "mailer"), 1_500)
+        XCTAssertEqual(try coordinator.outboxCount(consumer: "hooks"), 1)
+        XCTAssertEqual(try coordinator.outboxCount(consumer: "nobody"), 0)
+        for message in try coordinator.outboxMessages(consumer: "mailer", limit: 2) { try coordinator.removeOutboxMessage(message) }
+        XCTAssertEqual(try coordinator.outboxCount(consumer: "mailer"), 1_498)
+    }
+
     func testARefusedMoveWritesNoMessageAndAPlainSaveIsRefused() throws {
         let context = privateContext("consumer")
         try context.performAndWait { () throws(AmbarError) in

@@ -37,4 +37,22 @@ final class ConsumersOutboxTests: AgentTestCase {
         XCTAssertEqual((emptied["outbox"] as? [String: Any])?["pending"] as? Int, 0)
         XCTAssertNil((emptied["outbox"] as? [String: Any])?["next_key"])
     }
+
+    /// A backlog beyond what one read returns is counted exactly, in the JSON and in the text.
+    func testConsumersCountsALargeOutboxExactly() throws {
+        try initStore()
+        let coordinator = try PersistentStoreCoordinator(model: try PersistentStoreCoordinator.storedModel(at: store), store: .sqlite(store))
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator, name: "mailer")
+        try context.performAndWait { () throws(AmbarError) in
+            for i in 0..<1_234 { try context.recordOutboxMessage(topic: "mail", payload: Data("\(i)".utf8)) }
+            try context.save(movingConsumer: "mailer", from: nil, to: 0)
+        }
+        let listed = try agent(["consumers", "--directory", directory.url.path, "--json"])
+        XCTAssertEqual(listed.status, 0, listed.error)
+        let mailer = try XCTUnwrap(try listed.output.split(separator: "\n").map(json).first { $0["consumer"] as? String == "mailer" })
+        XCTAssertEqual((mailer["outbox"] as? [String: Any])?["pending"] as? Int, 1_234)
+        XCTAssertEqual((mailer["outbox"] as? [String: Any])?["next_key"] as? String, "mailer/0/0")
+        let text = try agent(["consumers", "--directory", directory.url.path])
+        XCTAssertTrue(text.output.contains("outbox 1234 waiting"), text.output)
+    }
 }
