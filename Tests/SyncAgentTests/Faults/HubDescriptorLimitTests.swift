@@ -35,16 +35,35 @@ final class HubDescriptorLimitTests: AgentTestCase {
             kill(hub.processIdentifier, SIGKILL)
             _ = hub.waitForExit(timeout: 10)
         }
-        XCTAssertTrue(eventually { FileManager.default.fileExists(atPath: socket) }, "the hub serves: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+        // The socket's file appears at bind(), a moment before listen(): wait until a connection
+        // is taken, not only until the file is there (under load, a connect in between was refused).
+        let accepts = eventually {
+            guard let probe = try? RawPeer(socket) else { return false }
+            probe.close()
+            return true
+        }
+        XCTAssertTrue(accepts, "the hub serves: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+        guard accepts else { return }
         let pid = try XCTUnwrap(
             eventually {
                 (try? String(contentsOfFile: "/proc/\(hub.processIdentifier)/comm", encoding: .utf8))?.hasPrefix("sync-agent") == true
             } ? hub.processIdentifier : nil, "the wrapper became the hub (exec)")
 
+        // A refused connection says which one, whether the hub still runs, and what it logged.
+        func connect(_ what: String) throws -> RawPeer {
+            do {
+                return try RawPeer(socket)
+            } catch {
+                let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+                XCTFail("connecting \(what) failed: \(error); the hub is \(hub.isRunning ? "running" : "gone"); its log: \(text.suffix(3000))")
+                throw error
+            }
+        }
+
         let coordinator = try PersistentStoreCoordinator(model: try PersistentStoreCoordinator.storedModel(at: store), store: .sqlite(store))
         let uuid = try XCTUnwrap(UUID(uuidString: coordinator.storeIdentifier))
-        let sender = try RawPeer(socket)
-        let receiver = try RawPeer(socket)
+        let sender = try connect("the sender")
+        let receiver = try connect("the receiver")
         defer { [sender, receiver].forEach { $0.close() } }
         for (n, peer) in [sender, receiver].enumerated() {
             try peer.write(try WireFormat.encode(.hello(.init(storeUUID: uuid, processID: Int32(9000 + n), instanceID: 1, processName: "peer", cursor: 0))))
@@ -54,7 +73,7 @@ final class HubDescriptorLimitTests: AgentTestCase {
         // 100 connections that never say anything: far more than the hub has descriptors for.
         var silent: [RawPeer] = []
         defer { silent.forEach { $0.close() } }
-        for _ in 0..<100 { silent.append(try RawPeer(socket)) }
+        for n in 0..<100 { silent.append(try connect("silent connection \(n)")) }
 
         let before = try cpuSeconds(pid)
         let window = Date()
