@@ -64,7 +64,9 @@ extension SQLiteStore {
                 sql: "UPDATE \(quoted(layout.rootName)) SET \(assignments.joined(separator: ", ")) WHERE Z_PK \(StatementShape.inIDList)",
                 arguments: StatementArguments(arguments + [StatementShape.idList(ids.compactMap(\.primaryKey)).databaseValue]))
             var entry = LedgerEntry(author: author, contextName: "batch update")
-            for id in ids { entry.record(id, .update, properties: Array(values.keys)) }
+            // Every row changed the same properties: their ledger list is worked out once.
+            let changed = LedgerEntry.ledgerProperties(values.keys)
+            for id in ids { entry.record(id, .update, ledgerProperties: changed) }
             return (ids, try writeLedger(db, entry))
         }
     }

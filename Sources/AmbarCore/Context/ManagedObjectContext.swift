@@ -508,13 +508,10 @@ final class ContextState {
     /// rollback or a reset, which tell observers themselves).
     func clearChanges() {
         inserted.removeAll()
-        updated.removeAll()
+        forgetAllUpdates()
         deleted.removeAll()
-        pendingInserted.removeAll()
-        pendingUpdated.removeAll()
-        pendingDeleted.removeAll()
+        announcedPendingChanges()
         outbox.removeAll()
-        changeEpoch &+= 1
     }
 
     /// Records that a registered (saved) `object` changed: it joins ``updated`` and

@@ -40,6 +40,6 @@ struct UpdateShapes {
         return Shape(
             attributes: attributes,
             toOne: relationships.filter { !layout.relationships[$0].isToMany },
-            ledgerProperties: names.sorted().joined(separator: ","))
+            ledgerProperties: LedgerEntry.ledgerProperties(names))
     }
 }

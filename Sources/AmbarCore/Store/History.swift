@@ -159,7 +159,13 @@ package struct LedgerEntry: Sendable {
     }
 
     package mutating func record(_ id: ManagedObjectID, _ kind: Kind, properties: [String]? = nil) {
-        record(id, kind, ledgerProperties: properties.map { $0.sorted().joined(separator: ",") })
+        record(id, kind, ledgerProperties: properties.map(Self.ledgerProperties))
+    }
+
+    /// How the ledger records the changed properties of an update: their names, sorted and
+    /// joined by commas. Work it out once for many objects that changed the same properties.
+    package static func ledgerProperties(_ names: some Sequence<String>) -> String {
+        names.sorted().joined(separator: ",")
     }
 
     /// Records one object, with the changed properties of an update already sorted and joined

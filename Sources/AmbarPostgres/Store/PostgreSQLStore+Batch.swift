@@ -39,7 +39,9 @@ extension PostgreSQLStore {
                 "UPDATE \(quoted(layout.rootName)) SET \(set) WHERE Z_PK = ANY($\(assignments.count + 1)::bigint[])",
                 assignments.map { PostgreSQLValues.serverValue($0.value) } + [.integerArray(ids.compactMap(\.primaryKey))])
             var entry = LedgerEntry(author: author, contextName: "batch update")
-            for id in ids { entry.record(id, .update, properties: Array(values.keys)) }
+            // Every row changed the same properties: their ledger list is worked out once.
+            let changed = LedgerEntry.ledgerProperties(values.keys)
+            for id in ids { entry.record(id, .update, ledgerProperties: changed) }
             return (ids, try writeLedger(connection, entry))
         }
     }

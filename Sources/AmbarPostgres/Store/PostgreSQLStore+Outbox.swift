@@ -40,7 +40,7 @@ extension PostgreSQLStore {
     func outboxCount(consumer: String) throws(AmbarError) -> Int {
         let rows = try read("count the outbox", "SELECT count(*) FROM ambar_outbox WHERE consumer = $1", [.text(consumer)])
         guard let count = rows.first.flatMap({ PostgreSQLValues.integer($0[0]) }) else {
-            throw .storage(operation: "count the outbox", code: 0, message: "the server answered the count of '\(consumer)''s outbox with no number")
+            throw .storage(operation: "count the outbox", code: 0, message: "counting the outbox of consumer '\(consumer)' returned no number")
         }
         return Int(count)
     }
