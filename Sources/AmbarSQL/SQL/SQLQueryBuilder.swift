@@ -448,7 +448,10 @@ package struct SQLQueryBuilder {
         switch op {
         case .equal:
             if param.isNull { return "\(column) IS NULL" }
-            return "(\(lhs) \(nullSafe(true)) \(textExpression(bind(param), options, type)))"
+            // Plain `=` (with NULL ruled out, so that NOT around it still holds for a missing
+            // value), not the null-safe form: PostgreSQL can find `=` in an index, never
+            // `IS NOT DISTINCT FROM`, and a lookup by a unique key would read the whole table.
+            return "(\(column) IS NOT NULL AND \(lhs) = \(textExpression(bind(param), options, type)))"
         case .notEqual:
             if param.isNull { return "\(column) IS NOT NULL" }
             return "(\(lhs) \(nullSafe(false)) \(textExpression(bind(param), options, type)))"
