@@ -134,9 +134,26 @@ final class PostgreSQLStore: PersistentStore {
     /// serialization_failure.
     static let retriedStates: Set<String> = ["40P01", "40001"]
 
-    /// Runs one statement (its own snapshot).
+    /// Runs one statement (its own snapshot), prepared on its connection from its second call
+    /// (``oneStatement(_:_:_:)``).
     func read(_ operation: String, _ sql: String, _ parameters: [SQLServerValue]) throws(AmbarError) -> [[SQLServerValue]] {
-        try pool.withConnection(operation) { connection in try connection.query(sql, parameters).rows }
+        try pool.withConnection(operation) { connection in try Self.oneStatement(connection, sql, parameters) }
+    }
+
+    /// Runs one statement on its own (outside any transaction) as a recurring statement: parsed
+    /// and planned once per connection and shape (``PreparedShapes``), later calls sending only
+    /// the values. A fetch, a fault firing and a count each send one of a few shapes per entity.
+    ///
+    /// When another process changed the schema under a prepared statement so that its result
+    /// would change (SQLSTATE 0A000, "cached plan must not change result type"), the server
+    /// refuses it before running anything, and the shape is forgotten: it runs once more, parsed
+    /// anew, so the caller never sees a migration it did not make.
+    static func oneStatement(_ connection: any SQLServerConnection, _ sql: String, _ parameters: [SQLServerValue]) throws -> [[SQLServerValue]] {
+        do {
+            return try connection.queryRecurring(sql, parameters)
+        } catch let error where error.sqlState == "0A000" {
+            return try connection.queryRecurring(sql, parameters)
+        }
     }
 
     func close() {
@@ -262,14 +279,15 @@ final class PostgreSQLStore: PersistentStore {
             }
         }
         return try pool.withConnection(operation) { connection in
-            guard decidedByClient else { return try run(query, on: connection) }
+            guard decidedByClient else { return try Self.oneStatement(connection, query.sql, try resolve(query.arguments, connection)) }
             return try Self.transaction(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { try run(query, on: connection) }
         }
     }
 
-    /// Runs a compiled query on `connection` (inside the caller's transaction, if any).
+    /// Runs a compiled query on `connection`, inside the caller's transaction, as a recurring
+    /// statement (prepared from its second call on the connection).
     func run(_ query: CompiledQuery, on connection: any SQLServerConnection) throws -> [[SQLServerValue]] {
-        try connection.query(query.sql, try resolve(query.arguments, connection)).rows
+        try connection.queryRecurring(query.sql, try resolve(query.arguments, connection))
     }
 
     /// The parameters of a compiled query, the client's decisions made over distinct values.
@@ -368,18 +386,19 @@ final class PostgreSQLStore: PersistentStore {
         }
         if byRoot.isEmpty { return [] }
         return try pool.withConnection("load rows") { connection in
+            // One table is read by one statement on its own; several, in one snapshot.
+            let alone = byRoot.count == 1
             let body = {
                 var rows: [StoreRow] = []
                 for (root, pks) in byRoot {
                     guard let spec = self.rowSpecs[root] else { continue }
-                    let result = try connection.query(
-                        "SELECT \(spec.selectListT0) FROM \(quoted(root)) AS t0 WHERE t0.Z_PK = ANY($1::bigint[])", [.integerArray(pks)])
-                    rows += result.rows.compactMap { self.readRow($0, spec) }
+                    let sql = "SELECT \(spec.selectListT0) FROM \(quoted(root)) AS t0 WHERE t0.Z_PK = ANY($1::bigint[])"
+                    let cells = alone ? try Self.oneStatement(connection, sql, [.integerArray(pks)]) : try connection.queryRecurring(sql, [.integerArray(pks)])
+                    rows += cells.compactMap { self.readRow($0, spec) }
                 }
                 return rows
             }
-            // Several tables are read in one snapshot.
-            return byRoot.count == 1 ? try body() : try Self.transaction(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+            return alone ? try body() : try Self.transaction(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
         }
     }
 
