@@ -80,7 +80,7 @@ struct Report: Codable {
     static func format(_ value: Double, _ unit: String) -> String {
         guard value.isFinite else { return "n/a" }
         switch unit {
-        case "rows/s", "msg/s", "saves/s", "commits/s":
+        case "rows/s", "msg/s", "saves/s", "commits/s", "fetches/s":
             return value >= 10_000 ? "\(Int(value.rounded()).formatted(.number.grouping(.automatic))) \(unit)" : String(format: "%.0f \(unit)", value)
         case "µs": return String(format: value < 10 ? "%.1f µs" : "%.0f µs", value)
         case "ms": return String(format: value < 10 ? "%.2f ms" : "%.0f ms", value)

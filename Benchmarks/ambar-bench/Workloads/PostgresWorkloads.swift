@@ -61,6 +61,29 @@ struct PostgresWorkloads {
             }
             guard fetched == data.count else { throw BenchError("AmbarStack fetched \(fetched) rows, not \(data.count)") }
 
+            // One object by uid at a time, as a program looking things up does: what each
+            // statement costs beyond its rows (parsing and planning, the round trip).
+            let lookups = min(smallSaves, data.count)
+            t["lookup.raw"] = try seconds {
+                for i in 0..<lookups {
+                    var binds = PostgresBindings()
+                    binds.append(data.uids[i])
+                    let rows = try raw.query("SELECT id, uid, name, score, payload, updated_at FROM item WHERE uid = $1", binds).rows
+                    guard rows.count == 1 else { throw BenchError("the raw lookup of \(data.uids[i]) read \(rows.count) rows") }
+                }
+            }
+            let looker = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator, name: "looker")
+            t["lookup.ambar"] = try looker.performAndWait { () throws -> Double in
+                try seconds {
+                    for i in 0..<lookups {
+                        var request = FetchRequest<Item>(predicate: Key<String>("uid") == data.uids[i])
+                        request.returnsObjectsAsFaults = false
+                        let found = try looker.fetch(request)
+                        guard found.count == 1 else { throw BenchError("AmbarStack's lookup of \(data.uids[i]) fetched \(found.count) objects") }
+                    }
+                }
+            }
+
             t["update.raw"] = try seconds { try rawUpdate(raw) }
             let uids = data.updateIndices.map { data.uids[$0] }
             let editor = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator, name: "editor")
@@ -100,6 +123,8 @@ struct PostgresWorkloads {
         let n = Double(data.count)
         let u = Double(data.updateIndices.count)
         let s = Double(smallSaves)
+        let lookups = min(smallSaves, data.count)
+        let l = Double(lookups)
         func rate(_ key: String, _ rows: Double) -> Double { median(runs.map { rows / $0[key]! }) }
         func ratio(_ key: String, against baseline: String) -> Double { median(runs.map { $0[baseline]! / $0[key]! }) }
         func figure(_ approach: String, _ key: String, _ rows: Double, unit: String = "rows/s", against baseline: String? = nil) -> Figure {
@@ -115,6 +140,8 @@ struct PostgresWorkloads {
                     figure("postgres-nio, multi-row INSERT of \(Self.rawBatch) rows, one transaction", "import.raw", n),
                     figure("AmbarStack, all as objects", "fetch.ambar", n, against: "fetch.raw"),
                     figure("postgres-nio, SELECT * into structs", "fetch.raw", n),
+                    figure("AmbarStack: fetch one object by uid; \(lookups) times", "lookup.ambar", l, unit: "fetches/s", against: "lookup.raw"),
+                    figure("postgres-nio, SELECT … WHERE uid = $1 per lookup", "lookup.raw", l, unit: "fetches/s"),
                     figure("AmbarStack: fetch \(Int(u)) by uid, change, save", "update.ambar", u, against: "update.raw"),
                     figure("postgres-nio, UPDATE … WHERE uid = $1 per row, one transaction", "update.raw", u),
                     figure("AmbarStack: insert one object, save; \(smallSaves) times", "small.ambar", s, unit: "saves/s", against: "small.raw"),
