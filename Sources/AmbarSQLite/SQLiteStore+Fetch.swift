@@ -18,9 +18,24 @@ extension SQLiteStore {
     /// Reads the current row of `statement` (selected with ``RowSpec/selectList(_:)``).
     @inline(__always)
     func readRow(_ statement: SQLiteStatement, _ spec: RowSpec) -> StoreRow? {
+        var last: RowSpec.EntityMap?
+        return readRow(statement, spec, last: &last)
+    }
+
+    /// Reads the current row, looking its entity up only when it differs from the last row's
+    /// (`last`): the rows of a fetch mostly share one entity.
+    @inline(__always)
+    func readRow(_ statement: SQLiteStatement, _ spec: RowSpec, last: inout RowSpec.EntityMap?) -> StoreRow? {
         let pk = sqlite3_column_int64(statement, 0)
         let ent = sqlite3_column_int64(statement, 1)
-        guard let map = spec.perEntity[ent] else { return nil }
+        let map: RowSpec.EntityMap
+        if let last, last.entityID == ent {
+            map = last
+        } else {
+            guard let found = spec.perEntity[ent] else { return nil }
+            map = found
+            last = found
+        }
         let version = sqlite3_column_int64(statement, 2)
         var values = [AttributeValue]()
         values.reserveCapacity(map.attributePositions.count)
@@ -95,8 +110,9 @@ extension SQLiteStore {
             let statement = try db.cachedStatement(sql: sql)
             statement.setUncheckedArguments(StatementArguments(arguments))
             let cursor = try Row.fetchCursor(statement)
+            var last: RowSpec.EntityMap?
             while try cursor.next() != nil {
-                if let row = readRow(statement.sqliteStatement, spec) { body(row) }
+                if let row = readRow(statement.sqliteStatement, spec, last: &last) { body(row) }
             }
         }
     }

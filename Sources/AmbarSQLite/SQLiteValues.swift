@@ -105,6 +105,19 @@ enum SQLiteValues {
     /// Values that do not fit the type (written by another SQLite client) read as `nil`.
     @inline(__always)
     static func read(_ statement: SQLiteStatement, _ index: Int32, _ type: AttributeType) -> AttributeValue {
+        // Text and bytes are asked for first: their pointer is NULL for a NULL column (and for an
+        // empty blob, told apart by the column's type), one call fewer than asking the type first.
+        if type == .string {
+            guard let pointer = sqlite3_column_text(statement, index) else { return .null }
+            let count = Int(sqlite3_column_bytes(statement, index))
+            return .string(String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self))
+        }
+        if type == .binary || type == .transformable {
+            guard let bytes = sqlite3_column_blob(statement, index) else {
+                return sqlite3_column_type(statement, index) == SQLITE_NULL ? .null : .data(Data())
+            }
+            return .data(Data(bytes: bytes, count: Int(sqlite3_column_bytes(statement, index))))
+        }
         let columnType = sqlite3_column_type(statement, index)
         if columnType == SQLITE_NULL { return .null }
         switch type {

@@ -192,8 +192,10 @@ extension ManagedObjectContext {
             // rows are read, in a table sized once for all of them.
             let nothingRegistered = state.registered.isEmpty
             // Builds (or fills) the object of one row; called as each row is read, while the
-            // row's values are still in the cache.
-            func add(_ row: StoreRow) {
+            // row's values are still in the cache. What it changes is passed in, not captured, so
+            // that the closures below, which are not escaping, are checked for overlapping
+            // access when compiled, not at every row.
+            func add(_ row: StoreRow, to objects: inout [ManagedObject], last: inout (scope: UnsafeMutableRawPointer, layout: EntityLayout)?) {
                 let id = row.id
                 if !nothingRegistered, let existing = state.registered[id] {
                     if !existing.hasData {
@@ -204,8 +206,8 @@ extension ManagedObjectContext {
                     return
                 }
                 let layout: EntityLayout
-                if let last, last.scope == id.scope.toOpaque() {
-                    layout = last.layout
+                if let known = last, known.scope == id.scope.toOpaque() {
+                    layout = known.layout
                 } else {
                     guard let found = entities[id.entityName] else { return }
                     layout = found
@@ -218,9 +220,9 @@ extension ManagedObjectContext {
             }
             if let prefetched = prefetchedRows(for: query, layout: layout) {
                 objects.reserveCapacity(prefetched.count)
-                for row in prefetched { add(row) }
+                for row in prefetched { add(row, to: &objects, last: &last) }
             } else {
-                try store.forEachRow(query, add)
+                try store.forEachRow(query) { row in add(row, to: &objects, last: &last) }
             }
             if nothingRegistered {
                 state.registered.reserveCapacity(objects.count)

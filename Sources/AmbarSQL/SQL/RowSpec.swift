@@ -4,6 +4,8 @@ import Foundation
 /// The columns of a root table and where each entity's properties sit in a SELECT of them.
 package struct RowSpec: Sendable {
     package struct EntityMap: Sendable {
+        /// The entity's number in the store (`Z_ENT`).
+        package let entityID: Int64
         package let layout: EntityLayout
         package let attributePositions: [Int32]
         /// What a transient attribute (position -1) starts as.
@@ -57,7 +59,7 @@ package struct RowSpec: Sendable {
                     )
                 }
                 perEntity[id] = RowSpec.EntityMap(
-                    layout: layout,
+                    entityID: id, layout: layout,
                     attributePositions: layout.attributeColumns.map { $0.flatMap { position[$0] } ?? -1 },
                     attributeDefaults: layout.attributes.map { $0.isTransient ? $0.defaultValue.coerced(to: $0.type) ?? .null : .null },
                     attributeTypes: layout.attributes.map(\.type),

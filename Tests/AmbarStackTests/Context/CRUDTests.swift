@@ -63,6 +63,33 @@ final class CRUDTests: StoreTestCase {
         }
     }
 
+    /// Empty text and empty bytes read back empty, not missing, and missing ones missing: a
+    /// fetch reads text and bytes by their pointer, which is NULL for both an empty blob and NULL.
+    func testEmptyAndMissingTextAndBytesStayApart() throws {
+        let model = try TestModel.allTypes()
+        let coordinator = try PersistentStoreCoordinator(model: model, store: try store("types.sqlite"))
+        let writer = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try writer.performAndWait {
+            let empty = try writer.insertObject(entityName: "Sample")
+            try empty.setValue(.string(""), forKey: "text")
+            try empty.setValue(.data(Data()), forKey: "blob")
+            try empty.setValue(.integer(1), forKey: "i16")
+            let missing = try writer.insertObject(entityName: "Sample")
+            try missing.setValue(.integer(2), forKey: "i16")
+            try writer.save()
+        }
+        let reader = ManagedObjectContext(
+            concurrencyType: .privateQueue, coordinator: try PersistentStoreCoordinator(model: model, store: try store("types.sqlite")))
+        try reader.performAndWait {
+            let samples = try reader.fetch(FetchRequest<ManagedObject>(entityName: "Sample", sortDescriptors: [Key<Int>("i16").sorted()]))
+            XCTAssertEqual(samples.count, 2)
+            XCTAssertEqual(try samples[0].value(forKey: "text"), .string(""))
+            XCTAssertEqual(try samples[0].value(forKey: "blob"), .data(Data()))
+            XCTAssertEqual(try samples[1].value(forKey: "text"), .null)
+            XCTAssertEqual(try samples[1].value(forKey: "blob"), .null)
+        }
+    }
+
     func testUniquingOneInstancePerIDPerContext() throws {
         let context = privateContext()
         try context.performAndWait {
