@@ -26,6 +26,9 @@ final class HubConnection: Sendable {
         /// others hear of the saves made meanwhile then, not at their next ledger check.
         var unannounced: Frame?
 
+        /// The connection to the hub, when it is open.
+        var openClient: SyncClient? { client.flatMap { $0.isActive ? $0 : nil } }
+
         /// Keeps `frame` if it announces a save newer than the one kept.
         mutating func keepUnannounced(_ frame: Frame) {
             guard let token = frame.announcedToken else { return }
@@ -86,7 +89,7 @@ final class HubConnection: Sendable {
     }
 
     /// Whether a hub connection is open.
-    var isConnected: Bool { state.withLock { $0.client?.isActive ?? false } }
+    var isConnected: Bool { state.withLock { $0.openClient != nil } }
     /// Whether this process serves the hub.
     var servesHub: Bool { state.withLock { $0.hub != nil } }
     /// The database server's doorbell's state, when this process serves the hub of a server store.
@@ -101,7 +104,7 @@ final class HubConnection: Sendable {
     @discardableResult
     func send(_ frame: Frame) throws(WireError) -> Bool {
         let client = state.withLock { s -> SyncClient? in
-            if let client = s.client, client.isActive { return client }
+            if let client = s.openClient { return client }
             s.keepUnannounced(frame)
             return nil
         }
@@ -112,7 +115,7 @@ final class HubConnection: Sendable {
     /// Runs `work` on the event loop of the open connection to the hub, before any frame sent
     /// after this call is written. Returns false, and runs nothing, when no connection is open.
     func runOnConnectionLoop(_ work: @escaping @Sendable () -> Void) -> Bool {
-        guard let client = state.withLock({ s in s.client.flatMap { $0.isActive ? $0 : nil } }) else { return false }
+        guard let client = state.withLock({ $0.openClient }) else { return false }
         client.execute(work)
         return true
     }
