@@ -2,19 +2,21 @@ import AmbarCore
 import AmbarSQL
 import Foundation
 
-/// A save that only inserts, sent as one statement: its rows and its ledger transaction as
-/// common table expressions of one `WITH … SELECT`, which PostgreSQL runs and commits on its own
-/// (no BEGIN, no COMMIT: one round trip where a transaction takes four).
+/// A save that inserts and updates rows, sent as one statement: its rows and its ledger
+/// transaction as common table expressions of one `WITH … SELECT`, which PostgreSQL runs and
+/// commits on its own (no BEGIN, no COMMIT: one round trip where a transaction takes four).
 ///
 /// ``SaveWork`` runs over it as over any backend, with the writes kept instead of sent. The save
 /// leaves this path — nothing having been written — when it needs anything the statement cannot
-/// hold: a read (a uniqueness lookup, a row for a merge policy), an update, a delete, a join or
-/// order row, a receipt or a consumer's move, or more rows than ``rowLimit``.
-/// The statement itself refuses (a division by zero: PostgreSQL undoes all of it) when a row was
-/// not written, because a unique value was taken (`ON CONFLICT DO NOTHING` skipped it), or when
-/// another process migrated the model meanwhile. Either way the save then runs again as a
-/// transaction, which resolves the conflict by the merge policy or reports the migration exactly
-/// as it always does.
+/// hold: a read (a uniqueness lookup, a row for a merge policy), a delete, a join or order row, a
+/// receipt or a consumer's move, more rows than ``rowLimit`` or more updates than
+/// ``updateLimit``. The statement itself refuses (a division by zero: PostgreSQL undoes all of
+/// it) when a row was not written: an insert whose unique value was taken (`ON CONFLICT DO
+/// NOTHING` skipped it), an update whose row another save changed or deleted since it was read
+/// (its version did not match); and it fails as a whole when an update would take a unique value
+/// another row holds, or when another process migrated the model meanwhile. Either way the save
+/// then runs again as a transaction, which resolves the conflict by the merge policy or reports
+/// the migration exactly as it always does.
 final class PostgreSQLOneStatementSave: SaveTransaction {
     /// The save needs what one statement cannot hold: it runs as a transaction.
     struct NotOneStatement: Error {}
@@ -24,12 +26,17 @@ final class PostgreSQLOneStatementSave: SaveTransaction {
     /// Rows one statement inserts at most: a larger save runs as a transaction, whose statements
     /// the server can report on one by one.
     static let rowLimit = 50_000
+    /// Updates one statement holds at most: each is a statement of its own inside it, so a bulk
+    /// update runs as a transaction (whose text stays short), and an interactive save — a few
+    /// objects edited — is one round trip.
+    static let updateLimit = 16
 
     let store: PostgreSQLStore
     let connection: any SQLServerConnection
     private var writes: [String] = []
     private var parameters: [SQLServerValue] = []
     private var rowCount = 0
+    private var updateCount = 0
     private var entry: LedgerEntry?
 
     init(store: PostgreSQLStore, connection: any SQLServerConnection) {
@@ -39,8 +46,8 @@ final class PostgreSQLOneStatementSave: SaveTransaction {
 
     /// Whether `changes` may take this path at all (what it cannot hold, known before it starts).
     static func mayHold(_ changes: ChangeSet) -> Bool {
-        !changes.inserts.isEmpty && changes.updates.isEmpty && changes.deletes.isEmpty && changes.joins.isEmpty && changes.orders.isEmpty
-            && changes.idempotencyKey == nil && changes.consumerMove == nil
+        !(changes.inserts.isEmpty && changes.updates.isEmpty) && changes.updates.count <= updateLimit && changes.deletes.isEmpty
+            && changes.joins.isEmpty && changes.orders.isEmpty && changes.idempotencyKey == nil && changes.consumerMove == nil
     }
 
     /// Runs the kept writes and the ledger as one statement; returns the token. Throws
@@ -55,7 +62,12 @@ final class PostgreSQLOneStatementSave: SaveTransaction {
             refusingUnless: "\(written) = $\(counted.count)::bigint", firstParameter: counted.count + 1)
         do {
             return try store.ledgerToken(connection.queryRecurring(ledger.sql, counted + ledger.parameters).first)
-        } catch let error as SQLServerError where error.sqlState == "22012" {
+        } catch let error as SQLServerError
+            where error.sqlState == "22012" || error.isUniqueViolation || PostgreSQLStore.retriedStates.contains(error.sqlState ?? "")
+        {
+            // A row not written (the refusal), an update taking a unique value another row holds,
+            // or a deadlock or serialization failure the server ended this statement for:
+            // nothing was written, and the transaction resolves it (and runs again after those).
             throw NotOneStatement()
         } catch let error as SQLServerError where error.connectionLost {
             // The statement may have committed before the connection was lost: it must never
@@ -84,9 +96,32 @@ final class PostgreSQLOneStatementSave: SaveTransaction {
     func deleteRow(root: String, primaryKey: Int64, expectedVersion: Int64?) throws -> Bool { throw NotOneStatement() }
     func deleteJoinRows(table: String, column: String, primaryKey: Int64) throws { throw NotOneStatement() }
 
+    /// Keeps the update; says it was written: the statement refuses as a whole when it was not
+    /// (its row changed or gone since it was read), and the transaction then sees the conflict.
     func updateRow(root: String, primaryKey: Int64, version: Int64, assignments: [(column: String, value: StoredScalar)], expectedVersion: Int64?) throws
         -> Bool
-    { throw NotOneStatement() }
+    {
+        guard updateCount < Self.updateLimit, rowCount < Self.rowLimit else { throw NotOneStatement() }
+        let first = parameters.count + 1
+        let columns = assignments.map(\.column)
+        var sql = "UPDATE \(quoted(root)) SET Z_OPT = $\(first)"
+        for (column, placeholder) in zip(columns, store.placeholders(root: root, columns: columns, from: first + 1)) {
+            sql += ", \(quoted(column)) = \(placeholder)"
+        }
+        var values: [SQLServerValue] = [.integer(version)] + assignments.map { PostgreSQLValues.serverValue($0.value) }
+        values.append(.integer(primaryKey))
+        sql += " WHERE Z_PK = $\(first + values.count - 1)"
+        if let expectedVersion {
+            values.append(.integer(expectedVersion))
+            sql += " AND Z_OPT = $\(first + values.count - 1)"
+        }
+        guard parameters.count + values.count <= Self.parameterLimit else { throw NotOneStatement() }
+        writes.append(sql)
+        parameters += values
+        rowCount += 1
+        updateCount += 1
+        return true
+    }
 
     func insertRows(_ layout: EntityLayout, _ rows: [NewRow]) throws {
         guard !rows.isEmpty else { return }

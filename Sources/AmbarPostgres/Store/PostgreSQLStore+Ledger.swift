@@ -45,9 +45,13 @@ extension PostgreSQLStore {
     {
         let changes: SQLServerValue = try entry.map { entry throws(AmbarError) in .blob(try LedgerChangeEncoding.encode(entry)) } ?? .null
         let notice = StoreChangeNotice(token: 0, instanceID: ProcessInstance.id, processID: getpid(), changes: entry.map(Self.noticeKeys))
+        // With writes of its own, the statement takes its rows' locks before the ledger head's,
+        // as a save's transaction does (its rows, then the ledger): the head's condition reads
+        // the writes first. The other order would let the two deadlock.
+        let afterWrites = condition.map { " AND (\($0)) IS NOT NULL" } ?? ""
         let ctes =
             writes + [
-                "head AS (UPDATE ambar_ledger_head SET token = token + 1 WHERE id = 1 RETURNING token)",
+                "head AS (UPDATE ambar_ledger_head SET token = token + 1 WHERE id = 1\(afterWrites) RETURNING token)",
                 """
                 entry AS (
                     INSERT INTO ambar_transactions (token, timestamp, author, pid, context_name, instance, changes)
