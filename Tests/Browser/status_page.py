@@ -37,7 +37,11 @@ class Browser:
             [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
              "--remote-debugging-port=0", "--remote-allow-origins=*", "--user-data-dir=" + self.profile,
              "--window-size=1280,1000", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            # Chromium keeps its process-singleton socket in a directory of its own under TMPDIR
+            # (org.chromium.Chromium.*), which a killed browser leaves behind: inside the profile,
+            # it goes with it.
+            env=dict(os.environ, TMPDIR=self.profile))
         port_file = os.path.join(self.profile, "DevToolsActivePort")
         deadline = time.monotonic() + 60
         while not (os.path.exists(port_file) and open(port_file).read().count("\n") >= 1):
