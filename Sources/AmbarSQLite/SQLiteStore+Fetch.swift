@@ -15,15 +15,9 @@ extension SQLiteStore {
         return spec
     }
 
-    /// Reads the current row of `statement` (selected with ``RowSpec/selectList(_:)``).
-    @inline(__always)
-    func readRow(_ statement: SQLiteStatement, _ spec: RowSpec) -> StoreRow? {
-        var last: RowSpec.EntityMap?
-        return readRow(statement, spec, last: &last)
-    }
-
-    /// Reads the current row, looking its entity up only when it differs from the last row's
-    /// (`last`): the rows of a fetch mostly share one entity.
+    /// Reads the current row of `statement` (selected with ``RowSpec/selectList(_:)``), looking
+    /// its entity up only when it differs from the last row's (`last`, kept by the caller across
+    /// the rows of one statement): the rows of a fetch mostly share one entity.
     @inline(__always)
     func readRow(_ statement: SQLiteStatement, _ spec: RowSpec, last: inout RowSpec.EntityMap?) -> StoreRow? {
         let pk = sqlite3_column_int64(statement, 0)
@@ -191,13 +185,14 @@ extension SQLiteStore {
                 let sqlite = statement.sqliteStatement
                 sqlite3_reset(sqlite)
                 for (i, pk) in chunk.enumerated() { sqlite3_bind_int64(sqlite, Int32(i + 1), pk) }
+                var last: RowSpec.EntityMap?
                 while true {
                     let code = sqlite3_step(sqlite)
                     if code == SQLITE_DONE { break }
                     guard code == SQLITE_ROW else {
                         throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
                     }
-                    if let row = readRow(sqlite, spec) { rows.append(row) }
+                    if let row = readRow(sqlite, spec, last: &last) { rows.append(row) }
                 }
                 sqlite3_reset(sqlite)
             }

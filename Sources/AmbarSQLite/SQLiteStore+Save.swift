@@ -41,10 +41,11 @@ struct SQLiteSaveTransaction: SaveTransaction {
     func rows(_ rootLayout: EntityLayout, columns: [String], matching keys: [[StoredScalar]]) throws -> [StoreRow] {
         let spec = try store.spec(for: rootLayout)
         var result: [StoreRow] = []
+        var last: RowSpec.EntityMap?
         func collect(_ statement: Statement) throws {
             let cursor = try Row.fetchCursor(statement)
             while try cursor.next() != nil {
-                if let row = store.readRow(statement.sqliteStatement, spec) { result.append(row) }
+                if let row = store.readRow(statement.sqliteStatement, spec, last: &last) { result.append(row) }
             }
         }
         if columns.count == 1 {
@@ -74,7 +75,8 @@ struct SQLiteSaveTransaction: SaveTransaction {
         statement.setUncheckedArguments([primaryKey])
         let cursor = try Row.fetchCursor(statement)
         guard try cursor.next() != nil else { return nil }
-        return store.readRow(statement.sqliteStatement, spec)
+        var last: RowSpec.EntityMap?
+        return store.readRow(statement.sqliteStatement, spec, last: &last)
     }
 
     /// (The IMMEDIATE transaction keeps every other writer out until it ends.)

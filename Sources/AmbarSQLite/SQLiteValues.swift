@@ -105,44 +105,33 @@ enum SQLiteValues {
     /// Values that do not fit the type (written by another SQLite client) read as `nil`.
     @inline(__always)
     static func read(_ statement: SQLiteStatement, _ index: Int32, _ type: AttributeType) -> AttributeValue {
-        // Text and bytes are asked for first: their pointer is NULL for a NULL column (and for an
-        // empty blob, told apart by the column's type), one call fewer than asking the type first.
-        if type == .string {
+        // Text and bytes are read by their pointer, NULL for a NULL column (an empty blob's is
+        // NULL too, told apart by the column's type): one call fewer than asking the type first.
+        switch type {
+        case .string:
             guard let pointer = sqlite3_column_text(statement, index) else { return .null }
             let count = Int(sqlite3_column_bytes(statement, index))
             return .string(String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self))
-        }
-        if type == .binary || type == .transformable {
+        case .binary, .transformable, .undefined:
             guard let bytes = sqlite3_column_blob(statement, index) else {
                 return sqlite3_column_type(statement, index) == SQLITE_NULL ? .null : .data(Data())
             }
             return .data(Data(bytes: bytes, count: Int(sqlite3_column_bytes(statement, index))))
-        }
-        let columnType = sqlite3_column_type(statement, index)
-        if columnType == SQLITE_NULL { return .null }
-        switch type {
-        case .string:
-            return .string(text(statement, index))
-        case .integer16, .integer32, .integer64:
-            return .integer(sqlite3_column_int64(statement, index))
-        case .boolean:
-            return .bool(sqlite3_column_int64(statement, index) != 0)
-        case .double, .float:
-            return .double(sqlite3_column_double(statement, index))
-        case .date:
-            return .date(Date(timeIntervalSinceReferenceDate: sqlite3_column_double(statement, index)))
-        case .binary, .transformable, .undefined:
-            let count = Int(sqlite3_column_bytes(statement, index))
-            guard count > 0, let bytes = sqlite3_column_blob(statement, index) else { return .data(Data()) }
-            return .data(Data(bytes: bytes, count: count))
-        case .uuid:
-            return UUID(uuidString: text(statement, index)).map { .uuid($0) } ?? .null
-        case .uri:
-            return URL(string: text(statement, index)).map { .url($0) } ?? .null
-        case .decimal:
-            let posix = Locale(identifier: "en_US_POSIX")
-            if columnType == SQLITE_INTEGER { return .decimal(Decimal(sqlite3_column_int64(statement, index))) }
-            return Decimal(string: text(statement, index), locale: posix).map { .decimal($0) } ?? .null
+        case .integer16, .integer32, .integer64, .boolean, .double, .float, .date, .uuid, .uri, .decimal:
+            let columnType = sqlite3_column_type(statement, index)
+            if columnType == SQLITE_NULL { return .null }
+            switch type {
+            case .boolean: return .bool(sqlite3_column_int64(statement, index) != 0)
+            case .double, .float: return .double(sqlite3_column_double(statement, index))
+            case .date: return .date(Date(timeIntervalSinceReferenceDate: sqlite3_column_double(statement, index)))
+            case .uuid: return UUID(uuidString: text(statement, index)).map { .uuid($0) } ?? .null
+            case .uri: return URL(string: text(statement, index)).map { .url($0) } ?? .null
+            case .decimal:
+                if columnType == SQLITE_INTEGER { return .decimal(Decimal(sqlite3_column_int64(statement, index))) }
+                return Decimal(string: text(statement, index), locale: Locale(identifier: "en_US_POSIX")).map { .decimal($0) } ?? .null
+            default:  // .integer16, .integer32, .integer64 (the other kinds are read above)
+                return .integer(sqlite3_column_int64(statement, index))
+            }
         }
     }
 
