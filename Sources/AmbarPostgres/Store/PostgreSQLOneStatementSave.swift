@@ -102,19 +102,9 @@ final class PostgreSQLOneStatementSave: SaveTransaction {
         -> Bool
     {
         guard updateCount < Self.updateLimit, rowCount < Self.rowLimit else { throw NotOneStatement() }
-        let first = parameters.count + 1
-        let columns = assignments.map(\.column)
-        var sql = "UPDATE \(quoted(root)) SET Z_OPT = $\(first)"
-        for (column, placeholder) in zip(columns, store.placeholders(root: root, columns: columns, from: first + 1)) {
-            sql += ", \(quoted(column)) = \(placeholder)"
-        }
-        var values: [SQLServerValue] = [.integer(version)] + assignments.map { PostgreSQLValues.serverValue($0.value) }
-        values.append(.integer(primaryKey))
-        sql += " WHERE Z_PK = $\(first + values.count - 1)"
-        if let expectedVersion {
-            values.append(.integer(expectedVersion))
-            sql += " AND Z_OPT = $\(first + values.count - 1)"
-        }
+        let (sql, values) = store.updateStatement(
+            root: root, primaryKey: primaryKey, version: version, assignments: assignments, expectedVersion: expectedVersion,
+            firstParameter: parameters.count + 1)
         guard parameters.count + values.count <= Self.parameterLimit else { throw NotOneStatement() }
         writes.append(sql)
         parameters += values

@@ -32,6 +32,27 @@ extension PostgreSQLStore {
         }
     }
 
+    /// A row's update: `UPDATE root SET Z_OPT = version, <column> = value, … WHERE Z_PK = key`,
+    /// with `AND Z_OPT = expectedVersion` when one is given, its parameters numbered from `first`.
+    func updateStatement(
+        root: String, primaryKey: Int64, version: Int64, assignments: [(column: String, value: StoredScalar)], expectedVersion: Int64?,
+        firstParameter first: Int
+    ) -> (sql: String, parameters: [SQLServerValue]) {
+        let columns = assignments.map(\.column)
+        var sql = "UPDATE \(quoted(root)) SET Z_OPT = $\(first)"
+        for (column, placeholder) in zip(columns, placeholders(root: root, columns: columns, from: first + 1)) {
+            sql += ", \(quoted(column)) = \(placeholder)"
+        }
+        var parameters: [SQLServerValue] = [.integer(version)] + assignments.map { PostgreSQLValues.serverValue($0.value) }
+        parameters.append(.integer(primaryKey))
+        sql += " WHERE Z_PK = $\(first + parameters.count - 1)"
+        if let expectedVersion {
+            parameters.append(.integer(expectedVersion))
+            sql += " AND Z_OPT = $\(first + parameters.count - 1)"
+        }
+        return (sql, parameters)
+    }
+
     /// `count` keys of `root` from the store's reserve, refilled from the sequence on `connection`
     /// when it runs dry.
     func reservedKeys(_ connection: any SQLServerConnection, root: String, count: Int) throws -> [Int64] {
@@ -129,20 +150,10 @@ struct PostgreSQLSaveTransaction: SaveTransaction {
     func updateRow(root: String, primaryKey: Int64, version: Int64, assignments: [(column: String, value: StoredScalar)], expectedVersion: Int64?) throws
         -> Bool
     {
-        let columns = assignments.map(\.column)
-        let casts = store.placeholders(root: root, columns: columns, from: 2)
-        var sql = "UPDATE \(quoted(root)) SET Z_OPT = $1"
-        for (column, placeholder) in zip(columns, casts) { sql += ", \(quoted(column)) = \(placeholder)" }
-        var parameters: [SQLServerValue] = [.integer(version)]
-        parameters += assignments.map { PostgreSQLValues.serverValue($0.value) }
-        parameters.append(.integer(primaryKey))
-        sql += " WHERE Z_PK = $\(parameters.count)"
-        if let expectedVersion {
-            parameters.append(.integer(expectedVersion))
-            sql += " AND Z_OPT = $\(parameters.count)"
-        }
+        let (sql, parameters) = store.updateStatement(
+            root: root, primaryKey: primaryKey, version: version, assignments: assignments, expectedVersion: expectedVersion, firstParameter: 1)
         let unique = Set((store.model.resolved.rootUniqueness[root] ?? []).flatMap { $0 })
-        guard columns.contains(where: unique.contains) else {
+        guard assignments.contains(where: { unique.contains($0.column) }) else {
             return try connection.query(sql, parameters).affectedRows > 0
         }
         _ = try connection.query("SAVEPOINT ambar_update", [])
