@@ -17,8 +17,7 @@ final class PostgresLedgerPageTests: StoreTestCase {
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        guard backend == .postgres else { throw XCTSkip("round trips are a server's: this suite runs in the PostgreSQL pass") }
-        server = try XCTUnwrap(coordinator.store as? PostgreSQLStore)
+        server = try postgreSQLStore("round trips")
     }
 
     /// Saves employees named `names` in one save; their IDs, in order, and the save's token.

@@ -18,8 +18,7 @@ final class PostgresOneStatementSaveTests: StoreTestCase {
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        guard backend == .postgres else { throw XCTSkip("round trips are a server's: this suite runs in the PostgreSQL pass") }
-        server = try XCTUnwrap(coordinator.store as? PostgreSQLStore)
+        server = try postgreSQLStore("round trips")
     }
 
     /// Runs `body` on `context` and saves; returns how many statements the save sent.

@@ -17,8 +17,7 @@ final class PostgresPreparedReadsTests: StoreTestCase {
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        guard backend == .postgres else { throw XCTSkip("prepared statements are a server's: this suite runs in the PostgreSQL pass") }
-        server = try XCTUnwrap(coordinator.store as? PostgreSQLStore)
+        server = try postgreSQLStore("prepared statements")
     }
 
     /// The texts of the prepared statements of the pool's connection (but this listing's own).

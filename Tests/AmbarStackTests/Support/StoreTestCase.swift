@@ -4,6 +4,8 @@ import Foundation
 import GRDB
 import XCTest
 
+@testable import AmbarPostgres
+
 /// A test with a temporary directory and the test model (``TestModel``), fresh for each test.
 class ModelTestCase: XCTestCase {
     var directory: TemporaryDirectory!
@@ -96,6 +98,14 @@ class StoreTestCase: ModelTestCase {
     override func tearDown() {
         coordinator = nil
         super.tearDown()
+    }
+
+    /// The PostgreSQL store under test, for suites about what only a server does (`topic`: round
+    /// trips, prepared statements); in the SQLite pass the suite is skipped, saying that it runs
+    /// in the PostgreSQL pass (which `scripts/run-tests` always runs, on a private server).
+    func postgreSQLStore(_ topic: String) throws -> PostgreSQLStore {
+        guard backend == .postgres else { throw XCTSkip("\(topic) are a server's: this suite runs in the PostgreSQL pass") }
+        return try XCTUnwrap(coordinator.store as? PostgreSQLStore)
     }
 
     func privateContext(_ name: String = "test", on coordinator: PersistentStoreCoordinator? = nil) -> ManagedObjectContext {
