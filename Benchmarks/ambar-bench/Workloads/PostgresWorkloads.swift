@@ -20,6 +20,9 @@ struct PostgresWorkloads {
 
     private typealias Timings = [String: Double]
 
+    /// Lookups of one object by uid in the fetch figures.
+    private var lookups: Int { min(smallSaves, data.count) }
+
     func run(into report: inout Report) async throws {
         let admin = try RawPostgres(server)
         var databases: [String] = []
@@ -63,7 +66,6 @@ struct PostgresWorkloads {
 
             // One object by uid at a time, as a program looking things up does: what each
             // statement costs beyond its rows (parsing and planning, the round trip).
-            let lookups = min(smallSaves, data.count)
             t["lookup.raw"] = try seconds {
                 for i in 0..<lookups {
                     var binds = PostgresBindings()
@@ -123,7 +125,6 @@ struct PostgresWorkloads {
         let n = Double(data.count)
         let u = Double(data.updateIndices.count)
         let s = Double(smallSaves)
-        let lookups = min(smallSaves, data.count)
         let l = Double(lookups)
         func rate(_ key: String, _ rows: Double) -> Double { median(runs.map { rows / $0[key]! }) }
         func ratio(_ key: String, against baseline: String) -> Double { median(runs.map { $0[baseline]! / $0[key]! }) }
