@@ -37,6 +37,8 @@ public final class SharedStoreSync: Sendable {
     /// Rung whenever this process sees the ledger move: consumers wait on it.
     let ledgerSignal = LedgerSignal()
     private let storeUUID: UUID
+    /// This process's ID, read once (each `getpid()` is a system call) for the frames it sends.
+    private let processID = getpid()
     private let follower: LedgerFollower
     private let connection: HubConnection
     private let watchdog: ForeignWriteWatchdog?
@@ -432,36 +434,45 @@ public final class SharedStoreSync: Sendable {
     private func localDidSave(_ note: DidSaveNotification) {
         guard let token = note.token else { return }
         follower.ownTransactionCommitted(token: token)
-        // The bell first. This (the committing) thread raises it; the wake of every sleeping
-        // process, one system call whose cost grows with them, runs on the hub connection's event
-        // loop, which the hub frame below wakes anyway: the commit makes one wake-up, not one per
-        // process. Without a connection, the wake is made here.
-        if let bell = bell.withLock({ $0 }), bell.raise(token: token) {
-            let wake: @Sendable () -> Void = { [connection, storeUUID] in
-                guard !bell.wake() else { return }
-                // So that the hub relays this process's frames to everyone: a new hello, on which
-                // this save is announced again (the frame below may have gone to the closed
-                // connection, whose hub left it to the bell).
-                connection.reconnect()
-                do {
-                    try connection.send(.tokenOnly(storeUUID: storeUUID, token: token, processID: getpid(), instanceID: ProcessInstance.id))
-                } catch {
-                    Self.logger.error("could not announce token \(token) again (\(error)); the others see it at their next ledger check")
-                }
-            }
-            if !connection.runOnConnectionLoop(wake) { wake() }
-        }
         ledgerSignal.ring()
-        let save = Frame.DidSave(notification: note, storeUUID: storeUUID, token: token, processID: getpid())
+        // The committing thread only raises the bell (two atomic operations) and hands the rest
+        // to the hub connection's event loop in one task: the wake of every sleeping process (one
+        // system call whose cost grows with them), then the hub frame, built and written there.
+        // The commit makes one wake-up (the loop's), not one per process, and builds no frame.
+        // Without a connection, the same runs here.
+        let raised = bell.withLock { $0 }.flatMap { $0.raise(token: token) ? $0 : nil }
+        let announce: @Sendable () -> Void = { [connection, storeUUID, processID] in
+            Self.announce(note, token: token, wakingFrom: raised, connection: connection, storeUUID: storeUUID, processID: processID)
+        }
+        if !connection.runOnConnectionLoop(announce) { announce() }
+    }
+
+    /// Wakes the processes waiting on `bell` (when the commit raised it), then sends the save's
+    /// hub frame; run by the hub connection's event loop, or by the committing thread without
+    /// a connection.
+    private static func announce(
+        _ note: DidSaveNotification, token: Int64, wakingFrom bell: SharedMemoryBell?, connection: HubConnection, storeUUID: UUID,
+        processID: Int32
+    ) {
+        func sendTokenOnly() {
+            do {
+                try connection.send(.tokenOnly(storeUUID: storeUUID, token: token, processID: processID, instanceID: ProcessInstance.id))
+            } catch {
+                logger.error("could not send token \(token) to the hub (\(error)); the others see it at their next ledger check")
+            }
+        }
+        if let bell, !bell.wake() {
+            // So that the hub relays this process's frames to everyone: a new hello, on which
+            // this save is announced again (the frame below goes to the closed connection, whose
+            // hub left it to the bell, or waits for the next one).
+            connection.reconnect()
+            sendTokenOnly()
+        }
         do {
-            try connection.send(.didSave(save))
+            try connection.send(.didSave(Frame.DidSave(notification: note, storeUUID: storeUUID, token: token, processID: processID)))
         } catch {
             // Too many IDs for one frame: the others read this transaction from the ledger.
-            do {
-                try connection.send(.tokenOnly(storeUUID: storeUUID, token: token, processID: getpid(), instanceID: ProcessInstance.id))
-            } catch {
-                Self.logger.error("could not send token \(token) to the hub (\(error)); the others see it at their next ledger check")
-            }
+            sendTokenOnly()
         }
     }
 
