@@ -46,6 +46,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     static let queueKey = DispatchSpecificKey<UInt64>()
     private let configuration: Locked<Configuration>
     let state = ContextState()
+    /// What this context's objects hold to reach it (``ManagedObject/managedObjectContext``).
+    let link = ContextLink()
     let didSaveObservers = ObserverList<DidSaveNotification>()
     let objectsDidChangeObservers = ObserverList<ObjectsDidChangeNotification>()
     /// Saves of children into this context, for siblings that merge automatically.
@@ -64,6 +66,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         self.queue = Self.makeQueue(concurrencyType, name)
         if concurrencyType == .privateQueue { queue.setSpecific(key: Self.queueKey, value: identifier.raw) }
         _ = Self.mainQueueKey
+        link.context = self
     }
 
     /// Creates a child of `parent`: its saves go into the parent, not to the store.
@@ -74,6 +77,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         self.configuration = Locked(Configuration(name: name))
         self.queue = Self.makeQueue(concurrencyType, name)
         if concurrencyType == .privateQueue { queue.setSpecific(key: Self.queueKey, value: identifier.raw) }
+        link.context = self
     }
 
     private static func makeQueue(_ type: ConcurrencyType, _ name: String?) -> DispatchQueue {

@@ -35,7 +35,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) public private(set) final var objectID: ManagedObjectID
     /// The context that owns the object; `nil` once the object is deleted and saved, or its
     /// context is reset or gone.
-    public private(set) weak var managedObjectContext: ManagedObjectContext?
+    public var managedObjectContext: ManagedObjectContext? { contextLink?.context }
+    /// The owning context's link (which holds the context weakly); `nil` for an object made
+    /// outside a context and not inserted, and once the object left its context.
+    @exclusivity(unchecked) final private var contextLink: ContextLink?
     /// The entity's layout in the owning context's model (for an object made outside a context,
     /// in its class's own declaration until it is inserted). Written only then, on the object's
     /// queue, so the exclusivity checks of every read are not needed.
@@ -90,7 +93,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public required init(_ token: ManagedObjectInitToken) {
         self.layout = token.layout
         self.objectID = token.objectID
-        self.managedObjectContext = token.context
+        self.contextLink = token.context.link
         if let row = token.row {
             self.values = row.values
             self.snapshot = row.values
@@ -361,7 +364,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// ``awakeFromInsert()``.
     func becomeInserted(into context: ManagedObjectContext, as layout: EntityLayout) {
         self.layout = layout
-        managedObjectContext = context
+        contextLink = context.link
         snapshot = []
         toOne = layout.noDestinations
         snapshotToOne = layout.noDestinations
@@ -657,7 +660,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// can no longer be used.
     func markInvalid() {
         lifecycle = .invalidated
-        managedObjectContext = nil
+        contextLink = nil
         companion = nil
     }
 

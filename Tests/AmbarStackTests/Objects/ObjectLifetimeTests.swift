@@ -1,0 +1,72 @@
+import AmbarStack
+import Foundation
+import Synchronization
+import XCTest
+
+/// How long objects and their contexts live: an object does not keep its context alive, and a
+/// fetch that fails part-way keeps none of the objects it had made.
+final class ObjectLifetimeTests: StoreTestCase {
+    /// An entity whose objects count how many of them were made and freed.
+    final class CountedTag: ManagedObject {
+        static let made = Atomic<Int>(0)
+        static let freed = Atomic<Int>(0)
+        override class var entityName: String { "CountedTag" }
+
+        required init(_ token: ManagedObjectInitToken) {
+            super.init(token)
+            Self.made.add(1, ordering: .relaxed)
+        }
+
+        deinit { Self.freed.add(1, ordering: .relaxed) }
+    }
+
+    private func taggedCoordinator(_ uids: [String]) throws -> PersistentStoreCoordinator {
+        let model = try ManagedObjectModel(
+            entities: [EntityDescription("CountedTag", properties: [.attribute("uid", .string)])], classes: [CountedTag.self])
+        let coordinator = try PersistentStoreCoordinator(model: model, store: try store("tags.sqlite"))
+        let writer = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator, name: "writer")
+        try writer.performAndWait {
+            for uid in uids { try writer.insertObject(entityName: "CountedTag").setValue(.string(uid), forKey: "uid") }
+            try writer.save()
+        }
+        return coordinator
+    }
+
+    func testAnObjectDoesNotKeepItsContextAliveAndReadsNilOnceItIsGone() throws {
+        let coordinator = try taggedCoordinator(["a", "b"])
+        weak var gone: ManagedObjectContext?
+        let tags: [ManagedObject] = try {
+            let reader = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator, name: "reader")
+            gone = reader
+            let tags = try reader.performAndWait { try reader.fetch(FetchRequest<ManagedObject>(entityName: "CountedTag")) }
+            XCTAssertEqual(tags.count, 2)
+            XCTAssertTrue(tags.allSatisfy { $0.managedObjectContext === reader })
+            return tags
+        }()
+        XCTAssertNil(gone, "the fetched objects kept their context alive")
+        for tag in tags { XCTAssertNil(tag.managedObjectContext) }
+    }
+
+    /// `MATCHES '(a+)+b'` gives up on a run of `a`s (``RunawayPatternTests``): the fetch fails at
+    /// the second row, after the first (`aab`, which matches) was made into an object.
+    func testAFetchThatFailsPartWayKeepsNoObjectItMade() throws {
+        let coordinator = try taggedCoordinator(["aab", String(repeating: "a", count: 40)])
+        let reader = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator, name: "reader")
+        let before = (made: CountedTag.made.load(ordering: .relaxed), freed: CountedTag.freed.load(ordering: .relaxed))
+        try reader.performAndWait {
+            let request = FetchRequest<ManagedObject>(entityName: "CountedTag", predicate: try ObjectPredicate(format: "uid MATCHES '(a+)+b'"))
+            XCTAssertThrowsError(try reader.fetch(request)) { error in
+                guard case .invalidPredicate? = error as? AmbarError else { return XCTFail("expected an invalid predicate, got \(error)") }
+            }
+            XCTAssertEqual(reader.registeredObjectCount, 0, "a failed fetch registered objects")
+        }
+        let made = CountedTag.made.load(ordering: .relaxed) - before.made
+        XCTAssertEqual(made, 1, "the fetch made the object of the row before the one that failed")
+        XCTAssertEqual(CountedTag.freed.load(ordering: .relaxed) - before.freed, made, "an object the failed fetch made is still alive")
+        // The context fetches as before afterwards.
+        let found = try reader.performAndWait {
+            try reader.fetch(FetchRequest<ManagedObject>(entityName: "CountedTag", predicate: try ObjectPredicate(format: "uid == 'aab'"))).count
+        }
+        XCTAssertEqual(found, 1)
+    }
+}
