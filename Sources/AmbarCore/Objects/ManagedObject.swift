@@ -6,9 +6,32 @@ public struct ManagedObjectInitToken {
     let objectID: ManagedObjectID
     /// Unretained: a token lives only while its context makes the object.
     unowned(unsafe) let context: ManagedObjectContext
-    /// A row to load as the object's committed state (a fetch), so the object is made with its
-    /// values rather than with placeholders replaced at once.
-    var row: StoreRow? = nil
+    /// A row's values to load as the object's committed state (a fetch), so the object is made
+    /// with its values rather than with placeholders replaced at once; `nil` for a fault or a
+    /// new object. The row's parts are held apart, not as an optional row, so that the object's
+    /// initializer copies three plain fields instead of an optional struct through its value
+    /// witnesses.
+    let values: [AttributeValue]?
+    let toOne: [ManagedObjectID?]
+    let version: Int64
+
+    init(layout: EntityLayout, objectID: ManagedObjectID, context: ManagedObjectContext) {
+        self.layout = layout
+        self.objectID = objectID
+        self.context = context
+        self.values = nil
+        self.toOne = []
+        self.version = 0
+    }
+
+    init(layout: EntityLayout, objectID: ManagedObjectID, context: ManagedObjectContext, row: StoreRow) {
+        self.layout = layout
+        self.objectID = objectID
+        self.context = context
+        self.values = row.values
+        self.toOne = row.toOne
+        self.version = row.version
+    }
 }
 
 /// An object of the graph: one row of an entity, owned by exactly one context and confined to
@@ -60,12 +83,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) final private(set) var snapshotToMany: [Set<ManagedObjectID>?]
     /// The destinations of loaded ordered relationships, in order (by relationship index); the
     /// same objects as `toMany` holds for that index.
-    @exclusivity(unchecked) final private(set) var order: [Int: [ManagedObjectID]] = [:]
+    @exclusivity(unchecked) final private(set) var order: [Int: [ManagedObjectID]] = Dictionary()
     /// The object that stands for this one in a layer above (a SwiftData model), held as long
     /// as this object is in its context (the context keeps both; leaving it lets both go); only
     /// touched on the context's queue.
     package final var companion: AnyObject?
-    @exclusivity(unchecked) final private(set) var snapshotOrder: [Int: [ManagedObjectID]] = [:]
+    @exclusivity(unchecked) final private(set) var snapshotOrder: [Int: [ManagedObjectID]] = Dictionary()
     @exclusivity(unchecked) final private(set) var changedAttributes = PropertyIndexSet()
     @exclusivity(unchecked) final private(set) var changedRelationships = PropertyIndexSet()
     /// Whether values have been loaded (false for a fault that has not fired).
@@ -94,12 +117,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         self.layout = token.layout
         self.objectID = token.objectID
         self.contextLink = token.context.link
-        if let row = token.row {
-            self.values = row.values
-            self.snapshot = row.values
-            self.version = row.version
+        if let values = token.values {
+            self.values = values
+            self.snapshot = values
+            self.version = token.version
             self.hasData = true
-            self.toOne = row.toOne.isEmpty ? token.layout.noDestinations : row.toOne
+            self.toOne = token.toOne.isEmpty ? token.layout.noDestinations : token.toOne
         } else {
             self.values = token.layout.nullValues
             self.snapshot = []
