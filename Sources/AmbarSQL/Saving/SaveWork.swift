@@ -21,6 +21,8 @@ package struct SaveWork<Transaction: SaveTransaction> {
     /// Whether inserts go to the store without looking up the holders of their unique values
     /// first; a refusal then throws ``OptimisticInsertRefused``.
     let insertsOptimistically: Bool
+    /// The layouts of the changes' entities, looked up once per run of one entity.
+    var layouts: LayoutsByID
 
     init(model: ManagedObjectModel, transaction: Transaction, changes: ChangeSet, insertsOptimistically: Bool = false) {
         self.model = model
@@ -28,6 +30,7 @@ package struct SaveWork<Transaction: SaveTransaction> {
         self.changes = changes
         self.ledger = LedgerEntry(author: changes.author, contextName: changes.contextName)
         self.insertsOptimistically = insertsOptimistically
+        self.layouts = LayoutsByID(model.resolved)
     }
 
     /// Applies `changes` in the transaction and returns the outcome.
@@ -71,14 +74,17 @@ package struct SaveWork<Transaction: SaveTransaction> {
     static func mayInsertOptimistically(_ changes: ChangeSet, _ resolved: ResolvedModel, minimum: Int) -> Bool {
         var constrainedRoots = Set<String>()
         var count = 0
+        var layouts = LayoutsByID(resolved)
+        var last: EntityLayout?
         for insert in changes.inserts {
-            guard let layout = resolved.entities[insert.id.entityName], !layout.uniquenessConstraints.isEmpty else { continue }
-            constrainedRoots.insert(layout.rootName)
+            guard let layout = layouts.layout(of: insert.id), !layout.uniquenessConstraints.isEmpty else { continue }
+            if layout !== last { constrainedRoots.insert(layout.rootName) }
+            last = layout
             count += 1
         }
         guard count >= minimum, count > 0 else { return false }
         func touchesConstrainedTable(_ id: ManagedObjectID) -> Bool {
-            resolved.entities[id.entityName].map { constrainedRoots.contains($0.rootName) } ?? true
+            layouts.layout(of: id).map { constrainedRoots.contains($0.rootName) } ?? true
         }
         return !changes.updates.contains { touchesConstrainedTable($0.id) } && !changes.deletes.contains { touchesConstrainedTable($0.id) }
     }
@@ -119,14 +125,21 @@ package struct SaveWork<Transaction: SaveTransaction> {
 
     mutating func assignPrimaryKeys() throws {
         var pending: [String: [ManagedObjectID]] = [:]
+        // The IDs of a run of one root table, added to `pending` when the run ends.
+        var run: (root: String, ids: [ManagedObjectID])?
         for insert in changes.inserts {
-            guard let layout = resolved.entities[insert.id.entityName] else { throw AmbarError.unknownEntity(insert.id.entityName) }
+            guard let layout = layouts.layout(of: insert.id) else { throw AmbarError.unknownEntity(insert.id.entityName) }
             if insert.id.isTemporaryID {
-                pending[layout.rootName, default: []].append(insert.id)
+                if run?.root != layout.rootName {
+                    if let run { pending[run.root, default: []].append(contentsOf: run.ids) }
+                    run = (layout.rootName, [])
+                }
+                run?.ids.append(insert.id)
             } else {
                 idMap[insert.id] = insert.id
             }
         }
+        if let run { pending[run.root, default: []].append(contentsOf: run.ids) }
         var scopes = PermanentScopes(storeIdentifier: db.storeIdentifier)
         for (root, ids) in pending {
             let keys = try db.allocate(root: root, count: ids.count)
@@ -142,7 +155,7 @@ package struct SaveWork<Transaction: SaveTransaction> {
         // Constraint groups per root table, and the inserts they apply to.
         var groups: [String: [[String]: [InsertChange]]] = [:]
         for insert in changes.inserts {
-            guard let layout = resolved.entities[insert.id.entityName], !layout.uniquenessConstraints.isEmpty else { continue }
+            guard let layout = layouts.layout(of: insert.id), !layout.uniquenessConstraints.isEmpty else { continue }
             for group in layout.uniquenessConstraints {
                 groups[layout.rootName, default: [:]][group, default: []].append(insert)
             }
@@ -385,14 +398,28 @@ package struct SaveWork<Transaction: SaveTransaction> {
 
     /// Writes the inserts, grouped by entity (one statement shape per entity, one ledger group).
     mutating func applyInserts() throws {
-        var order: [String] = []
-        var byEntity: [String: [InsertChange]] = [:]
-        for insert in changes.inserts where !skipInsert.contains(insert.id) {
-            if byEntity[insert.id.entityName] == nil { order.append(insert.id.entityName) }
-            byEntity[insert.id.entityName, default: []].append(insert)
+        // The inserts by entity, in the order each entity first appears.
+        var groups: [(layout: EntityLayout, inserts: [InsertChange])] = []
+        var groupOf: [ObjectIdentifier: Int] = [:]
+        var last: (layout: ObjectIdentifier, group: Int)?
+        for insert in changes.inserts where skipInsert.isEmpty || !skipInsert.contains(insert.id) {
+            guard let layout = layouts.layout(of: insert.id) else { throw AmbarError.unknownEntity(insert.id.entityName) }
+            let key = ObjectIdentifier(layout)
+            let group: Int
+            if let last, last.layout == key {
+                group = last.group
+            } else if let known = groupOf[key] {
+                group = known
+            } else {
+                group = groups.count
+                groups.append((layout, []))
+                groupOf[key] = group
+            }
+            last = (key, group)
+            groups[group].inserts.append(insert)
         }
-        for entity in order {
-            guard let inserts = byEntity[entity], let layout = resolved.entities[entity] else { throw AmbarError.unknownEntity(entity) }
+        for (layout, inserts) in groups {
+            let entity = layout.name
             var rows: [NewRow] = []
             rows.reserveCapacity(inserts.count)
             outcome.versions.reserveCapacity(outcome.versions.count + inserts.count)
@@ -424,20 +451,23 @@ package struct SaveWork<Transaction: SaveTransaction> {
     /// until the save ends) in one query per table; objects inserted by this save need none.
     func checkDestinationsExist() throws {
         var wanted: [String: [Int64: (object: ManagedObjectID, property: String)]] = [:]
+        // Apart, so that looking up destinations does not end the runs of the changes' entities.
+        var layouts = self.layouts
+        var destinations = self.layouts
         func want(_ destination: ManagedObjectID?, from object: ManagedObjectID, _ relationship: ResolvedRelationship) {
             guard let destination, !destination.isTemporaryID, idMap[destination] == nil, let pk = destination.primaryKey,
-                let root = resolved.entities[destination.entityName]?.rootName
+                let root = destinations.layout(of: destination)?.rootName
             else { return }
             wanted[root, default: [:]][pk] = (object, relationship.name)
         }
-        for insert in changes.inserts where !skipInsert.contains(insert.id) {
-            guard let layout = resolved.entities[insert.id.entityName] else { continue }
+        for insert in changes.inserts where skipInsert.isEmpty || !skipInsert.contains(insert.id) {
+            guard let layout = layouts.layout(of: insert.id), !layout.relationships.isEmpty else { continue }
             for relationship in layout.relationships where !relationship.isToMany && relationship.index < insert.toOne.count {
                 want(insert.toOne[relationship.index], from: insert.id, relationship)
             }
         }
-        for update in changes.updates {
-            guard let layout = resolved.entities[update.id.entityName] else { continue }
+        for update in changes.updates where !update.changedToOne.isEmpty {
+            guard let layout = layouts.layout(of: update.id) else { continue }
             for index in update.changedToOne where index < update.toOne.count { want(update.toOne[index], from: update.id, layout.relationships[index]) }
         }
         for (root, byKey) in wanted.sorted(by: { $0.key < $1.key }) {
