@@ -4,7 +4,8 @@ import Foundation
 package struct SaveOutcome: Sendable {
     /// Temporary (or constraint-merged) IDs and the permanent IDs they became.
     package var permanentIDs: [ManagedObjectID: ManagedObjectID] = [:]
-    /// New row versions of inserted and updated objects, by permanent ID.
+    /// New row versions of updated objects (and of inserts that became an existing row), by
+    /// permanent ID. An inserted row not listed is at version 1.
     package var versions: [ManagedObjectID: Int64] = [:]
     /// Objects whose in-memory state must become the stored row (conflict resolution).
     package var refreshed: [ManagedObjectID: StoreRow] = [:]

@@ -13,6 +13,8 @@ package struct SaveWork<Transaction: SaveTransaction> {
     var outcome = SaveOutcome()
     /// Temporary (or merged) IDs and what they resolve to.
     var idMap: [ManagedObjectID: ManagedObjectID] = [:]
+    /// How many inserts kept their (already permanent) ID in `idMap`.
+    var insertsKeepingTheirID = 0
     /// Inserts to skip because they resolved to an existing row.
     var skipInsert = Set<ManagedObjectID>()
     var conflicts: [MergeConflict] = []
@@ -108,9 +110,8 @@ package struct SaveWork<Transaction: SaveTransaction> {
         try applyJoins()
         try applyOrders()
         if !conflicts.isEmpty { throw AmbarError.mergeConflict(conflicts) }
-        for (temporary, permanent) in idMap where temporary != permanent {
-            outcome.permanentIDs[temporary] = permanent
-        }
+        // The map as it is when no insert kept its ID (it then maps every ID to another).
+        outcome.permanentIDs = insertsKeepingTheirID == 0 ? idMap : idMap.filter { $0.key != $0.value }
         outcome.token = try db.writeLedger(ledger)
         if let key = changes.idempotencyKey {
             try db.writeReceipt(key, token: outcome.token ?? 0)
@@ -137,6 +138,7 @@ package struct SaveWork<Transaction: SaveTransaction> {
                 run?.ids.append(insert.id)
             } else {
                 idMap[insert.id] = insert.id
+                insertsKeepingTheirID += 1
             }
         }
         if let run { pending[run.root, default: []].append(contentsOf: run.ids) }
@@ -422,7 +424,6 @@ package struct SaveWork<Transaction: SaveTransaction> {
             let entity = layout.name
             var rows: [NewRow] = []
             rows.reserveCapacity(inserts.count)
-            outcome.versions.reserveCapacity(outcome.versions.count + inserts.count)
             outcome.inserted.reserveCapacity(outcome.inserted.count + inserts.count)
             var keys: [Int64] = []
             keys.reserveCapacity(inserts.count)
@@ -430,7 +431,6 @@ package struct SaveWork<Transaction: SaveTransaction> {
                 let id = resolve(insert.id)
                 guard let pk = id.primaryKey else { continue }
                 rows.append(NewRow(primaryKey: pk, values: insert.values, toOne: insert.toOne.map { $0.map(resolve) }))
-                outcome.versions[id] = 1
                 outcome.inserted.insert(id)
                 keys.append(pk)
             }
