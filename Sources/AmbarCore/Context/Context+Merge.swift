@@ -210,7 +210,7 @@ extension ManagedObjectContext {
         for object in all {
             object.markInvalid()
         }
-        state.registered.removeAll()
+        state.registered.emptyForReuse()
         state.clearChanges()
         objectsDidChangeObservers.post(
             ObjectsDidChangeNotification(

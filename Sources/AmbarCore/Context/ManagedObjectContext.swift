@@ -511,9 +511,9 @@ final class ContextState {
     /// Forgets every unsaved change and the pending announcements of them (after a save, a
     /// rollback or a reset, which tell observers themselves).
     func clearChanges() {
-        inserted.removeAll()
+        inserted.emptyForReuse()
         forgetAllUpdates()
-        deleted.removeAll()
+        deleted.emptyForReuse()
         announcedPendingChanges()
         outbox.removeAll()
     }
@@ -541,15 +541,15 @@ final class ContextState {
 
     /// Empties ``updated`` (a child context's save handed its changes to the parent).
     func forgetAllUpdates() {
-        updated.removeAll()
+        updated.emptyForReuse()
         changeEpoch &+= 1
     }
 
     /// Forgets the pending announcements once an objects-did-change notification told them.
     func announcedPendingChanges() {
-        pendingInserted.removeAll()
-        pendingUpdated.removeAll()
-        pendingDeleted.removeAll()
+        pendingInserted.emptyForReuse()
+        pendingUpdated.emptyForReuse()
+        pendingDeleted.emptyForReuse()
         changeEpoch &+= 1
     }
 
