@@ -66,7 +66,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         self.queue = Self.makeQueue(concurrencyType, name)
         if concurrencyType == .privateQueue { queue.setSpecific(key: Self.queueKey, value: identifier.raw) }
         _ = Self.mainQueueKey
-        link.context = self
+        link.attach(self)
     }
 
     /// Creates a child of `parent`: its saves go into the parent, not to the store.
@@ -77,7 +77,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         self.configuration = Locked(Configuration(name: name))
         self.queue = Self.makeQueue(concurrencyType, name)
         if concurrencyType == .privateQueue { queue.setSpecific(key: Self.queueKey, value: identifier.raw) }
-        link.context = self
+        link.attach(self)
     }
 
     private static func makeQueue(_ type: ConcurrencyType, _ name: String?) -> DispatchQueue {
@@ -88,6 +88,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     deinit {
+        link.detach()
         automaticMerge.withLock { $0?.cancel() }
         // An object and its companion hold each other while the object is in a context.
         for object in state.registered.values { object.companion = nil }

@@ -241,6 +241,18 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         guard let coerced = value.coerced(to: type) else {
             throw .typeMismatch(entity: layout.name, property: layout.attributes[i].name, expected: type, got: value.kindName)
         }
+        // An insert not announced yet (an importer's objects) has nothing to record in its
+        // context, so the context is not loaded: its link says whether it exists and whether
+        // the caller is on its queue.
+        if lifecycle == .inserted, !insertAnnounced, let link = contextLink, link.isOpen {
+            guard link.queue.isCurrent else {
+                throw .wrongQueue(context: link.context?.displayName ?? "(gone)", operation: "setting \(layout.name).\(layout.attributes[i].name)")
+            }
+            if values[i] == coerced { return }
+            values[i] = coerced
+            changedAttributes.insert(i)
+            return
+        }
         guard let context = managedObjectContext, lifecycle != .invalidated else {
             guard lifecycle == .detached else { throw .foreignObject(objectID, operation: "setting \(layout.name).\(layout.attributes[i].name)") }
             values[i] = coerced

@@ -69,4 +69,37 @@ final class ObjectLifetimeTests: StoreTestCase {
         }
         XCTAssertEqual(found, 1)
     }
+    /// A new object not announced yet is set without its context being loaded: the checks that
+    /// loading it made (the caller on its queue, the context still there) hold all the same.
+    func testANewObjectRefusesSetsOffItsQueueAndAfterItsContextIsGone() throws {
+        let coordinator = try taggedCoordinator([])
+        var writer: ManagedObjectContext? = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator, name: "writer")
+        let tag = try XCTUnwrap(writer).performAndWait { () throws -> ManagedObject in
+            let context = try XCTUnwrap(writer)
+            let tag = try context.insertObject(entityName: "CountedTag")
+            try tag.setValue(.string("on the queue"), forKey: "uid")
+            // Off the queue while the object is new and not announced (this block still runs).
+            let refused: AmbarError? = DispatchQueue.global().sync { () -> AmbarError? in
+                do {
+                    try tag.setValue(AttributeValue.string("off the queue"), forKey: "uid")
+                    return nil
+                } catch {
+                    return error as? AmbarError
+                }
+            }
+            if case .wrongQueue(let name, let operation)? = refused {
+                XCTAssertEqual(name, "writer")
+                XCTAssertEqual(operation, "setting CountedTag.uid")
+            } else {
+                XCTFail("expected wrongQueue, got \(String(describing: refused))")
+            }
+            XCTAssertEqual(try tag.value(forKey: "uid"), .string("on the queue"), "a refused set was applied")
+            return tag
+        }
+        writer = nil
+        XCTAssertNil(tag.managedObjectContext)
+        XCTAssertThrowsError(try tag.setValue(AttributeValue.string("after"), forKey: "uid")) { error in
+            guard case .foreignObject? = error as? AmbarError else { return XCTFail("expected foreignObject, got \(error)") }
+        }
+    }
 }
