@@ -241,32 +241,26 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         guard let coerced = value.coerced(to: type) else {
             throw .typeMismatch(entity: layout.name, property: layout.attributes[i].name, expected: type, got: value.kindName)
         }
-        // An insert not announced yet (an importer's objects) has nothing to record in its
-        // context, so the context is not loaded: its link says whether it exists and whether
-        // the caller is on its queue.
-        if lifecycle == .inserted, !insertAnnounced, let link = contextLink, link.isOpen {
-            guard link.queue.isCurrent else {
-                throw .wrongQueue(context: link.context?.displayName ?? "(gone)", operation: "setting \(layout.name).\(layout.attributes[i].name)")
-            }
-            if values[i] == coerced { return }
-            values[i] = coerced
-            changedAttributes.insert(i)
-            return
-        }
-        guard let context = managedObjectContext, lifecycle != .invalidated else {
+        // The context's existence and queue are read from its link, without loading the
+        // context: only a change the context records (below) loads it, so a set on an insert
+        // not announced yet (an importer's objects) never does.
+        guard let link = contextLink, link.isOpen, lifecycle != .invalidated else {
             guard lifecycle == .detached else { throw .foreignObject(objectID, operation: "setting \(layout.name).\(layout.attributes[i].name)") }
             values[i] = coerced
             changedAttributes.insert(i)
             return
         }
-        guard context.isOnQueue else {
-            throw .wrongQueue(context: context.displayName, operation: "setting \(layout.name).\(layout.attributes[i].name)")
+        guard link.queue.isCurrent else {
+            throw .wrongQueue(context: link.context?.displayName ?? "(gone)", operation: "setting \(layout.name).\(layout.attributes[i].name)")
         }
         if faultFlag { try fireFaultOrThrow() }
         if values[i] == coerced { return }
         values[i] = coerced
         changedAttributes.insert(i)
-        context.objectDidChange(self)
+        // An insert not announced yet has nothing to record (its insert notification tells its
+        // edits): its context is not loaded.
+        if lifecycle == .inserted && !insertAnnounced { return }
+        link.context?.objectDidChange(self)
     }
 
     func destination(at i: Int) -> ManagedObject? {
