@@ -39,6 +39,9 @@ public final class Peer {
     private lazy var reader = LineReader(output.fileHandleForReading)
     public let name: String
     public let logFile: URL
+    /// The test directory the peer works in, held so that it is removed only after the peer is
+    /// killed (a directory released first would be removed under a running process).
+    private var directory: TemporaryDirectory?
 
     /// What the peer wrote to standard error.
     public var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
@@ -57,6 +60,7 @@ public final class Peer {
         try self.init(
             name, program: "ambar-test-helper", arguments: ["peer", directory.url.path, storeArgument], logDirectory: directory.url, launcher: launcher,
             environment: environment)
+        self.directory = directory
     }
 
     /// The built helper `program` run with `arguments`, its standard error in

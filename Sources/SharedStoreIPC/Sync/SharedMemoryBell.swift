@@ -58,13 +58,26 @@ final class SharedMemoryBell: @unchecked Sendable {
 
     /// Opens (creating it when missing) and maps the bell at `path`.
     ///
+    /// - Parameters:
+    ///   - path: The bell's file, `<shared directory>/.ambar/bell-<store UUID>`.
+    ///   - makingDirectories: Whether the folders above the file may be made, all of them (the
+    ///     first mapping, when sharing starts). Otherwise (a bell mapped again while sharing
+    ///     runs) only the file's own folder is made, inside a shared directory that still
+    ///     exists: a shared directory removed under a running process is not made again.
     /// - Throws: ``Unavailable`` when the file cannot be created, opened or mapped, or holds
-    ///   something other than a bell.
-    init(path: String) throws(Unavailable) {
+    ///   something other than a bell, or when the shared directory is gone and
+    ///   `makingDirectories` is false.
+    init(path: String, makingDirectories: Bool) throws(Unavailable) {
         self.path = path
         let parent = (path as NSString).deletingLastPathComponent
+        let sharedDirectory = (parent as NSString).deletingLastPathComponent
+        if !makingDirectories, !FileManager.default.fileExists(atPath: sharedDirectory) {
+            throw Unavailable(description: "the shared directory \(sharedDirectory) no longer exists")
+        }
         do {
-            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: makingDirectories)
+        } catch  where FileManager.default.fileExists(atPath: parent) {
+            // Made meanwhile by another process of the store.
         } catch {
             throw Unavailable(description: "cannot create \(parent): \(error.localizedDescription)")
         }

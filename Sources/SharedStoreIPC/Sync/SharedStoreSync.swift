@@ -194,7 +194,7 @@ public final class SharedStoreSync: Sendable {
         let socketDirectory = URL(fileURLWithPath: configuration.resolvedSocketPath).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: socketDirectory, withIntermediateDirectories: true)
         follower.start(at: try coordinator.currentHistoryToken())
-        checkBell()  // maps the bell and starts waiting on it
+        checkBell(startingUp: true)  // maps the bell and starts waiting on it
         // What the main context loaded before now may predate the start: re-read it once (results
         // controllers refetch), so a commit between that load and this start is not missed.
         let mainContext = self.main
@@ -535,16 +535,18 @@ public final class SharedStoreSync: Sendable {
         }
     }
 
-    /// Maps the bell and waits on it: at the start, again when the file at its path is another
-    /// one (removed, replaced), and at each check while it cannot be mapped. Why it cannot be
-    /// used fully is kept in ``bellProblem`` and logged when it changes.
-    private func checkBell() {
+    /// Maps the bell and waits on it: at the start (`startingUp`, making the folders above it),
+    /// again when the file at its path is another one (removed, replaced), and at each check
+    /// while it cannot be mapped; those later mappings never make the shared directory again
+    /// once it is gone. Why the bell cannot be used fully is kept in ``bellProblem`` and logged
+    /// when it changes.
+    private func checkBell(startingUp: Bool = false) {
         let current = bell.withLock { $0 }
         if let current, current.isStillAtPath { return }
         let path = SharedMemoryBell.path(in: configuration.directory, storeUUID: storeUUID)
         let problem: String?
         do {
-            let fresh = try SharedMemoryBell(path: path)
+            let fresh = try SharedMemoryBell(path: path, makingDirectories: startingUp)
             current?.stop()
             bell.withLock { $0 = fresh }
             fresh.startWaiting(onRing: ringFromBell, onFailure: { [connection] in connection.reconnect() })

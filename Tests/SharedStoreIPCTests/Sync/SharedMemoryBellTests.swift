@@ -102,6 +102,30 @@ final class SharedMemoryBellTests: XCTestCase {
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), Data(repeating: 0x7A, count: 4096), "the file is left as it was")
     }
 
+    /// The shared directory removed under a running process (its store file kept elsewhere): its
+    /// checks find the bell gone and say so, but neither the bell's check nor the hub's socket
+    /// check makes the directory again, and saves still go to the store.
+    func testARemovedSharedDirectoryIsNotMadeAgain() throws {
+        let shared = directory.url.appendingPathComponent("shared")
+        try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: false)
+        let peer = try Peer(
+            "lone", program: "ambar-test-helper", arguments: ["peer", shared.path, directory.store.path], logDirectory: directory.url)
+        defer { peer.kill() }
+        let started = try peer.await("status") { $0.contains("hub=true") && statusField($0, "checks") >= 1 }
+        XCTAssertTrue(started.contains("bellProblem=none"), started)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: shared.appendingPathComponent(".ambar").path))
+
+        try FileManager.default.removeItem(at: shared)
+        // The bell's check runs every poll (a quarter second), the hub's socket check every second.
+        let status = try peer.await("status") { $0.contains("bellProblem=yes") }
+        XCTAssertTrue(status.contains("bellProblem=yes"), status)
+        XCTAssertTrue(eventually { peer.log.contains("not made again") }, "the hub says why it does not bind again: \(peer.log)")
+        XCTAssertTrue(peer.log.contains("\(shared.path) no longer exists"), peer.log)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: shared.path), "the removed shared directory was made again")
+        XCTAssertTrue(try peer.send("insert u1 1").hasPrefix("ok "), "saves still reach the store")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: shared.path))
+    }
+
     /// The bell file removed while processes run: each maps the new one at its next check, and a
     /// save reaches the others through it again (the hub frozen).
     func testARemovedBellIsMappedAgain() throws {
