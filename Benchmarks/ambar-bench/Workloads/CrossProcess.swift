@@ -33,14 +33,14 @@ struct CrossProcess {
                 Figure(approach: "raw socket notify + SELECT, \(receivers) receiver(s): p99.9", value: r.2, unit: "µs"),
             ]
             // The bounds against the socket limit measured in this run: p50 within 2× raw with
-            // one receiver (2.5× with more), p99 within 3×.
-            met = met && a.0 <= (receivers == 1 ? 2 : 2.5) * r.0 && a.1 <= 3 * r.1
+            // one receiver (2.5× with more), p99 within 2.5× (3× with more).
+            met = met && a.0 <= (receivers == 1 ? 2 : 2.5) * r.0 && a.1 <= (receivers == 1 ? 2.5 : 3) * r.1
         }
         report.results.append(
             WorkloadResult(
                 number: 6, title: "Cross-process",
                 figures: figures,
-                target: "p50 ≤ 2× raw (≤ 2.5× with \(receiverCounts.last ?? 8) receivers), p99 ≤ 3× raw", met: met,
+                target: "p50 ≤ 2× raw, p99 ≤ 2.5× (with \(receiverCounts.last ?? 8) receivers: p50 ≤ 2.5×, p99 ≤ 3×)", met: met,
                 note:
                     "from the publisher's CLOCK_MONOTONIC just before its save to the object refreshed in each receiver's main context (all latencies of all receivers pooled); \(saves) saves, 2 ms apart. The baseline publisher commits through the raw C API and writes the row id to each receiver's socket; each receiver reads it and SELECTs the row"
             ))

@@ -69,7 +69,8 @@ struct HubThroughput {
                         ratio: median(shared) / median(alone), ratioAgainst: "no sharing"),
                     Figure(approach: "publisher: the same save without sharing (median)", value: median(alone), unit: "µs"),
                 ],
-                target: "≥ 20,000 msg/s to \(receivers) receivers", met: relayed >= 20_000,
+                target: "≥ 20,000 msg/s to \(receivers) receivers; a save with sharing ≤ 1.5× the same without",
+                met: relayed >= 20_000 && median(shared) <= 1.5 * median(alone),
                 note:
                     "messages/s = frames ÷ time from the first send until every receiver knew of the last one (from its frame, or from the token-only frame the hub sends a receiver whose backlog passed the hub's bound); frames dropped this run: \(dropped)"
             ))
