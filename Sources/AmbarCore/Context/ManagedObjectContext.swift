@@ -198,7 +198,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Whether the caller is on the context's queue — or acts for it: inside a
     /// ``performAndWait(_:)`` called from that queue, whose thread is blocked until the block
-    /// returns.
+    /// returns, or in code that one of this context's blocks runs synchronously on its own thread
+    /// (through another queue's `sync`, say), which cannot run while the block does. Another
+    /// thread is never on the queue, a `Task` started inside a block included.
     public var isOnQueue: Bool { queueTicket.isCurrent }
 
     /// The context's queue as a value, to ask whether the caller is on it without the context.
@@ -283,7 +285,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     private func runBlock<T>(_ block: () -> T) -> T {
         state.depth += 1
-        let result = LentQueues.$running.withValue(concurrencyType == .mainQueue ? LentQueues.main : identifier.raw) { block() }
+        let marker = concurrencyType == .mainQueue ? LentQueues.main : identifier.raw
+        let previousMark = marker == LentQueues.main ? nil : RunningBlockMarker.enter(marker)
+        let result = LentQueues.$running.withValue(marker) { block() }
+        if let previousMark { RunningBlockMarker.leave(restoring: previousMark) }
         state.depth -= 1
         if state.depth == 0 { processPendingChanges() }
         return result

@@ -10,12 +10,16 @@ package struct QueueTicket: Sendable, Equatable {
     /// The context's identifier, or ``LentQueues/main`` for a main-queue context.
     let marker: UInt64
 
-    /// Whether the caller is on the queue, as ``ManagedObjectContext/isOnQueue`` answers.
+    /// Whether the caller is on the queue, as ``ManagedObjectContext/isOnQueue`` answers: the
+    /// thread's mark of the block it runs first (``RunningBlockMarker``), then the queue's
+    /// own answer, then the queues lent to the block.
     package var isCurrent: Bool {
         if marker == LentQueues.main {
             return Thread.isMainThread || DispatchQueue.getSpecific(key: ManagedObjectContext.mainQueueKey) == 1
                 || LentQueues.current.contains(LentQueues.main)
         }
-        return DispatchQueue.getSpecific(key: ManagedObjectContext.queueKey) == marker || LentQueues.current.contains(marker)
+        // Inside the context's own block (the common case) the thread's mark says so at once.
+        return RunningBlockMarker.current == marker || DispatchQueue.getSpecific(key: ManagedObjectContext.queueKey) == marker
+            || LentQueues.current.contains(marker)
     }
 }

@@ -78,8 +78,9 @@ final class ObjectLifetimeTests: StoreTestCase {
             let context = try XCTUnwrap(writer)
             let tag = try context.insertObject(entityName: "CountedTag")
             try tag.setValue(.string("on the queue"), forKey: "uid")
-            // Off the queue while the object is new and not announced (this block still runs).
-            let refused: AmbarError? = DispatchQueue.global().sync { () -> AmbarError? in
+            // Off the queue, on another thread, while the object is new and not announced (this
+            // block still runs, waiting for that thread).
+            let refused = offTheBlocksThread { () -> AmbarError? in
                 do {
                     try tag.setValue(AttributeValue.string("off the queue"), forKey: "uid")
                     return nil
