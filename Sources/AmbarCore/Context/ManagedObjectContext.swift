@@ -357,13 +357,24 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Inserts a new object of `T`'s entity.
     ///
     /// - Throws: ``AmbarError/wrongQueue(context:operation:)``, ``AmbarError/unknownEntity(_:)``, or
-    ///   ``AmbarError/invalidModel(_:)`` when the entity is abstract or mapped to another class.
+    ///   ``AmbarError/invalidModel(_:)`` when the entity is abstract or mapped to a class that is
+    ///   not `T` (or a subclass of it). Nothing is inserted then.
     public func insert<T: ManagedObject>(_ type: T.Type) throws(AmbarError) -> T {
-        let object = try insertObject(entityName: T.entityName)
-        guard let typed = object as? T else {
-            throw .invalidModel("entity '\(T.entityName)' is mapped to \(Swift.type(of: object)), not \(T.self); register \(T.self) with the model")
+        try checkQueue("insert")
+        // An importer inserts one class after another: the layout of the last class inserted is
+        // kept, so the class's entity name and its layout are not looked up again.
+        let key = ObjectIdentifier(T.self)
+        if let last = state.lastTypedInsert, last.type == key {
+            return unsafeDowncast(try insertObject(layout: last.layout, attributes: []), to: T.self)
         }
-        return typed
+        let layout = try persistentStoreCoordinator.model.resolved.layout(T.entityName)
+        // Checked before anything is inserted: a refused insert leaves no object behind.
+        guard layout.objectClass is T.Type else {
+            throw .invalidModel("entity '\(T.entityName)' is mapped to \(layout.objectClass), not \(T.self); register \(T.self) with the model")
+        }
+        let object = try insertObject(layout: layout, attributes: [])
+        state.lastTypedInsert = (key, layout)
+        return unsafeDowncast(object, to: T.self)
     }
 
     /// Inserts a new object of the entity named `entityName`.
@@ -377,7 +388,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// against its attribute first: nothing is inserted when one is unknown or does not fit.
     package func insertObject(entityName: String, attributes: [(name: String, value: AttributeValue)]) throws(AmbarError) -> ManagedObject {
         try checkQueue("insert")
-        let layout = try persistentStoreCoordinator.model.resolved.layout(entityName)
+        return try insertObject(layout: try persistentStoreCoordinator.model.resolved.layout(entityName), attributes: attributes)
+    }
+
+    /// ``insertObject(entityName:attributes:)`` with the entity's layout found, once the caller
+    /// has checked the queue.
+    private func insertObject(layout: EntityLayout, attributes: [(name: String, value: AttributeValue)]) throws(AmbarError) -> ManagedObject {
+        let entityName = layout.name
         guard !layout.description.isAbstract else {
             throw .invalidModel("entity '\(entityName)' is abstract; insert one of its sub-entities")
         }
@@ -508,6 +525,9 @@ final class ContextState {
     @exclusivity(unchecked) private(set) var changeEpoch: UInt64 = 1
     var pendingDeleted = Set<ManagedObjectID>()
     var depth = 0
+    /// The class of the last object inserted by its class (`insert(Item.self)`) and its entity's
+    /// layout (the model of a context never changes).
+    var lastTypedInsert: (type: ObjectIdentifier, layout: EntityLayout)?
     /// The rows read for the merge being announced (see ``PrefetchedRows``); nil otherwise.
     var mergeRows: PrefetchedRows?
     /// The saves merged without prefetched rows, for screening rows read before them.

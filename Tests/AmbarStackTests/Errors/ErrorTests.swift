@@ -119,6 +119,27 @@ final class ErrorTests: StoreTestCase {
         }
     }
 
+    /// A class whose entity the model maps to another class is refused before anything is
+    /// inserted, every time, also after inserts of the entity's own class (whose layout the
+    /// context keeps for the next insert).
+    func testInsertingAClassMappedToAnotherClassInsertsNothing() throws {
+        let context = privateContext("typed")
+        try context.performAndWait {
+            for round in 0..<2 {
+                assertThrows({ try context.insert(ImpostorEmployee.self) }) {
+                    guard case .invalidModel(let reason) = $0 else { return false }
+                    return reason.contains("mapped to Employee, not ImpostorEmployee")
+                }
+                XCTAssertEqual(context.insertedObjects.count, round, "a refused insert left an object behind")
+                let employee = try context.insert(Employee.self)
+                XCTAssertTrue(type(of: employee) == Employee.self)
+            }
+            let manager = try context.insert(Manager.self)
+            XCTAssertEqual(manager.entityName, "Manager")
+            XCTAssertEqual(context.insertedObjects.count, 3)
+        }
+    }
+
     func testCallsOffTheContextQueueThrow() throws {
         let context = privateContext("confined")
         assertThrows({ try context.insert(Employee.self) }) {
@@ -205,4 +226,9 @@ final class ErrorTests: StoreTestCase {
             }
         }
     }
+}
+
+/// A class that names the test model's `Employee` entity, which the model maps to `Employee`.
+private final class ImpostorEmployee: ManagedObject {
+    override class var entityName: String { "Employee" }
 }
