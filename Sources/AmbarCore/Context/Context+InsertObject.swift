@@ -120,7 +120,7 @@ extension ManagedObjectContext {
         let detachedState = object.detached
         object.becomeInserted(into: self, as: layout)
         state.registered[object.objectID] = object
-        state.inserted[ObjectIdentifier(object)] = object
+        state.addInserted(object)
         state.pendingInserted.insert(object.objectID)
         object.awakeFromInsert()
         for i in set {

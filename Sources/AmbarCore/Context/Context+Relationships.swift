@@ -255,7 +255,7 @@ extension ManagedObjectContext {
         if object.lifecycle == .inserted {
             // Never saved: the object is simply forgotten. Observers that were told of the insert
             // are told of the delete.
-            state.inserted.removeValue(forKey: key)
+            state.removeInserted(key)
             if state.pendingInserted.remove(object.objectID) == nil {
                 state.pendingDeleted.insert(object.objectID)
             }

@@ -255,7 +255,8 @@ extension ManagedObjectContext {
     }
 
     private func saveToStore() throws(AmbarError) {
-        let inserted = ObjectIDOrder.sorted(state.inserted.values)
+        // Usually in insertion order already, which is the order of their temporary IDs.
+        let inserted = ObjectIDOrder.sorted(state.insertedObjects)
         // Objects whose only changes are transient have nothing to write: their changes are
         // committed in memory below, without a row version or a ledger entry.
         let changedInMemory = state.updated.values.filter(\.isUpdated)
@@ -331,8 +332,15 @@ extension ManagedObjectContext {
         for objects in [inserted, updated, deleted] { remapIDs(outcome.permanentIDs, in: objects) }
         // Most saves refresh nothing: skip hashing every inserted object's ID to find out.
         let anyRefreshed = !outcome.refreshed.isEmpty
-        for object in inserted {
-            if let permanent = outcome.permanentIDs[object.objectID] { reregister(object, as: permanent) }
+        // The store lists the inserts' IDs in the order the change set gave them, which is
+        // `inserted`'s; a store that does not is asked by ID.
+        let inStep = outcome.insertedIDs.count == inserted.count
+        for (i, object) in inserted.enumerated() {
+            if inStep {
+                reregister(object, as: outcome.insertedIDs[i])  // nothing to do when it kept its ID
+            } else if let permanent = outcome.permanentIDs[object.objectID] {
+                reregister(object, as: permanent)
+            }
             object.markRegistered()
             if anyRefreshed, let row = outcome.refreshed[object.objectID] {
                 object.load(values: row.values, toOne: row.toOne, version: row.version)
@@ -398,7 +406,7 @@ extension ManagedObjectContext {
         }
         for object in updated { object.commit(version: object.version) }
         for object in deleted { invalidate(object) }
-        state.inserted.removeAll()
+        state.clearInserted()
         state.forgetAllUpdates()
         state.deleted.removeAll()
         let note = DidSaveNotification(
@@ -414,7 +422,7 @@ extension ManagedObjectContext {
         for incoming in payload.inserted {
             guard let object = registeredOrFault(for: incoming.id) else { continue }
             object.becomeInserted(from: incoming)
-            state.inserted[ObjectIdentifier(object)] = object
+            state.addInserted(object)
             state.pendingInserted.insert(object.objectID)
         }
         for (incoming, attributes, relationships) in payload.updated {
@@ -432,7 +440,7 @@ extension ManagedObjectContext {
             guard let object = registeredOrFault(for: id) else { continue }
             let key = ObjectIdentifier(object)
             if object.lifecycle == .inserted {
-                state.inserted.removeValue(forKey: key)
+                state.removeInserted(key)
                 invalidate(object)
                 continue
             }

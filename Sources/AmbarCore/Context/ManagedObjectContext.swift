@@ -411,7 +411,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         let object = layout.objectClass.init(ManagedObjectInitToken(layout: layout, objectID: id, context: self))
         object.becomeInserted()
         state.registered[id] = object
-        state.inserted[ObjectIdentifier(object)] = object
+        state.addInserted(object)
         state.pendingInserted.insert(id)
         object.awakeFromInsert()
         for (i, value) in given { object.setInitialValue(value, at: i) }
@@ -490,7 +490,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     func invalidate(_ object: ManagedObject) {
         let key = ObjectIdentifier(object)
-        state.inserted.removeValue(forKey: key)
+        state.removeInserted(key)
         state.forgetUpdate(key)
         state.deleted.removeValue(forKey: key)
         if state.registered[object.objectID] === object { state.registered.removeValue(forKey: object.objectID) }
@@ -503,7 +503,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
 /// operation touches are switched off.
 final class ContextState {
     @exclusivity(unchecked) var registered: [ManagedObjectID: ManagedObject] = [:]
-    @exclusivity(unchecked) var inserted: [ObjectIdentifier: ManagedObject] = [:]
+    /// Objects inserted and not saved yet. Changed only through ``addInserted(_:)``,
+    /// ``removeInserted(_:)`` and ``clearChanges()``, which keep ``insertionOrder`` in step.
+    @exclusivity(unchecked) private(set) var inserted: [ObjectIdentifier: ManagedObject] = [:]
+    /// The objects of ``inserted`` in the order they were inserted, while that order is known:
+    /// no insert was taken back since the last save (``insertionOrderHolds``).
+    @exclusivity(unchecked) private var insertionOrder: [ManagedObject] = []
+    @exclusivity(unchecked) private var insertionOrderHolds = true
     /// Objects changed since their last save (some may have had their changes undone: check
     /// ``ManagedObject/isUpdated``). Entries leave only through ``forgetUpdate(_:)``,
     /// ``forgetAllUpdates()`` and ``clearChanges()``, which move ``changeEpoch`` on.
@@ -534,10 +540,37 @@ final class ContextState {
     var mergedSaves = MergedSaveLog()
     private var resultsPasses: UInt64 = 0
 
+    /// Records `object` as inserted.
+    func addInserted(_ object: ManagedObject) {
+        if inserted.updateValue(object, forKey: ObjectIdentifier(object)) == nil {
+            insertionOrder.append(object)
+        } else {
+            insertionOrderHolds = false
+        }
+    }
+
+    /// Takes the inserted object with `key` back (deleted, invalidated or handed to a parent).
+    func removeInserted(_ key: ObjectIdentifier) {
+        if inserted.removeValue(forKey: key) != nil { insertionOrderHolds = false }
+    }
+
+    /// The inserted objects in the order they were inserted, or in no particular order once an
+    /// insert was taken back since the last save.
+    var insertedObjects: [ManagedObject] {
+        insertionOrderHolds && insertionOrder.count == inserted.count ? insertionOrder : Array(inserted.values)
+    }
+
+    /// Forgets every inserted object (saved, or handed to a parent).
+    func clearInserted() {
+        inserted.emptyForReuse()
+        insertionOrder.emptyForReuse()
+        insertionOrderHolds = true
+    }
+
     /// Forgets every unsaved change and the pending announcements of them (after a save, a
     /// rollback or a reset, which tell observers themselves).
     func clearChanges() {
-        inserted.emptyForReuse()
+        clearInserted()
         forgetAllUpdates()
         deleted.emptyForReuse()
         announcedPendingChanges()

@@ -11,4 +11,16 @@ enum ObjectIDOrder {
         keyed.sort { PredicateEvaluation.idPrecedes($0.id, $1.id) }
         return keyed.map(\.object)
     }
+
+    /// `objects`, sorted by ID; returned as they are when they already are (objects in the
+    /// order they were inserted are in the order of their temporary IDs), which one pass finds.
+    static func sorted(_ objects: [ManagedObject]) -> [ManagedObject] {
+        var previous: ManagedObjectID?
+        for object in objects {
+            let id = object.objectID
+            if let previous, !PredicateEvaluation.idPrecedes(previous, id) { return sorted(objects[...]) }
+            previous = id
+        }
+        return objects
+    }
 }

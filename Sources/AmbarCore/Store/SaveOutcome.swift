@@ -4,6 +4,10 @@ import Foundation
 package struct SaveOutcome: Sendable {
     /// Temporary (or constraint-merged) IDs and the permanent IDs they became.
     package var permanentIDs: [ManagedObjectID: ManagedObjectID] = [:]
+    /// The ID of each insert of the change set, in its order: the permanent ID it became (its
+    /// own if it had one, or the ID of the row a uniqueness merge made it). The context reads
+    /// its inserted objects' IDs from here, in step, instead of hashing each in `permanentIDs`.
+    package var insertedIDs: [ManagedObjectID] = []
     /// New row versions of updated objects (and of inserts that became an existing row), by
     /// permanent ID. An inserted row not listed is at version 1.
     package var versions: [ManagedObjectID: Int64] = [:]

@@ -15,6 +15,9 @@ package struct SaveWork<Transaction: SaveTransaction> {
     var idMap: [ManagedObjectID: ManagedObjectID] = [:]
     /// How many inserts kept their (already permanent) ID in `idMap`.
     var insertsKeepingTheirID = 0
+    /// The ID each insert was given by ``assignPrimaryKeys()``, in the change set's order (its
+    /// own when it kept it); `idMap` holds the same, and more once uniqueness merged inserts.
+    var assignedIDs: [ManagedObjectID] = []
     /// Inserts to skip because they resolved to an existing row.
     var skipInsert = Set<ManagedObjectID>()
     var conflicts: [MergeConflict] = []
@@ -112,6 +115,8 @@ package struct SaveWork<Transaction: SaveTransaction> {
         if !conflicts.isEmpty { throw AmbarError.mergeConflict(conflicts) }
         // The map as it is when no insert kept its ID (it then maps every ID to another).
         outcome.permanentIDs = insertsKeepingTheirID == 0 ? idMap : idMap.filter { $0.key != $0.value }
+        // In order, as the keys were given, unless uniqueness merged inserts into other rows.
+        outcome.insertedIDs = skipInsert.isEmpty ? assignedIDs : changes.inserts.map { resolve($0.id) }
         outcome.token = try db.writeLedger(ledger)
         if let key = changes.idempotencyKey {
             try db.writeReceipt(key, token: outcome.token ?? 0)
@@ -125,28 +130,34 @@ package struct SaveWork<Transaction: SaveTransaction> {
     // MARK: Keys and constraints
 
     mutating func assignPrimaryKeys() throws {
-        var pending: [String: [ManagedObjectID]] = [:]
-        // The IDs of a run of one root table, added to `pending` when the run ends.
-        var run: (root: String, ids: [ManagedObjectID])?
-        for insert in changes.inserts {
+        // The positions in `changes.inserts` of the inserts of each root table that need a key.
+        var pending: [String: [Int]] = [:]
+        // The positions of a run of one root table, added to `pending` when the run ends.
+        var run: (root: String, positions: [Int])?
+        assignedIDs.reserveCapacity(changes.inserts.count)
+        for (position, insert) in changes.inserts.enumerated() {
             guard let layout = layouts.layout(of: insert.id) else { throw AmbarError.unknownEntity(insert.id.entityName) }
+            assignedIDs.append(insert.id)
             if insert.id.isTemporaryID {
                 if run?.root != layout.rootName {
-                    if let run { pending[run.root, default: []].append(contentsOf: run.ids) }
+                    if let run { pending[run.root, default: []].append(contentsOf: run.positions) }
                     run = (layout.rootName, [])
                 }
-                run?.ids.append(insert.id)
+                run?.positions.append(position)
             } else {
                 idMap[insert.id] = insert.id
                 insertsKeepingTheirID += 1
             }
         }
-        if let run { pending[run.root, default: []].append(contentsOf: run.ids) }
+        if let run { pending[run.root, default: []].append(contentsOf: run.positions) }
         var scopes = PermanentScopes(storeIdentifier: db.storeIdentifier)
-        for (root, ids) in pending {
-            let keys = try db.allocate(root: root, count: ids.count)
-            for (key, id) in zip(keys, ids) {
-                idMap[id] = ManagedObjectID(scope: scopes.scope(of: id), primaryKey: key)
+        for (root, positions) in pending {
+            let keys = try db.allocate(root: root, count: positions.count)
+            for (key, position) in zip(keys, positions) {
+                let id = changes.inserts[position].id
+                let permanent = ManagedObjectID(scope: scopes.scope(of: id), primaryKey: key)
+                idMap[id] = permanent
+                assignedIDs[position] = permanent
             }
         }
     }

@@ -131,6 +131,60 @@ final class ObjectsMadeOutsideAContextTests: StoreTestCase {
             XCTAssertEqual(byContext.label, "awake")
         }
     }
+
+    /// Inserted in another order than they were made, objects are still written in the order of
+    /// their IDs (the order they were made in): the first made gets the first key. An insert
+    /// taken back (deleted before the save) is not written, and the others keep that order.
+    func testInsertsAreWrittenInTheOrderOfTheirIDsWhateverTheOrderOfInsertion() throws {
+        let context = privateContext("writer")
+        let keys = try context.performAndWait { () throws -> [String: Int64] in
+            let first = Stamped()
+            let second = Stamped()
+            let third = Stamped()
+            for (object, stamp) in [(first, "first"), (second, "second"), (third, "third")] { object.stamp = stamp }
+            try context.insert(third)
+            try context.insert(first)
+            let dropped = try context.insert(Stamped.self)
+            dropped.stamp = "dropped"
+            try context.insert(second)
+            try context.delete(dropped)
+            let last = try context.insert(Stamped.self)
+            last.stamp = "last"
+            try context.save()
+            var keys: [String: Int64] = [:]
+            for object in [first, second, third, last] { keys[object.stamp] = object.objectID.primaryKey }
+            return keys
+        }
+        let order = keys.sorted { $0.value < $1.value }.map(\.key)
+        XCTAssertEqual(order, ["first", "second", "third", "last"], "keys in the order the objects were made: \(keys)")
+        let reader = privateContext("reader")
+        let stored = try reader.performAndWait {
+            try reader.fetch(try FetchRequest<Stamped>(sortBy: [SortDescriptor(\.stamp)])).map(\.stamp)
+        }
+        XCTAssertEqual(stored, ["first", "last", "second", "third"], "the dropped insert was not written")
+    }
+
+    /// Objects inserted by the context, one after another, are written in that order; so are
+    /// they after an earlier save in the same context.
+    func testInsertsOfOneContextAreWrittenInTheOrderOfInsertion() throws {
+        let context = privateContext("writer")
+        let keys = try context.performAndWait { () throws -> [Int64] in
+            var keys: [Int64] = []
+            for batch in 0..<2 {
+                let objects = try (0..<5).map { i in
+                    let object = try context.insert(Stamped.self)
+                    object.stamp = "\(batch)-\(i)"
+                    return object
+                }
+                try context.save()
+                keys += objects.compactMap(\.objectID.primaryKey)
+            }
+            return keys
+        }
+        XCTAssertEqual(keys.count, 10)
+        XCTAssertEqual(keys, keys.sorted(), "keys follow the order of insertion")
+        XCTAssertEqual(Set(keys).count, 10)
+    }
 }
 
 /// A declared class that sets values in `awakeFromInsert`.

@@ -18,3 +18,10 @@ extension Set {
         removeAll(keepingCapacity: count <= reusedTableCapacity)
     }
 }
+
+extension Array {
+    /// Removes every element, keeping the storage as `Dictionary.emptyForReuse()` does.
+    mutating func emptyForReuse() {
+        removeAll(keepingCapacity: count <= reusedTableCapacity)
+    }
+}
