@@ -10,10 +10,20 @@ import GRDBSQLite
 extension SQLiteStore {
     /// Writes `entry` inside the current transaction and returns its token.
     func writeLedger(_ db: Database, _ entry: LedgerEntry) throws -> Int64? {
-        guard !entry.isEmpty else { return nil }
-        // Bound straight into SQLite: this runs in every save.
+        guard !entry.isEmpty else {
+            try SQLiteSchema.checkModelIsCurrent(db, model: model)
+            return nil
+        }
+        // Bound straight into SQLite: this runs in every save. The row is written only while the
+        // store's model hash (when it has one) is this store's model: the save's model check,
+        // in its last statement rather than in one of its own before the writes (the
+        // transaction is all or nothing, so the outcome is the same).
         let handle = try db.cachedStatement(
-            sql: "INSERT INTO ambar_transactions (timestamp, author, pid, context_name, instance, changes) VALUES (?, ?, ?, ?, ?, ?)"
+            sql: """
+                INSERT INTO ambar_transactions (timestamp, author, pid, context_name, instance, changes)
+                SELECT ?1, ?2, ?3, ?4, ?5, ?6
+                WHERE coalesce((SELECT value FROM ambar_metadata WHERE key = 'model_hash'), ?7) = ?7
+                """
         ).sqliteStatement
         defer { sqlite3_clear_bindings(handle) }
         sqlite3_reset(handle)
@@ -23,8 +33,14 @@ extension SQLiteStore {
         SQLiteValues.bind(entry.contextName.map { .string($0) } ?? .null, to: handle, at: 4)
         sqlite3_bind_int64(handle, 5, ProcessInstance.storedID)
         SQLiteValues.bind(.data(try LedgerChangeEncoding.encode(entry)), to: handle, at: 6)
+        SQLiteValues.bind(.string(model.versionHash), to: handle, at: 7)
         guard try SQLiteValues.stepInsert(handle, db) else {
             throw DatabaseError(resultCode: .SQLITE_CONSTRAINT, message: "the ledger refused a transaction row")
+        }
+        guard db.changesCount == 1 else {
+            // No row: the store's model is another one (migrated since this store opened).
+            try SQLiteSchema.checkModelIsCurrent(db, model: model)
+            throw DatabaseError(resultCode: .SQLITE_ERROR, message: "the ledger's transaction row was not written, and the store's model is this one")
         }
         return db.lastInsertedRowID
     }

@@ -8,7 +8,21 @@ extension SQLiteStore {
     /// Applies a change set in one IMMEDIATE transaction, by the rules of ``SaveWork``.
     package func save(_ changes: ChangeSet) throws(AmbarError) -> SaveOutcome {
         try write("save") { db in
-            try SaveWork.perform(model: model, transaction: SQLiteSaveTransaction(store: self, db: db), changes: changes)
+            do {
+                return try SaveWork.perform(model: model, transaction: SQLiteSaveTransaction(store: self, db: db), changes: changes)
+            } catch {
+                // The model is checked by the save's last statement (the ledger's). A store
+                // migrated meanwhile whose tables no longer take this model's statements fails
+                // earlier: say that, rather than what the statement met.
+                do {
+                    try SQLiteSchema.checkModelIsCurrent(db, model: model)
+                } catch let migrated as AmbarError {
+                    if case .storeMigrated = migrated { throw migrated }
+                } catch {
+                    // The check could not run either: the save's own error says more.
+                }
+                throw error
+            }
         }
     }
 }
@@ -24,9 +38,10 @@ struct SQLiteSaveTransaction: SaveTransaction {
     var storeIdentifier: String { store.identifier }
     var entityIDs: [String: Int64] { store.entityIDs }
 
-    func checkModelIsCurrent() throws {
-        try SQLiteSchema.checkModelIsCurrent(db, model: store.model)
-    }
+    /// Nothing here: the ledger's statement, the save's last, checks the model
+    /// (``SQLiteStore/writeLedger(_:_:)``), which spares a statement per save; a store migrated
+    /// meanwhile still rolls the whole save back with ``AmbarError/storeMigrated(storeHash:modelHash:)``.
+    func checkModelIsCurrent() throws {}
 
     func receiptToken(_ key: String) throws -> Int64? {
         try Int64.fetchOne(db.cachedStatement(sql: "SELECT token FROM ambar_receipts WHERE key = ?"), arguments: [key])

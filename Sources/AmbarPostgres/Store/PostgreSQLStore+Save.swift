@@ -6,7 +6,35 @@ extension PostgreSQLStore {
     /// Applies a change set by the rules of ``SaveWork``: as one statement when it only inserts
     /// (``PostgreSQLOneStatementSave``), else — or when that statement refuses — in one
     /// transaction.
+    ///
+    /// The store's model is checked by the save's last statement (the ledger's). A store
+    /// migrated meanwhile whose tables refuse this model's statements (a uniqueness constraint
+    /// added) fails before it: the save then throws ``AmbarError/storeMigrated(storeHash:modelHash:)``
+    /// rather than what the statement met.
     func save(_ changes: ChangeSet) throws(AmbarError) -> SaveOutcome {
+        do {
+            return try applySave(changes)
+        } catch {
+            if case .storeMigrated = error { throw error }
+            if let migrated = migratedMeanwhile() { throw migrated }
+            throw error
+        }
+    }
+
+    /// ``AmbarError/storeMigrated(storeHash:modelHash:)`` when the store's model is no longer
+    /// this store's, read on a connection of its own; `nil` when it is, or cannot be read (the
+    /// error at hand says more then).
+    private func migratedMeanwhile() -> AmbarError? {
+        do {
+            try pool.withConnection("check the store's model") { connection in try checkModelIsCurrent(connection) }
+            return nil
+        } catch {
+            if case .storeMigrated = error { return error }
+            return nil
+        }
+    }
+
+    private func applySave(_ changes: ChangeSet) throws(AmbarError) -> SaveOutcome {
         if PostgreSQLOneStatementSave.mayHold(changes) {
             let outcome: SaveOutcome? = try pool.withConnection("save") { connection in
                 let attempt = PostgreSQLOneStatementSave(store: self, connection: connection)

@@ -82,6 +82,27 @@ final class MigrationTests: StoreTestCase {
         XCTAssertEqual(try check.performAndWait { try check.count(for: FetchRequest<ManagedObject>(entityName: "Item")) }, 3)
     }
 
+    /// A process still on the old model whose insert the migrated tables refuse (a uniqueness
+    /// constraint the new model added) is told that the store was migrated, not what its
+    /// statement met, and writes nothing.
+    func testAProcessStillOnTheOldModelWhoseWriteTheNewTablesRefuseGetsTheSameError() throws {
+        let old = try seed()
+        let unique = try ManagedObjectModel(entities: [EntityDescription("Item", properties: [.attribute("name", .string)], uniquenessConstraints: [["name"]])])
+        _ = try open(unique)  // another "process" migrates
+        let oldHash = try v1().versionHash
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: old)
+        try context.performAndWait {
+            try context.insertObject(entityName: "Item").setValue("a", forKey: "name")  // taken, in the new model
+            XCTAssertThrowsError(try context.save()) { error in
+                guard case .storeMigrated(let storeHash, let modelHash)? = error as? AmbarError else { return XCTFail("\(error)") }
+                XCTAssertEqual(storeHash, unique.versionHash)
+                XCTAssertEqual(modelHash, oldHash)
+            }
+        }
+        let check = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: try open(unique))
+        XCTAssertEqual(try check.performAndWait { try check.count(for: FetchRequest<ManagedObject>(entityName: "Item")) }, 3)
+    }
+
     func testNonAdditiveChangesAreRefusedWithReasonsAndTheStoreUntouched() throws {
         _ = try seed()
         let retyped = try ManagedObjectModel(entities: [
