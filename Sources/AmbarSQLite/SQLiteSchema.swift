@@ -176,6 +176,20 @@ package enum SQLiteSchema {
         }
     }
 
+    /// ``AmbarError/storeMigrated(storeHash:modelHash:)`` when the store's model is no longer
+    /// `model`; `nil` when it is, or when it cannot be read (an error at hand says more then).
+    static func migratedMeanwhile(_ db: Database, model: ManagedObjectModel) -> AmbarError? {
+        do {
+            try checkModelIsCurrent(db, model: model)
+            return nil
+        } catch let error as AmbarError {
+            if case .storeMigrated = error { return error }
+            return nil
+        } catch {
+            return nil
+        }
+    }
+
     private static func createTables(_ db: Database, model: ManagedObjectModel) throws {
         let resolved = model.resolved
         var nextID: Int64 = (try Int64.fetchOne(db, sql: "SELECT max(id) FROM ambar_entities") ?? 0) + 1

@@ -14,14 +14,7 @@ extension SQLiteStore {
                 // The model is checked by the save's last statement (the ledger's). A store
                 // migrated meanwhile whose tables no longer take this model's statements fails
                 // earlier: say that, rather than what the statement met.
-                do {
-                    try SQLiteSchema.checkModelIsCurrent(db, model: model)
-                } catch let migrated as AmbarError {
-                    if case .storeMigrated = migrated { throw migrated }
-                } catch {
-                    // The check could not run either: the save's own error says more.
-                }
-                throw error
+                throw SQLiteSchema.migratedMeanwhile(db, model: model) ?? error
             }
         }
     }
@@ -37,11 +30,6 @@ struct SQLiteSaveTransaction: SaveTransaction {
 
     var storeIdentifier: String { store.identifier }
     var entityIDs: [String: Int64] { store.entityIDs }
-
-    /// Nothing here: the ledger's statement, the save's last, checks the model
-    /// (``SQLiteStore/writeLedger(_:_:)``), which spares a statement per save; a store migrated
-    /// meanwhile still rolls the whole save back with ``AmbarError/storeMigrated(storeHash:modelHash:)``.
-    func checkModelIsCurrent() throws {}
 
     func receiptToken(_ key: String) throws -> Int64? {
         try Int64.fetchOne(db.cachedStatement(sql: "SELECT token FROM ambar_receipts WHERE key = ?"), arguments: [key])

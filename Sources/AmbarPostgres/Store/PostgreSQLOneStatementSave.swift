@@ -81,9 +81,6 @@ final class PostgreSQLOneStatementSave: SaveTransaction {
     var storeIdentifier: String { store.identifier }
     var entityIDs: [String: Int64] { store.entityIDs }
 
-    /// Checked by the statement itself.
-    func checkModelIsCurrent() throws {}
-
     func receiptToken(_ key: String) throws -> Int64? { throw NotOneStatement() }
 
     func allocate(root: String, count: Int) throws -> [Int64] {

@@ -9,7 +9,6 @@ extension PostgreSQLStore {
         let prepared = try BatchValidation.insertRows(rows, layout: layout)
         return try write("batch insert") { connection in
             let transaction = PostgreSQLSaveTransaction(store: self, connection: connection)
-            try transaction.checkModelIsCurrent()
             let keys = try transaction.allocate(root: layout.rootName, count: prepared.count)
             do {
                 try transaction.insertRows(layout, zip(keys, prepared).map { NewRow(primaryKey: $0, values: $1, toOne: []) })
@@ -33,7 +32,6 @@ extension PostgreSQLStore {
         let casts = placeholders(root: layout.rootName, columns: assignments.map(\.column), from: 1)
         let set = (["Z_OPT = Z_OPT + 1"] + zip(assignments, casts).map { "\(quoted($0.column)) = \($1)" }).joined(separator: ", ")
         return try write("batch update") { connection in
-            try PostgreSQLSaveTransaction(store: self, connection: connection).checkModelIsCurrent()
             let ids = try run(select, on: connection).compactMap(objectID)
             _ = try connection.query(
                 "UPDATE \(quoted(layout.rootName)) SET \(set) WHERE Z_PK = ANY($\(assignments.count + 1)::bigint[])",
@@ -52,7 +50,6 @@ extension PostgreSQLStore {
         let layout = try model.resolved.layout(query.entity)
         let select = try select({ "\($0).Z_PK, \($0).Z_ENT" }, query)
         return try write("batch delete") { connection in
-            try PostgreSQLSaveTransaction(store: self, connection: connection).checkModelIsCurrent()
             let ids = try run(select, on: connection).compactMap(objectID)
             let list: [SQLServerValue] = [.integerArray(ids.compactMap(\.primaryKey))]
             _ = try connection.query("DELETE FROM \(quoted(layout.rootName)) WHERE Z_PK = ANY($1::bigint[])", list)

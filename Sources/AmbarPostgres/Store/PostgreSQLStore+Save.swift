@@ -96,18 +96,15 @@ extension PostgreSQLStore {
 /// A statement the server refuses aborts the whole transaction, so nothing here may fail on
 /// purpose: inserts use `ON CONFLICT DO NOTHING` and compare what was written; an update that may
 /// hit a uniqueness constraint runs under a savepoint, so the save can still name the holder.
+/// The ledger's statement, the save's last, checks the store's model, which spares a round trip.
+/// (Ambar's connections mark their sessions as Ambar's when they open, so the save's writes are
+/// not reported as foreign.)
 struct PostgreSQLSaveTransaction: SaveTransaction {
     let store: PostgreSQLStore
     let connection: any SQLServerConnection
 
     var storeIdentifier: String { store.identifier }
     var entityIDs: [String: Int64] { store.entityIDs }
-
-    /// Nothing here: the ledger's statement, the save's last, checks the model
-    /// (``PostgreSQLStore/writeLedger(_:_:)``), which spares a round trip; a store migrated
-    /// meanwhile still rolls the whole save back. (Ambar's connections mark their sessions as
-    /// Ambar's when they open, so the save's writes are not reported as foreign.)
-    func checkModelIsCurrent() throws {}
 
     /// A savepoint costs two round trips, a lookup of holders one per 500 keys: the attempt pays
     /// from a thousand inserts.

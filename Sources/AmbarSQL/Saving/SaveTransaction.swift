@@ -12,9 +12,6 @@ package protocol SaveTransaction {
     /// The entity numbers stored in `Z_ENT` and entity columns.
     var entityIDs: [String: Int64] { get }
 
-    /// Throws ``AmbarError/storeMigrated(storeHash:modelHash:)`` when another process migrated the
-    /// store since this one opened it.
-    func checkModelIsCurrent() throws
     /// The token recorded with idempotency key `key`, if a save used it.
     func receiptToken(_ key: String) throws -> Int64?
     /// Reserves `count` primary keys in `root` (not necessarily consecutive).
@@ -44,7 +41,9 @@ package protocol SaveTransaction {
     func setJoinRow(table: String, source: Int64, destination: Int64, present: Bool) throws
     /// Records a destination's position in an ordered relationship.
     func setOrder(_ mapping: RelationshipMapping, column: String, owner: Int64, destination: Int64, position: Int) throws
-    /// Appends `entry` to the ledger; returns its token (`nil` when the entry is empty).
+    /// Appends `entry` to the ledger; returns its token (`nil` when the entry is empty). Also the
+    /// save's model check: throws ``AmbarError/storeMigrated(storeHash:modelHash:)`` when another
+    /// process migrated the store since this one opened it (the transaction then rolls back).
     func writeLedger(_ entry: LedgerEntry) throws -> Int64?
     /// Records that the save with idempotency key `key` committed as `token`.
     func writeReceipt(_ key: String, token: Int64) throws

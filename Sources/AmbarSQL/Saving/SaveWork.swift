@@ -99,7 +99,6 @@ package struct SaveWork<Transaction: SaveTransaction> {
     func resolve(_ id: ManagedObjectID) -> ManagedObjectID { idMap[id] ?? id }
 
     mutating func run() throws {
-        try db.checkModelIsCurrent()
         if let key = changes.idempotencyKey, let token = try db.receiptToken(key) {
             throw AmbarError.alreadySaved(idempotencyKey: key, token: token)
         }
