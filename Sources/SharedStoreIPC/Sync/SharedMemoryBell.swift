@@ -70,16 +70,18 @@ final class SharedMemoryBell: @unchecked Sendable {
     init(path: String, makingDirectories: Bool) throws(Unavailable) {
         self.path = path
         let parent = (path as NSString).deletingLastPathComponent
-        let sharedDirectory = (parent as NSString).deletingLastPathComponent
-        if !makingDirectories, !FileManager.default.fileExists(atPath: sharedDirectory) {
-            throw Unavailable(description: "the shared directory \(sharedDirectory) no longer exists")
-        }
-        do {
-            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: makingDirectories)
-        } catch  where FileManager.default.fileExists(atPath: parent) {
-            // Made meanwhile by another process of the store.
-        } catch {
-            throw Unavailable(description: "cannot create \(parent): \(error.localizedDescription)")
+        if makingDirectories {
+            do {
+                try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+            } catch {
+                throw Unavailable(description: "cannot create \(parent): \(error.localizedDescription)")
+            }
+        } else {
+            do throws(FolderRemaking.Refused) {
+                try FolderRemaking.remake(parent)
+            } catch {
+                throw Unavailable(description: error.description)
+            }
         }
         // The process that creates the file makes it writable by the store's group, whatever its
         // umask (as the hub's socket is): every process of the store rings it.

@@ -13,8 +13,9 @@ extension SyncHub {
 
     /// Checks, every second, that the socket path still names this hub's listener. A socket file
     /// removed while the hub runs (an operator's `rm`, a cleanup of its folder) is bound again
-    /// at once (its folder made again, but not the directories above it) — processes started later find the hub instead of polling the ledger until this
-    /// process ends. When the path names another socket (a hub another process started meanwhile),
+    /// at once (its folder made again, but not the directories above it: ``FolderRemaking``) —
+    /// processes started later find the hub instead of polling the ledger until this process
+    /// ends. When the path names another socket (a hub another process started meanwhile),
     /// this one hands over: it stops accepting and closes its connections, which reconnect there.
     func watchSocketFile() {
         guard configuration.inheritedSocket == nil else { return }
@@ -50,19 +51,11 @@ extension SyncHub {
             state.socketFileTrouble = message
             Self.logger.error("\(message) (tried again every second)", metadata: ["socket": "\(path)"])
         }
-        // The socket's own folder is made again if it was removed, but not the folders above it:
-        // a shared directory removed under the hub is gone, not something to recreate.
-        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
-        guard FileManager.default.fileExists(atPath: folder.deletingLastPathComponent().path) else {
-            trouble("the hub's socket file was removed with the directory above its folder, \(folder.deletingLastPathComponent().path); not made again")
-            return box.eventLoop.makeSucceededVoidFuture()
-        }
-        do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
-        } catch  where FileManager.default.fileExists(atPath: folder.path) {
-            // Made meanwhile by another process, or never removed.
+        // The socket's own folder is made again if it was removed, but not the directories above it.
+        do throws(FolderRemaking.Refused) {
+            try FolderRemaking.remake(URL(fileURLWithPath: path).deletingLastPathComponent().path)
         } catch {
-            trouble("the hub's socket file was removed and its directory cannot be made again: \(error)")
+            trouble("the hub's socket file was removed and its folder cannot be made again: \(error)")
             return box.eventLoop.makeSucceededVoidFuture()
         }
         return rebind().hop(to: box.eventLoop).map { channel in
