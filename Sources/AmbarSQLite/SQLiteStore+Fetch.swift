@@ -18,8 +18,46 @@ extension SQLiteStore {
     /// Reads the current row of `statement` (selected with ``RowSpec/selectList(_:)``), looking
     /// its entity up only when it differs from the last row's (`last`, kept by the caller across
     /// the rows of one statement): the rows of a fetch mostly share one entity.
-    @inline(__always)
     func readRow(_ statement: SQLiteStatement, _ spec: RowSpec, last: inout RowSpec.EntityMap?) -> StoreRow? {
+        var block = RowValueBlock(capacity: 0)
+        guard let header = readRow(statement, spec, last: &last, into: &block) else { return nil }
+        return StoreRow(id: header.id, version: header.version, values: block.row(0), toOne: header.toOne)
+    }
+
+    /// Reads every row `statement` steps to (`step` returns whether there is one), and hands each
+    /// to `body` in order. The rows' values are read block by block into one buffer
+    /// (``RowValueBlock``): a fetch makes one allocation per block of about a hundred rows, not
+    /// one per row, and `body` gets a block's rows just after they were read.
+    func readRows(
+        _ statement: SQLiteStatement, _ spec: RowSpec, step: () throws -> Bool, _ body: (StoreRow) -> Void
+    ) rethrows {
+        var block = RowValueBlock()
+        var headers: [RowHeader] = []
+        var last: RowSpec.EntityMap?
+        func flush() {
+            for (k, header) in headers.enumerated() {
+                body(StoreRow(id: header.id, version: header.version, values: block.row(k), toOne: header.toOne))
+            }
+            headers.removeAll(keepingCapacity: true)
+            block.removeAll()
+        }
+        while try step() {
+            if !block.hasRoom(for: spec.widestRow) { flush() }
+            if let header = readRow(statement, spec, last: &last, into: &block) { headers.append(header) }
+        }
+        flush()
+    }
+
+    /// A row's ID, version and to-one destinations, whose values a ``RowValueBlock`` holds.
+    struct RowHeader {
+        let id: ManagedObjectID
+        let version: Int64
+        let toOne: [ManagedObjectID?]
+    }
+
+    /// Reads the current row of `statement`, appending its values to `block` as its next row.
+    @inline(__always)
+    private func readRow(_ statement: SQLiteStatement, _ spec: RowSpec, last: inout RowSpec.EntityMap?, into block: inout RowValueBlock) -> RowHeader? {
         let pk = sqlite3_column_int64(statement, 0)
         let ent = sqlite3_column_int64(statement, 1)
         let map: RowSpec.EntityMap
@@ -31,11 +69,11 @@ extension SQLiteStore {
             last = found
         }
         let version = sqlite3_column_int64(statement, 2)
-        var values = [AttributeValue]()
-        values.reserveCapacity(map.attributePositions.count)
+        block.beginRow(width: map.attributePositions.count)
         for (i, position) in map.attributePositions.enumerated() {
-            values.append(position < 0 ? map.attributeDefaults[i] : SQLiteValues.read(statement, position, map.attributeTypes[i]))
+            block.append(position < 0 ? map.attributeDefaults[i] : SQLiteValues.read(statement, position, map.attributeTypes[i]))
         }
+        block.endRow()
         var toOne: [ManagedObjectID?] = []
         if !map.toOne.isEmpty {
             toOne = Array(repeating: nil, count: map.layout.relationships.count)
@@ -49,9 +87,7 @@ extension SQLiteStore {
                 toOne[index] = ManagedObjectID(scope: scope, primaryKey: sqlite3_column_int64(statement, position))
             }
         }
-        return StoreRow(
-            id: ManagedObjectID(scope: map.scope, primaryKey: pk),
-            version: version, values: values, toOne: toOne)
+        return RowHeader(id: ManagedObjectID(scope: map.scope, primaryKey: pk), version: version, toOne: toOne)
     }
 
     /// Builds `SELECT <what> FROM <root> … WHERE … ORDER BY … LIMIT …` for a query.
@@ -104,10 +140,7 @@ extension SQLiteStore {
             let statement = try db.cachedStatement(sql: sql)
             statement.setUncheckedArguments(StatementArguments(arguments))
             let cursor = try Row.fetchCursor(statement)
-            var last: RowSpec.EntityMap?
-            while try cursor.next() != nil {
-                if let row = readRow(statement.sqliteStatement, spec, last: &last) { body(row) }
-            }
+            try readRows(statement.sqliteStatement, spec, step: { try cursor.next() != nil }, body)
         }
     }
 
@@ -185,15 +218,17 @@ extension SQLiteStore {
                 let sqlite = statement.sqliteStatement
                 sqlite3_reset(sqlite)
                 for (i, pk) in chunk.enumerated() { sqlite3_bind_int64(sqlite, Int32(i + 1), pk) }
-                var last: RowSpec.EntityMap?
-                while true {
-                    let code = sqlite3_step(sqlite)
-                    if code == SQLITE_DONE { break }
-                    guard code == SQLITE_ROW else {
-                        throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+                try readRows(
+                    sqlite, spec,
+                    step: {
+                        let code = sqlite3_step(sqlite)
+                        if code == SQLITE_DONE { return false }
+                        guard code == SQLITE_ROW else {
+                            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+                        }
+                        return true
                     }
-                    if let row = readRow(sqlite, spec, last: &last) { rows.append(row) }
-                }
+                ) { rows.append($0) }
                 sqlite3_reset(sqlite)
             }
         }

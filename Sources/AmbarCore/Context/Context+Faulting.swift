@@ -4,7 +4,7 @@ import Foundation
 struct ObjectState: Sendable {
     let id: ManagedObjectID
     let version: Int64
-    let values: [AttributeValue]
+    let values: RowValues
     let toOne: [ManagedObjectID?]
     /// Loaded to-many sets (nil where not loaded).
     var toMany: [Set<ManagedObjectID>?] = []

@@ -11,7 +11,7 @@ public struct ManagedObjectInitToken {
     /// new object. The row's parts are held apart, not as an optional row, so that the object's
     /// initializer copies three plain fields instead of an optional struct through its value
     /// witnesses.
-    let values: [AttributeValue]?
+    let values: RowValues?
     let toOne: [ManagedObjectID?]
     let version: Int64
 
@@ -72,8 +72,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     // through overlapping accesses, so the run-time exclusivity checks are switched off: they
     // were an eighth of an import's time.
     // Values, in the layout's attribute order; `snapshot` holds the committed ones.
-    @exclusivity(unchecked) final private(set) var values: [AttributeValue]
-    @exclusivity(unchecked) final private(set) var snapshot: [AttributeValue]
+    @exclusivity(unchecked) final private(set) var values: RowValues
+    @exclusivity(unchecked) final private(set) var snapshot: RowValues
     /// The row version the snapshot was read at (0 for a new object).
     @exclusivity(unchecked) final private(set) var version: Int64 = 0
     @exclusivity(unchecked) final private(set) var toOne: [ManagedObjectID?]
@@ -124,8 +124,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             self.hasData = true
             self.toOne = token.toOne.isEmpty ? token.layout.noDestinations : token.toOne
         } else {
-            self.values = token.layout.nullValues
-            self.snapshot = []
+            self.values = RowValues(token.layout.nullValues)
+            self.snapshot = .none
             self.toOne = token.layout.noDestinations
         }
         self.snapshotToOne = toOne
@@ -162,8 +162,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         let made = DetachedLayouts.layout(for: Self.self)
         self.layout = made.layout
         self.objectID = ManagedObjectID.makeTemporary(for: made.layout)
-        self.values = made.layout.insertValues
-        self.snapshot = []
+        self.values = RowValues(made.layout.insertValues)
+        self.snapshot = .none
         self.toOne = made.layout.noDestinations
         self.snapshotToOne = made.layout.noDestinations
         self.toMany = made.layout.unloadedToMany
@@ -380,7 +380,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Makes a new object of its context an inserted one: the entity's defaults, empty to-many
     /// relationships.
     func becomeInserted() {
-        values = layout.insertValues
+        values = RowValues(layout.insertValues)
         for i in layout.toManyRelationships { toMany[i] = [] }
         hasData = true
         faultFlag = false
@@ -394,7 +394,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     func becomeInserted(into context: ManagedObjectContext, as layout: EntityLayout) {
         self.layout = layout
         contextLink = context.link
-        snapshot = []
+        snapshot = .none
         toOne = layout.noDestinations
         snapshotToOne = layout.noDestinations
         toMany = layout.unloadedToMany
@@ -413,7 +413,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         toOne = state.toOne
         toMany = state.toMany
         order = state.order
-        snapshot = []
+        snapshot = .none
         hasData = true
         faultFlag = false
         lifecycle = .inserted
@@ -539,7 +539,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     /// Fills the object from a row read from the store (or a parent), as committed values.
-    func load(values: [AttributeValue], toOne: [ManagedObjectID?], version: Int64) {
+    func load(values: RowValues, toOne: [ManagedObjectID?], version: Int64) {
         self.values = values
         self.snapshot = values
         if !toOne.isEmpty {

@@ -3,7 +3,7 @@ import Foundation
 /// An object to insert.
 package struct InsertChange: Sendable {
     package var id: ManagedObjectID
-    package let values: [AttributeValue]
+    package let values: RowValues
     package let toOne: [ManagedObjectID?]
 }
 
@@ -14,8 +14,8 @@ package struct UpdateChange: Sendable {
     /// joined by commas, as the ledger records them.
     package let ledgerProperties: String
     package let expectedVersion: Int64
-    package let snapshot: [AttributeValue]
-    package let values: [AttributeValue]
+    package let snapshot: RowValues
+    package let values: RowValues
     package let changedAttributes: [Int]
     package let snapshotToOne: [ManagedObjectID?]
     package let toOne: [ManagedObjectID?]

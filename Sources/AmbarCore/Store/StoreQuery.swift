@@ -15,12 +15,12 @@ package struct StoreRow: Sendable {
     package let id: ManagedObjectID
     package let version: Int64
     /// Values in the entity layout's attribute order.
-    package let values: [AttributeValue]
+    package let values: RowValues
     /// To-one destinations by relationship index (to-many slots are nil).
     package let toOne: [ManagedObjectID?]
 
     /// A row as a store read it.
-    package init(id: ManagedObjectID, version: Int64, values: [AttributeValue], toOne: [ManagedObjectID?]) {
+    package init(id: ManagedObjectID, version: Int64, values: RowValues, toOne: [ManagedObjectID?]) {
         self.id = id
         self.version = version
         self.values = values

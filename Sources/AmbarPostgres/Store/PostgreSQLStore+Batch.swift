@@ -11,7 +11,7 @@ extension PostgreSQLStore {
             let transaction = PostgreSQLSaveTransaction(store: self, connection: connection)
             let keys = try transaction.allocate(root: layout.rootName, count: prepared.count)
             do {
-                try transaction.insertRows(layout, zip(keys, prepared).map { NewRow(primaryKey: $0, values: $1, toOne: []) })
+                try transaction.insertRows(layout, zip(keys, prepared).map { NewRow(primaryKey: $0, values: RowValues($1), toOne: []) })
             } catch is ConstraintRefusal {
                 throw AmbarError.constraintViolation(entity: entity, attributes: layout.uniquenessConstraints.first ?? [], values: [], existing: nil)
             }

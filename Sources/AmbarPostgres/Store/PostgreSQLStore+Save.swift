@@ -216,7 +216,7 @@ struct PostgreSQLSaveTransaction: SaveTransaction {
                     "SELECT Z_PK FROM \(quoted(layout.rootName)) WHERE Z_PK = ANY($1::bigint[])", [.integerArray(insert.rows.map(\.primaryKey))])
                 let keys = Set(present.rows.compactMap { PostgreSQLValues.integer($0[0]) })
                 let refused = insert.rows.first { !keys.contains($0.primaryKey) }
-                throw ConstraintRefusal(values: refused?.values ?? [], toOne: refused?.toOne ?? [])
+                throw ConstraintRefusal(values: refused?.values ?? .none, toOne: refused?.toOne ?? [])
             }
         }
     }

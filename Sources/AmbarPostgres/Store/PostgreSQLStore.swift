@@ -241,7 +241,7 @@ final class PostgreSQLStore: PersistentStore {
             }
         }
         return StoreRow(
-            id: ManagedObjectID(scope: map.scope, primaryKey: pk), version: version, values: values, toOne: toOne)
+            id: ManagedObjectID(scope: map.scope, primaryKey: pk), version: version, values: RowValues(values), toOne: toOne)
     }
 
     func objectID(_ cells: [SQLServerValue]) -> ManagedObjectID? {

@@ -23,10 +23,14 @@ package struct RowSpec: Sendable {
     /// How many columns the SELECT list has: the primary key, entity and version, then the
     /// table's own.
     package var columnCount: Int { 3 + columns.count }
+    /// The most attributes an entity of the table has: how much room a row can take in a
+    /// ``RowValueBlock``.
+    package let widestRow: Int
 
     init(columns: [String], perEntity: [Int64: EntityMap]) {
         self.columns = columns
         self.perEntity = perEntity
+        self.widestRow = perEntity.values.map(\.attributePositions.count).max() ?? 0
         self.selectListT0 = Self.makeSelectList(columns, "t0")
     }
 

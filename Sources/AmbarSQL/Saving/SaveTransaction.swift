@@ -72,12 +72,12 @@ package enum SavepointStep: String {
 /// A row to insert, with its to-one destinations resolved to permanent IDs.
 package struct NewRow {
     package let primaryKey: Int64
-    package let values: [AttributeValue]
+    package let values: RowValues
     /// By relationship index; only stored to-ones are read.
     package let toOne: [ManagedObjectID?]
 
     /// A value with every stored property given.
-    package init(primaryKey: Int64, values: [AttributeValue], toOne: [ManagedObjectID?]) {
+    package init(primaryKey: Int64, values: RowValues, toOne: [ManagedObjectID?]) {
         self.primaryKey = primaryKey
         self.values = values
         self.toOne = toOne
@@ -88,11 +88,11 @@ package struct NewRow {
 /// row's attribute values (in layout order), from which the save names the constraint and its
 /// holder; an update reports none (the save knows them).
 package struct ConstraintRefusal: Error {
-    var values: [AttributeValue] = []
+    var values: RowValues = .none
     var toOne: [ManagedObjectID?] = []
 
     /// Made from its parts, by the modules that read and write stores.
-    package init(values: [AttributeValue] = [], toOne: [ManagedObjectID?] = []) {
+    package init(values: RowValues = .none, toOne: [ManagedObjectID?] = []) {
         self.values = values
         self.toOne = toOne
     }

@@ -225,7 +225,7 @@ package struct SaveWork<Transaction: SaveTransaction> {
     /// A uniqueness group's key for an object: each attribute's stored value, each to-one
     /// relationship's destination primary key. Nil when one of them is nil: as in SQL, nil
     /// never collides.
-    func uniquenessKey(_ group: [String], _ layout: EntityLayout, values: [AttributeValue], toOne: [ManagedObjectID?]) -> [StoredScalar]? {
+    func uniquenessKey(_ group: [String], _ layout: EntityLayout, values: RowValues, toOne: [ManagedObjectID?]) -> [StoredScalar]? {
         var key: [StoredScalar] = []
         key.reserveCapacity(group.count)
         for name in group {
@@ -244,7 +244,7 @@ package struct SaveWork<Transaction: SaveTransaction> {
 
     /// A uniqueness group's values as the constraint error shows them: attributes as they are,
     /// to-one relationships as the destination's URI.
-    func uniquenessValues(_ group: [String], _ layout: EntityLayout, values: [AttributeValue], toOne: [ManagedObjectID?]) -> [AttributeValue] {
+    func uniquenessValues(_ group: [String], _ layout: EntityLayout, values: RowValues, toOne: [ManagedObjectID?]) -> [AttributeValue] {
         group.map { name in
             if let i = layout.attributeIndex[name] { return values[safe: i] ?? .null }
             if let i = layout.relationshipIndex[name], let target = toOne[safe: i] ?? nil { return .url(resolve(target).uriRepresentation) }
@@ -293,7 +293,7 @@ package struct SaveWork<Transaction: SaveTransaction> {
             if let current = try currentRow(delete.id) {
                 switch changes.mergePolicy {
                 case .error:
-                    conflicts.append(conflict(delete.id, layout, cached: delete.expectedVersion, snapshot: [], current: current))
+                    conflicts.append(conflict(delete.id, layout, cached: delete.expectedVersion, snapshot: .none, current: current))
                     return
                 case .rollback:
                     outcome.discardedDeletes.insert(delete.id)
@@ -381,7 +381,7 @@ package struct SaveWork<Transaction: SaveTransaction> {
         outcome.refreshed[update.id] = StoreRow(id: update.id, version: version, values: merged, toOne: mergedToOne)
     }
 
-    func overwriteRow(_ id: ManagedObjectID, values: [AttributeValue], toOne: [ManagedObjectID?], layout: EntityLayout, newVersion: Int64) throws {
+    func overwriteRow(_ id: ManagedObjectID, values: RowValues, toOne: [ManagedObjectID?], layout: EntityLayout, newVersion: Int64) throws {
         guard let pk = id.primaryKey else { return }
         var assignments: [(column: String, value: StoredScalar)] = []
         for i in layout.storedAttributes {
@@ -524,7 +524,7 @@ package struct SaveWork<Transaction: SaveTransaction> {
     }
 
     /// The constraint error for an object whose values collide with a stored row.
-    func uniquenessViolation(_ layout: EntityLayout, values: [AttributeValue], toOne: [ManagedObjectID?]) -> AmbarError {
+    func uniquenessViolation(_ layout: EntityLayout, values: RowValues, toOne: [ManagedObjectID?]) -> AmbarError {
         for group in layout.uniquenessConstraints {
             if let key = uniquenessKey(group, layout, values: values, toOne: toOne),
                 // try?: only to name the row held: the violation is reported either way
@@ -543,8 +543,8 @@ package struct SaveWork<Transaction: SaveTransaction> {
         return try db.currentRow(layout, primaryKey: pk)
     }
 
-    func conflict(_ id: ManagedObjectID, _ layout: EntityLayout, cached: Int64, snapshot: [AttributeValue], current: StoreRow?) -> MergeConflict {
-        func named(_ values: [AttributeValue]) -> [String: AttributeValue] {
+    func conflict(_ id: ManagedObjectID, _ layout: EntityLayout, cached: Int64, snapshot: RowValues, current: StoreRow?) -> MergeConflict {
+        func named(_ values: RowValues) -> [String: AttributeValue] {
             var result: [String: AttributeValue] = [:]
             for (i, a) in layout.attributes.enumerated() where i < values.count { result[a.name] = values[i] }
             return result

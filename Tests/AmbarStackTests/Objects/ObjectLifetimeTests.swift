@@ -48,9 +48,11 @@ final class ObjectLifetimeTests: StoreTestCase {
     }
 
     /// `MATCHES '(a+)+b'` gives up on a run of `a`s (``RunawayPatternTests``): the fetch fails at
-    /// the second row, after the first (`aab`, which matches) was made into an object.
+    /// the last row, after the rows before it (`aab`, which match) were made into objects. A
+    /// store hands rows over block by block (``RowValueBlock``, 512 values), so more rows than a
+    /// block holds come first.
     func testAFetchThatFailsPartWayKeepsNoObjectItMade() throws {
-        let coordinator = try taggedCoordinator(["aab", String(repeating: "a", count: 40)])
+        let coordinator = try taggedCoordinator(Array(repeating: "aab", count: 600) + [String(repeating: "a", count: 40)])
         let reader = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator, name: "reader")
         let before = (made: CountedTag.made.load(ordering: .relaxed), freed: CountedTag.freed.load(ordering: .relaxed))
         try reader.performAndWait {
@@ -61,13 +63,13 @@ final class ObjectLifetimeTests: StoreTestCase {
             XCTAssertEqual(reader.registeredObjectCount, 0, "a failed fetch registered objects")
         }
         let made = CountedTag.made.load(ordering: .relaxed) - before.made
-        XCTAssertEqual(made, 1, "the fetch made the object of the row before the one that failed")
+        XCTAssertGreaterThan(made, 0, "the fetch made no object before the row that failed, so this test checks nothing")
         XCTAssertEqual(CountedTag.freed.load(ordering: .relaxed) - before.freed, made, "an object the failed fetch made is still alive")
         // The context fetches as before afterwards.
         let found = try reader.performAndWait {
             try reader.fetch(FetchRequest<ManagedObject>(entityName: "CountedTag", predicate: try ObjectPredicate(format: "uid == 'aab'"))).count
         }
-        XCTAssertEqual(found, 1)
+        XCTAssertEqual(found, 600)
     }
     /// A new object not announced yet is set without its context being loaded: the checks that
     /// loading it made (the caller on its queue, the context still there) hold all the same.

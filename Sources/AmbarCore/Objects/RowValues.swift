@@ -1,0 +1,126 @@
+/// One object's attribute values, in its entity layout's attribute order.
+///
+/// The values of rows a store reads together live in one shared buffer (``RowValueBlock``), and
+/// each row's values are a view of its run of that buffer: a fetch of many rows makes one
+/// allocation per block of rows instead of one array per row. The first change of a value copies
+/// the row's run into storage of its own, as an array copies on write, so rows never see each
+/// other's changes. Values made one object at a time (an insert, a merge) are a view of a whole
+/// array.
+///
+/// A view keeps its whole block alive: an object that outlives the other rows of its fetch keeps
+/// at most ``RowValueBlock/manyRows`` values alive for as long as it holds the values it was
+/// fetched with (as its current or its committed values).
+package struct RowValues: Sendable, Equatable {
+    private var storage: ArraySlice<AttributeValue>
+
+    /// The values of an array (no copy).
+    package init(_ values: [AttributeValue]) {
+        storage = values[...]
+    }
+
+    /// A run of a block's buffer.
+    init(run: ArraySlice<AttributeValue>) {
+        storage = run
+    }
+
+    /// No values: an object that was never read from the store has no committed ones.
+    package static let none = RowValues([])
+
+    /// How many values (the layout's attribute count, or 0 for ``none``).
+    package var count: Int { storage.count }
+
+    /// Whether there are no values.
+    package var isEmpty: Bool { storage.isEmpty }
+
+    /// The attribute indices, from 0.
+    package var indices: Range<Int> { 0..<storage.count }
+
+    /// The value of the attribute at `index` (0-based, in the layout's attribute order).
+    package subscript(index: Int) -> AttributeValue {
+        get { storage[storage.startIndex + index] }
+        set { storage[storage.startIndex + index] = newValue }
+    }
+
+    /// The value at `index`, or nil when there is none there.
+    package subscript(safe index: Int) -> AttributeValue? {
+        index >= 0 && index < storage.count ? self[index] : nil
+    }
+
+    /// The values as an array (no copy when they are a whole array's, as after a change).
+    package var array: [AttributeValue] { Array(storage) }
+
+    package static func == (lhs: RowValues, rhs: RowValues) -> Bool {
+        lhs.storage.elementsEqual(rhs.storage)
+    }
+}
+
+/// The shared buffer that ``RowValues`` of rows read together are views of: a store appends each
+/// row's values, and hands out a row's view once its block is complete (``row(_:)``), because a
+/// buffer cannot grow while views of it exist.
+///
+/// ```swift
+/// var block = RowValueBlock()
+/// block.beginRow(width: 2)
+/// block.append(.string("a"))
+/// block.append(.integer(1))
+/// block.endRow()
+/// let first = block.row(0)  // a view of the block's buffer
+/// block.removeAll()         // the next row starts a new buffer
+/// ```
+package struct RowValueBlock {
+    /// The most values a block of many rows holds (about a hundred rows of a handful of
+    /// attributes, 12 KiB): one allocation per block instead of one per row, and what one object
+    /// that outlives its fetch can keep alive at most.
+    package static let manyRows = 512
+
+    // Inlinable, with the fields its inlined methods use, because stores append every value
+    // of every row they read through it from their own modules.
+    @usableFromInline let capacity: Int
+    @usableFromInline var buffer: [AttributeValue] = []
+    @usableFromInline var runs: [Range<Int>] = []
+
+    /// A block that room is made for `capacity` values in at its first row (at least that row's
+    /// width): ``manyRows`` for the rows of a fetch, 0 for a single row.
+    package init(capacity: Int = RowValueBlock.manyRows) {
+        self.capacity = capacity
+    }
+
+    /// Whether a row of `width` more values fits without growing the buffer (an empty block
+    /// takes any row).
+    @inlinable
+    package func hasRoom(for width: Int) -> Bool {
+        runs.isEmpty || buffer.count + width <= capacity
+    }
+
+    /// Starts a row of `width` values; append them with ``append(_:)``, then call ``endRow()``.
+    @inlinable
+    package mutating func beginRow(width: Int) {
+        if runs.isEmpty { buffer.reserveCapacity(Swift.max(capacity, width)) }
+        runs.append(buffer.count..<buffer.count)
+    }
+
+    /// Appends a value to the row begun last.
+    @inlinable
+    package mutating func append(_ value: AttributeValue) {
+        buffer.append(value)
+    }
+
+    /// Ends the row begun last.
+    @inlinable
+    package mutating func endRow() {
+        let last = runs.count - 1
+        runs[last] = runs[last].lowerBound..<buffer.count
+    }
+
+    /// The values of row `index` (in the order rows were begun), a view of the block's buffer.
+    /// Take every row's before ``removeAll()``.
+    package func row(_ index: Int) -> RowValues {
+        RowValues(run: buffer[runs[index]])
+    }
+
+    /// Empties the block: the views handed out keep its buffer, and the next row starts a new one.
+    package mutating func removeAll() {
+        buffer = []
+        runs.removeAll(keepingCapacity: true)
+    }
+}
