@@ -11,46 +11,63 @@
 /// at most ``RowValueBlock/manyRows`` values alive for as long as it holds the values it was
 /// fetched with (as its current or its committed values).
 package struct RowValues: Sendable, Equatable {
-    private var storage: ArraySlice<AttributeValue>
+    // A whole buffer and the run of it that is this row's: two words, where an `ArraySlice`
+    // takes four, in every object twice (current and committed values).
+    private var storage: [AttributeValue]
+    private var start: Int32
+    private var width: Int32
 
     /// The values of an array (no copy).
     package init(_ values: [AttributeValue]) {
-        storage = values[...]
+        storage = values
+        start = 0
+        width = Int32(values.count)
     }
 
-    /// A run of a block's buffer.
-    init(run: ArraySlice<AttributeValue>) {
-        storage = run
+    /// The run `range` of a block's buffer.
+    init(block: [AttributeValue], range: Range<Int>) {
+        storage = block
+        start = Int32(range.lowerBound)
+        width = Int32(range.count)
     }
 
     /// No values: an object that was never read from the store has no committed ones.
     package static let none = RowValues([])
 
     /// How many values (the layout's attribute count, or 0 for ``none``).
-    package var count: Int { storage.count }
+    package var count: Int { Int(width) }
 
     /// Whether there are no values.
-    package var isEmpty: Bool { storage.isEmpty }
+    package var isEmpty: Bool { width == 0 }
 
     /// The attribute indices, from 0.
-    package var indices: Range<Int> { 0..<storage.count }
+    package var indices: Range<Int> { 0..<Int(width) }
 
     /// The value of the attribute at `index` (0-based, in the layout's attribute order).
     package subscript(index: Int) -> AttributeValue {
-        get { storage[storage.startIndex + index] }
-        set { storage[storage.startIndex + index] = newValue }
+        get {
+            precondition(index >= 0 && index < Int(width), "attribute index out of range")
+            return storage[Int(start) + index]
+        }
+        set {
+            precondition(index >= 0 && index < Int(width), "attribute index out of range")
+            if start != 0 || Int(width) != storage.count {
+                // A run of a shared block: the row takes a copy of its own values first.
+                storage = Array(storage[Int(start)..<Int(start + width)])
+                start = 0
+            }
+            storage[index] = newValue
+        }
     }
 
     /// The value at `index`, or nil when there is none there.
     package subscript(safe index: Int) -> AttributeValue? {
-        index >= 0 && index < storage.count ? self[index] : nil
+        index >= 0 && index < Int(width) ? self[index] : nil
     }
 
-    /// The values as an array (no copy when they are a whole array's, as after a change).
-    package var array: [AttributeValue] { Array(storage) }
-
     package static func == (lhs: RowValues, rhs: RowValues) -> Bool {
-        lhs.storage.elementsEqual(rhs.storage)
+        lhs.width == rhs.width
+            && lhs.storage[Int(lhs.start)..<Int(lhs.start + lhs.width)].elementsEqual(rhs.storage[Int(rhs.start)..<Int(rhs.start + rhs.width)])
     }
 }
 
@@ -115,7 +132,7 @@ package struct RowValueBlock {
     /// The values of row `index` (in the order rows were begun), a view of the block's buffer.
     /// Take every row's before ``removeAll()``.
     package func row(_ index: Int) -> RowValues {
-        RowValues(run: buffer[runs[index]])
+        RowValues(block: buffer, range: runs[index])
     }
 
     /// Empties the block: the views handed out keep its buffer, and the next row starts a new one.
