@@ -102,11 +102,12 @@ package struct RowValueBlock {
         self.capacity = capacity
     }
 
-    /// Whether a row of `width` more values fits without growing the buffer (an empty block
-    /// takes any row).
+    /// Whether a row of `width` more values fits without growing the buffer, and the block holds
+    /// fewer than ``manyRows`` rows (rows of no attributes fill it too). An empty block takes any
+    /// row.
     @inlinable
     package func hasRoom(for width: Int) -> Bool {
-        runs.isEmpty || buffer.count + width <= capacity
+        runs.isEmpty || (buffer.count + width <= capacity && runs.count < Self.manyRows)
     }
 
     /// Starts a row of `width` values; append them with ``append(_:)``, then call ``endRow()``.
