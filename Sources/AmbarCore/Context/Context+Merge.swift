@@ -134,7 +134,9 @@ extension ManagedObjectContext {
     }
 
     /// Re-reads `object`. With `mergeChanges` false it becomes a fault and loses its unsaved
-    /// changes; with true it takes the committed values and keeps its unsaved edits on top.
+    /// changes (and the values it held: if its row is gone by the time the fault is read, it
+    /// reads as empty, as a fault never read does); with true it takes the committed values and
+    /// keeps its unsaved edits on top.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) throws(AmbarError) {
         try checkQueue("refresh")
         guard object.managedObjectContext === self, object.lifecycle != .invalidated else {

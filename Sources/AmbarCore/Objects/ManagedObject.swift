@@ -628,10 +628,17 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         return !keptAttributes.isEmpty || !keptRelationships.isEmpty
     }
 
-    /// Makes the object a fault again, dropping values and unsaved changes.
+    /// Makes the object a fault again, dropping values and unsaved changes: it is then the same
+    /// as a fault never read, so that a row gone by the time it fires reads as empty (not as the
+    /// values or edits it dropped), and the values it was fetched with (and their block) are
+    /// released.
     func turnIntoFault() {
         hasData = false
         faultFlag = true
+        values = RowValues(layout.nullValues)
+        snapshot = .none
+        toOne = layout.noDestinations
+        snapshotToOne = layout.noDestinations
         changedAttributes.removeAll()
         changedRelationships.removeAll()
         for i in toMany.indices {
