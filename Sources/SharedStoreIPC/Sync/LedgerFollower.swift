@@ -170,17 +170,17 @@ final class LedgerFollower: Sendable {
     }
 
     /// Reads the ledger after the cursor and merges what other processes committed. Returns
-    /// whether this call read transactions of other processes (false when a read already under
-    /// way, started by a doorbell, reads them instead).
+    /// whether this call's own read found transactions of other processes: false when a read
+    /// already under way, started by a doorbell, reads them instead, and not counting those a
+    /// doorbell that rang while this call was reading brought (the call reads again for it).
     @discardableResult
     func follow() -> Bool {
-        let (run, before) = state.withLock { s -> (Bool, Int) in
-            guard !s.stopped else { return (false, 0) }
-            return (beginFollowing(&s), s.mergesQueued)
+        let run = state.withLock { s -> Bool in
+            guard !s.stopped else { return false }
+            return beginFollowing(&s)
         }
         guard run else { return false }
-        drain()
-        return state.withLock { $0.mergesQueued } > before
+        return drain() > 0
     }
 
     private func beginFollowing(_ s: inout State) -> Bool {
@@ -192,9 +192,15 @@ final class LedgerFollower: Sendable {
         return true
     }
 
-    private func drain() {
+    /// Reads until no doorbell rang meanwhile. Returns how many merges the first read queued
+    /// (those of the reads a doorbell asked for are the doorbell's).
+    @discardableResult
+    private func drain() -> Int {
+        var firstRead: Int?
         repeat {
+            let before = state.withLock { $0.mergesQueued }
             readLedger()
+            if firstRead == nil { firstRead = state.withLock { $0.mergesQueued } - before }
         } while state.withLock { s -> Bool in
             if s.rungAgain && !s.stopped {
                 s.rungAgain = false
@@ -207,6 +213,7 @@ final class LedgerFollower: Sendable {
         // The position is recorded by the periodic check, never here: a doorbell is followed on
         // a queue of its own, for the shortest commit → merged, which must not wait for SQLite's
         // write lock.
+        return firstRead ?? 0
     }
 
     /// One pass over the ledger after the cursor, page by page.

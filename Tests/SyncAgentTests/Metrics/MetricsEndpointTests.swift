@@ -105,11 +105,17 @@ final class MetricsEndpointTests: AgentTestCase {
     func testAnImportAnnouncesItsCommitsToTheOtherProcesses() throws {
         try initStore()
         let dir = directory.url.path
-        _ = try startAgent(["hub", "--directory", dir])
+        let hubLog = directory.url.appendingPathComponent("hub.log")
+        _ = try startAgent(["hub", "--directory", dir, "--metrics", "127.0.0.1:0"], log: hubLog)
+        let hub = try metricsEndpoint(in: hubLog)
         let log = directory.url.appendingPathComponent("watch.log")
         _ = try startAgent(["watch", "--directory", dir, "--metrics", "127.0.0.1:0"], log: log)
         let watcher = try metricsEndpoint(in: log)
         XCTAssertTrue(try eventually(timeout: 30) { value(try scrape(watcher), "ambar_ledger_head_token") == 0 }, "the watcher serves its metrics")
+        // Connected, the watcher checks the ledger every 2 seconds; until then at every poll
+        // (4 times a second), when a check could read a transaction whose bell is still waking
+        // the watcher's thread.
+        XCTAssertTrue(try eventually(timeout: 30) { value(try scrape(hub), "ambar_hub_peers") == 1 }, "the watcher is connected to the hub")
 
         let file = directory.url.appendingPathComponent("two.ndjson")
         try "{\"uid\":\"a\",\"value\":1}\n{\"uid\":\"b\",\"value\":2}\n".write(to: file, atomically: true, encoding: .utf8)
