@@ -40,7 +40,7 @@ final class QueueConfinementTests: StoreTestCase {
             }
             let outcome = Outcome()
             nonisolated(unsafe) let misused = employee
-            nonisolated(unsafe) let sameContext = context
+            let sameContext = context
             Task {
                 outcome.onQueue = sameContext.isOnQueue
                 do throws(AmbarError) {
