@@ -96,8 +96,8 @@ package struct RowValueBlock {
     @usableFromInline var buffer: [AttributeValue] = []
     @usableFromInline var runs: [Range<Int>] = []
 
-    /// A block that room is made for `capacity` values in at its first row (at least that row's
-    /// width): ``manyRows`` for the rows of a fetch, 0 for a single row.
+    /// A block whose first row reserves room for `capacity` values (at least that row's width):
+    /// ``manyRows`` for the rows of a fetch, 0 for a single row.
     package init(capacity: Int = RowValueBlock.manyRows) {
         self.capacity = capacity
     }

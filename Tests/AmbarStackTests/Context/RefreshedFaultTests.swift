@@ -41,16 +41,26 @@ final class RefreshedFaultTests: StoreTestCase {
         }
     }
 
+    /// Ada as `reader` read her (her department loaded), then `refresh` in `reader`; the object,
+    /// asserted to be a fault again.
+    private func refreshedEmployee(
+        _ id: ManagedObjectID, in reader: ManagedObjectContext, _ refresh: (Employee) throws -> Void
+    ) throws -> Employee? {
+        try reader.performAndWait { () throws -> Employee? in
+            let employee = try XCTUnwrap(try reader.existingObject(with: id) as? Employee)
+            XCTAssertEqual(employee.department?.name, "Research")
+            try refresh(employee)
+            XCTAssertTrue(employee.isFault)
+            return employee
+        }
+    }
+
     func testAnObjectRefreshedWithoutMergingWhoseRowIsDeletedReadsAsEmpty() throws {
         let id = try savedEmployee()
         let context = privateContext("reader")
-        let employee = try context.performAndWait { () throws -> Employee? in
-            let employee = try context.existingObject(with: id) as? Employee
-            XCTAssertEqual(employee?.department?.name, "Research")
-            employee?.name = "edited, then discarded"
-            try context.refresh(try XCTUnwrap(employee), mergeChanges: false)
-            XCTAssertEqual(employee?.isFault, true)
-            return employee
+        let employee = try refreshedEmployee(id, in: context) { employee in
+            employee.name = "edited, then discarded"
+            try context.refresh(employee, mergeChanges: false)
         }
         try deleteElsewhere(id)
         assertReadsAsEmpty(employee, in: context)
@@ -59,13 +69,7 @@ final class RefreshedFaultTests: StoreTestCase {
     func testObjectsRefreshedAllTogetherWhoseRowIsDeletedReadAsEmpty() throws {
         let id = try savedEmployee()
         let context = privateContext("reader")
-        let employee = try context.performAndWait { () throws -> Employee? in
-            let employee = try context.existingObject(with: id) as? Employee
-            XCTAssertEqual(employee?.department?.name, "Research")
-            try context.refreshAllObjects()
-            XCTAssertEqual(employee?.isFault, true)
-            return employee
-        }
+        let employee = try refreshedEmployee(id, in: context) { _ in try context.refreshAllObjects() }
         try deleteElsewhere(id)
         assertReadsAsEmpty(employee, in: context)
     }
@@ -74,11 +78,9 @@ final class RefreshedFaultTests: StoreTestCase {
     func testARefreshedObjectReadsTheRowAsItIsNow() throws {
         let id = try savedEmployee()
         let context = privateContext("reader")
-        let employee = try context.performAndWait { () throws -> Employee? in
-            let employee = try context.existingObject(with: id) as? Employee
-            employee?.name = "edited, then discarded"
-            try context.refresh(try XCTUnwrap(employee), mergeChanges: false)
-            return employee
+        let employee = try refreshedEmployee(id, in: context) { employee in
+            employee.name = "edited, then discarded"
+            try context.refresh(employee, mergeChanges: false)
         }
         let other = privateContext("other")
         try other.performAndWait { () throws(AmbarError) in
