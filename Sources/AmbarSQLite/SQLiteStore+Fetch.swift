@@ -18,7 +18,7 @@ extension SQLiteStore {
     /// Reads the current row of `statement` (selected with ``RowSpec/selectList(_:)``), looking
     /// its entity up only when it differs from the last row's (`last`, kept by the caller across
     /// the rows of one statement): the rows of a fetch mostly share one entity.
-    func readRow(_ statement: SQLiteStatement, _ spec: RowSpec, last: inout RowSpec.EntityMap?) -> StoreRow? {
+    func readRow(_ statement: SQLiteStatement, _ spec: RowSpec, last: inout RowSpec.LastEntity) -> StoreRow? {
         var block = RowValueBlock(capacity: 0)
         guard let header = readRow(statement, spec, last: &last, into: &block) else { return nil }
         return StoreRow(id: header.id, version: header.version, values: block.row(0), toOne: header.toOne)
@@ -29,11 +29,11 @@ extension SQLiteStore {
     /// (``RowValueBlock``): a fetch makes one allocation per block of about a hundred rows, not
     /// one per row, and `body` gets a block's rows just after they were read.
     func readRows(
-        _ statement: SQLiteStatement, _ spec: RowSpec, step: () throws -> Bool, _ body: (StoreRow) -> Void
+        _ statement: SQLiteStatement, _ spec: RowSpec, step: () throws -> Bool, _ body: (consuming StoreRow) -> Void
     ) rethrows {
         var block = RowValueBlock()
         var headers: [RowHeader] = []
-        var last: RowSpec.EntityMap?
+        var last: RowSpec.LastEntity = nil
         func flush() {
             for (k, header) in headers.enumerated() {
                 body(StoreRow(id: header.id, version: header.version, values: block.row(k), toOne: header.toOne))
@@ -57,17 +57,24 @@ extension SQLiteStore {
 
     /// Reads the current row of `statement`, appending its values to `block` as its next row.
     @inline(__always)
-    private func readRow(_ statement: SQLiteStatement, _ spec: RowSpec, last: inout RowSpec.EntityMap?, into block: inout RowValueBlock) -> RowHeader? {
-        let pk = sqlite3_column_int64(statement, 0)
+    private func readRow(_ statement: SQLiteStatement, _ spec: RowSpec, last: inout RowSpec.LastEntity, into block: inout RowValueBlock) -> RowHeader? {
         let ent = sqlite3_column_int64(statement, 1)
-        let map: RowSpec.EntityMap
-        if let last, last.entityID == ent {
-            map = last
+        let map: Unmanaged<RowSpec.EntityMap>
+        if let known = last, known._withUnsafeGuaranteedRef({ $0.entityID == ent }) {
+            map = known
         } else {
             guard let found = spec.perEntity[ent] else { return nil }
-            map = found
-            last = found
+            map = Unmanaged.passUnretained(found)
+            last = map
         }
+        // `spec`, which holds every map, outlives the call: the map is used without a reference.
+        return map._withUnsafeGuaranteedRef { map in readRow(statement, map, into: &block) }
+    }
+
+    /// Reads the current row of `statement`, of the entity `map` describes.
+    @inline(__always)
+    private func readRow(_ statement: SQLiteStatement, _ map: RowSpec.EntityMap, into block: inout RowValueBlock) -> RowHeader {
+        let pk = sqlite3_column_int64(statement, 0)
         let version = sqlite3_column_int64(statement, 2)
         block.beginRow(width: map.attributePositions.count)
         for (i, position) in map.attributePositions.enumerated() {
@@ -133,7 +140,7 @@ extension SQLiteStore {
         return rows
     }
 
-    package func forEachRow(_ query: StoreQuery, _ body: (StoreRow) -> Void) throws(AmbarError) {
+    package func forEachRow(_ query: StoreQuery, _ body: (consuming StoreRow) -> Void) throws(AmbarError) {
         let rowSpec = try spec(for: try model.resolved.layout(query.entity))
         let (sql, arguments, spec) = try select({ rowSpec.selectList($0) }, query)
         try readOneStatement("fetch") { db in

@@ -44,7 +44,7 @@ struct SQLiteSaveTransaction: SaveTransaction {
     func rows(_ rootLayout: EntityLayout, columns: [String], matching keys: [[StoredScalar]]) throws -> [StoreRow] {
         let spec = try store.spec(for: rootLayout)
         var result: [StoreRow] = []
-        var last: RowSpec.EntityMap?
+        var last: RowSpec.LastEntity = nil
         func collect(_ statement: Statement) throws {
             let cursor = try Row.fetchCursor(statement)
             while try cursor.next() != nil {
@@ -78,7 +78,7 @@ struct SQLiteSaveTransaction: SaveTransaction {
         statement.setUncheckedArguments([primaryKey])
         let cursor = try Row.fetchCursor(statement)
         guard try cursor.next() != nil else { return nil }
-        var last: RowSpec.EntityMap?
+        var last: RowSpec.LastEntity = nil
         return store.readRow(statement.sqliteStatement, spec, last: &last)
     }
 

@@ -24,7 +24,7 @@ public struct ManagedObjectInitToken {
         self.version = 0
     }
 
-    init(layout: EntityLayout, objectID: ManagedObjectID, context: ManagedObjectContext, row: StoreRow) {
+    init(layout: EntityLayout, objectID: ManagedObjectID, context: ManagedObjectContext, row: consuming StoreRow) {
         self.layout = layout
         self.objectID = objectID
         self.context = context

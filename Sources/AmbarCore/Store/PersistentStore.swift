@@ -18,8 +18,9 @@ package protocol PersistentStore: AnyObject, Sendable {
     func fetchRows(_ query: StoreQuery) throws(AmbarError) -> [StoreRow]
     /// Hands each row matching `query` to `body` as it is read, in order, inside one read: the
     /// caller builds its objects while the row is still in the cache, and no array of rows is
-    /// made. `body` must not call the store.
-    func forEachRow(_ query: StoreQuery, _ body: (StoreRow) -> Void) throws(AmbarError)
+    /// made. `body` must not call the store. Each row is handed over (`consuming`): the caller
+    /// keeps its parts without copying them.
+    func forEachRow(_ query: StoreQuery, _ body: (consuming StoreRow) -> Void) throws(AmbarError)
     /// IDs of the objects matching `query`, in order.
     func fetchIDs(_ query: StoreQuery) throws(AmbarError) -> [ManagedObjectID]
     /// The number of objects matching `query`.
@@ -130,7 +131,7 @@ package protocol PersistentStore: AnyObject, Sendable {
 
 extension PersistentStore {
     /// Reads every row first, then hands them over: for backends that do not stream.
-    package func forEachRow(_ query: StoreQuery, _ body: (StoreRow) -> Void) throws(AmbarError) {
+    package func forEachRow(_ query: StoreQuery, _ body: (consuming StoreRow) -> Void) throws(AmbarError) {
         for row in try fetchRows(query) { body(row) }
     }
 
