@@ -128,6 +128,36 @@ final class MetricsEndpointTests: AgentTestCase {
         XCTAssertEqual(value(after, "ambar_merge_latency_seconds_count"), 2)
     }
 
+    /// A writer whose doorbells the watcher cannot hear — it reaches the store through another
+    /// directory, by a symbolic link to the store file, so it rings that directory's bell and
+    /// looks for that directory's hub — still reaches the watcher: its periodic ledger check
+    /// finds the transactions, merges them and counts them as work no doorbell brought.
+    func testALedgerCheckCountsTheWorkNoDoorbellBrought() throws {
+        try initStore()
+        let dir = directory.url.path
+        let hubLog = directory.url.appendingPathComponent("hub.log")
+        _ = try startAgent(["hub", "--directory", dir, "--metrics", "127.0.0.1:0"], log: hubLog)
+        let hub = try metricsEndpoint(in: hubLog)
+        let log = directory.url.appendingPathComponent("watch.log")
+        _ = try startAgent(["watch", "--directory", dir, "--metrics", "127.0.0.1:0"], log: log)
+        let watcher = try metricsEndpoint(in: log)
+        XCTAssertTrue(try eventually(timeout: 30) { value(try scrape(hub), "ambar_hub_peers") == 1 }, "the watcher is connected to the hub")
+
+        let elsewhere = directory.url.appendingPathComponent("elsewhere")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(at: elsewhere.appendingPathComponent(store.lastPathComponent), withDestinationURL: store)
+        let file = directory.url.appendingPathComponent("two.ndjson")
+        try "{\"uid\":\"a\",\"value\":1}\n{\"uid\":\"b\",\"value\":2}\n".write(to: file, atomically: true, encoding: .utf8)
+        let imported = try agent([
+            "import", "--directory", elsewhere.path, "--no-hub", "--entity", "Item", "--key", "uid", "--batch-size", "1", file.path,
+        ])
+        XCTAssertEqual(imported.status, 0, imported.error)
+        XCTAssertEqual(value(try scrape(hub), "ambar_hub_peers"), 1, "the writer never reached the watcher's hub")
+        XCTAssertTrue(try eventually(timeout: 30) { value(try scrape(watcher), "ambar_merges_total") == 2 }, "the watcher merged both batches")
+        let found = value(try scrape(watcher), "ambar_ledger_checks_found_missed_total") ?? 0
+        XCTAssertTrue((1...2).contains(found), "the ledger checks found the batches no doorbell announced: \(found)")
+    }
+
     /// The hub's upkeep as it happens: with a retention of one second the ledger's transactions
     /// are purged and counted, the oldest token kept moves up, and once the store is idle for 10
     /// seconds the write-ahead log that the imports grew is truncated.
