@@ -196,12 +196,20 @@ final class LedgerFollower: Sendable {
     /// (those of the reads a doorbell asked for are the doorbell's).
     @discardableResult
     private func drain() -> Int {
-        var firstRead: Int?
-        repeat {
-            let before = state.withLock { $0.mergesQueued }
-            readLedger()
-            if firstRead == nil { firstRead = state.withLock { $0.mergesQueued } - before }
-        } while state.withLock { s -> Bool in
+        let before = state.withLock { $0.mergesQueued }
+        readLedger()
+        let firstRead = state.withLock { $0.mergesQueued } - before
+        while rangDuringTheRead() { readLedger() }
+        // The position is recorded by the periodic check, never here: a doorbell is followed on
+        // a queue of its own, for the shortest commit → merged, which must not wait for SQLite's
+        // write lock.
+        return firstRead
+    }
+
+    /// Whether a doorbell rang during the last read (the ledger is then read again); if none did,
+    /// the following ends.
+    private func rangDuringTheRead() -> Bool {
+        state.withLock { s -> Bool in
             if s.rungAgain && !s.stopped {
                 s.rungAgain = false
                 return true
@@ -210,10 +218,6 @@ final class LedgerFollower: Sendable {
             s.rungAgain = false
             return false
         }
-        // The position is recorded by the periodic check, never here: a doorbell is followed on
-        // a queue of its own, for the shortest commit → merged, which must not wait for SQLite's
-        // write lock.
-        return firstRead ?? 0
     }
 
     /// One pass over the ledger after the cursor, page by page.

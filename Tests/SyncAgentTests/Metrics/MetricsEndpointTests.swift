@@ -99,10 +99,11 @@ final class MetricsEndpointTests: AgentTestCase {
         XCTAssertEqual(value(upkeep, "ambar_ledger_unreadable"), 0)
     }
 
-    /// `sync-agent import` announces each commit (the shared-memory bell; the hub's frame once it
-    /// is connected): a watcher merges both batches without its periodic ledger check having to
-    /// find them — that check counts what no doorbell brought, and it counts nothing here.
-    func testAnImportAnnouncesItsCommitsToTheOtherProcesses() throws {
+    /// A new store with a hub and a watcher serving their metrics, once the watcher is connected to
+    /// the hub; their metrics endpoints. (Connected, the watcher checks the ledger every 2
+    /// seconds; until then at every poll, 4 times a second, when a check could read a transaction
+    /// whose bell is still waking the watcher's thread.)
+    private func hubAndConnectedWatcher() throws -> (hub: String, watcher: String) {
         try initStore()
         let dir = directory.url.path
         let hubLog = directory.url.appendingPathComponent("hub.log")
@@ -111,15 +112,26 @@ final class MetricsEndpointTests: AgentTestCase {
         let log = directory.url.appendingPathComponent("watch.log")
         _ = try startAgent(["watch", "--directory", dir, "--metrics", "127.0.0.1:0"], log: log)
         let watcher = try metricsEndpoint(in: log)
-        XCTAssertTrue(try eventually(timeout: 30) { value(try scrape(watcher), "ambar_ledger_head_token") == 0 }, "the watcher serves its metrics")
-        // Connected, the watcher checks the ledger every 2 seconds; until then at every poll
-        // (4 times a second), when a check could read a transaction whose bell is still waking
-        // the watcher's thread.
         XCTAssertTrue(try eventually(timeout: 30) { value(try scrape(hub), "ambar_hub_peers") == 1 }, "the watcher is connected to the hub")
+        return (hub, watcher)
+    }
 
+    /// Two lines of `Item`s to import (two batches with `--batch-size 1`).
+    private func twoLines() throws -> URL {
         let file = directory.url.appendingPathComponent("two.ndjson")
         try "{\"uid\":\"a\",\"value\":1}\n{\"uid\":\"b\",\"value\":2}\n".write(to: file, atomically: true, encoding: .utf8)
-        let imported = try agent(["import", "--directory", dir, "--entity", "Item", "--key", "uid", "--batch-size", "1", file.path])
+        return file
+    }
+
+    /// `sync-agent import` announces each commit (the shared-memory bell; the hub's frame once it
+    /// is connected): a watcher merges both batches without its periodic ledger check having to
+    /// find them — that check counts what no doorbell brought, and it counts nothing here.
+    func testAnImportAnnouncesItsCommitsToTheOtherProcesses() throws {
+        let watcher = try hubAndConnectedWatcher().watcher
+        XCTAssertTrue(try eventually(timeout: 30) { value(try scrape(watcher), "ambar_ledger_head_token") == 0 }, "the watcher serves its metrics")
+        let imported = try agent([
+            "import", "--directory", directory.url.path, "--entity", "Item", "--key", "uid", "--batch-size", "1", try twoLines().path,
+        ])
         XCTAssertEqual(imported.status, 0, imported.error)
         XCTAssertTrue(try eventually(timeout: 30) { value(try scrape(watcher), "ambar_merges_total") == 2 }, "the watcher merged both batches")
         // Read again: a check that had found them counts them as it queues their merge.
@@ -133,23 +145,12 @@ final class MetricsEndpointTests: AgentTestCase {
     /// looks for that directory's hub — still reaches the watcher: its periodic ledger check
     /// finds the transactions, merges them and counts them as work no doorbell brought.
     func testALedgerCheckCountsTheWorkNoDoorbellBrought() throws {
-        try initStore()
-        let dir = directory.url.path
-        let hubLog = directory.url.appendingPathComponent("hub.log")
-        _ = try startAgent(["hub", "--directory", dir, "--metrics", "127.0.0.1:0"], log: hubLog)
-        let hub = try metricsEndpoint(in: hubLog)
-        let log = directory.url.appendingPathComponent("watch.log")
-        _ = try startAgent(["watch", "--directory", dir, "--metrics", "127.0.0.1:0"], log: log)
-        let watcher = try metricsEndpoint(in: log)
-        XCTAssertTrue(try eventually(timeout: 30) { value(try scrape(hub), "ambar_hub_peers") == 1 }, "the watcher is connected to the hub")
-
+        let (hub, watcher) = try hubAndConnectedWatcher()
         let elsewhere = directory.url.appendingPathComponent("elsewhere")
         try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(at: elsewhere.appendingPathComponent(store.lastPathComponent), withDestinationURL: store)
-        let file = directory.url.appendingPathComponent("two.ndjson")
-        try "{\"uid\":\"a\",\"value\":1}\n{\"uid\":\"b\",\"value\":2}\n".write(to: file, atomically: true, encoding: .utf8)
         let imported = try agent([
-            "import", "--directory", elsewhere.path, "--no-hub", "--entity", "Item", "--key", "uid", "--batch-size", "1", file.path,
+            "import", "--directory", elsewhere.path, "--no-hub", "--entity", "Item", "--key", "uid", "--batch-size", "1", try twoLines().path,
         ])
         XCTAssertEqual(imported.status, 0, imported.error)
         XCTAssertEqual(value(try scrape(hub), "ambar_hub_peers"), 1, "the writer never reached the watcher's hub")
